@@ -1,0 +1,1 @@
+"""HTTP servers that serve a funcwsgi application, behind one interface."""

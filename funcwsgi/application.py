@@ -1,0 +1,94 @@
+"""Building the WSGI application: from the environment, or around a given callable."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .config import Config
+from .errors import StartupError, report_and_exit
+from .loader import LoadedFunction, load_function, wrap_callable
+from .logs import configure_logging
+from .stack import build_stack
+from .startup import print_startup_lines
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+log = logging.getLogger("funcwsgi")
+
+
+class FunctionService:
+    """A loaded function wrapped in its middleware stack: a WSGI application.
+
+    ``config`` and ``loaded`` stay reachable for the servers and the CLI
+    (hooks, settings); calling the object serves a request.
+    """
+
+    def __init__(self, config: Config, loaded: LoadedFunction) -> None:
+        self.config = config
+        self.loaded = loaded
+        self.wsgi, self.layers = build_stack(config, loaded)
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
+        return self.wsgi(environ, start_response)
+
+    def __repr__(self) -> str:
+        return f"<FunctionService {self.loaded.path}:{self.loaded.name} [{' > '.join(self.layers)}]>"
+
+
+def make_app(
+    function: Callable[..., Any] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    **overrides: Any,
+) -> FunctionService:
+    """A WSGI app serving ``function``, or the function the environment names.
+
+    ``overrides`` are settings by field name (``handler_folder="./fn"``,
+    ``server_call_timeout=5``); they win over ``environ`` (default
+    ``os.environ``). Mount the result anywhere: ``SCRIPT_NAME`` is honoured,
+    and the function sees the path below the mount point.
+
+    Raises :class:`~funcwsgi.errors.StartupError` for bad settings or a
+    function that cannot be loaded.
+    """
+    config = Config.from_env(environ, **overrides)
+    loaded = load_function(config) if function is None else wrap_callable(function, config)
+    service = build_service(config, loaded)
+    log_stack(service)
+    return service
+
+
+def build_service(config: Config, loaded: LoadedFunction) -> FunctionService:
+    configure_logging(config)
+    return FunctionService(config, loaded)
+
+
+def log_stack(service: FunctionService) -> None:
+    log.info("Middleware stack: %s", " > ".join(service.layers))
+
+
+_default: FunctionService | None = None
+_default_lock = threading.Lock()
+
+
+def default_app() -> FunctionService:
+    """The app that ``funcwsgi:app`` names, built from ``os.environ`` on first use.
+
+    A bad setting or a function that cannot be loaded prints one line and
+    exits with status 2.
+    """
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                try:
+                    config = Config.from_env()
+                    _default = print_startup_lines(config, lambda: build_service(config, load_function(config)))
+                    log_stack(_default)
+                except StartupError as error:
+                    report_and_exit(error)
+    return _default

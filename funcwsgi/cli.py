@@ -1,0 +1,61 @@
+"""The ``funcwsgi`` command line.
+
+Each subcommand is a module in :mod:`funcwsgi.commands` with ``NAME``,
+``HELP``, ``EPILOG``, ``add_arguments(parser)`` and ``run(args) -> int``;
+``COMMANDS`` lists them in the order ``--help`` shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .errors import EXIT_STARTUP_ERROR, StartupError
+
+COMMANDS: list[str] = [
+    "funcwsgi.commands.settings",
+]
+
+DESCRIPTION = "Serve, scaffold, build and call serverless Python functions."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="funcwsgi", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"funcwsgi {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMANDS:
+        command = importlib.import_module(module_name)
+        sub = subparsers.add_parser(
+            command.NAME,
+            help=command.HELP,
+            description=command.HELP,
+            epilog=command.EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.add_arguments(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(args.run(args) or 0)
+    except StartupError as error:
+        print(f"funcwsgi: error: {error}", file=sys.stderr)
+        if error.user_traceback:
+            print(error.user_traceback.rstrip(), file=sys.stderr)
+        return EXIT_STARTUP_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

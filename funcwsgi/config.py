@@ -1,0 +1,347 @@
+"""Every setting of the runtime, declared once and read once.
+
+Each field of :class:`Config` is one setting: its environment name, type,
+default, one-line description and compatibility aliases live in the field's
+declaration. :meth:`Config.from_env` reads a mapping (``os.environ`` by
+default) once into a frozen object; everything else in the runtime reads that
+object, never the environment. The settings table in the docs is generated
+from these declarations (``python -m funcwsgi.docs_settings``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigError
+
+Parser = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Another environment name for a setting, read when the main name is unset."""
+
+    name: str
+    origin: str  # which platform used this name, for the docs
+    parse: Parser | None = None  # when the alias has another unit, e.g. megabytes
+    expected: str = ""
+
+
+@dataclass(frozen=True)
+class Spec:
+    env: str
+    parse: Parser
+    expected: str
+    description: str
+    aliases: tuple[Alias, ...] = ()
+    default_doc: str | None = None
+
+
+def setting(
+    env: str,
+    default: Any,
+    parse: Parser,
+    expected: str,
+    description: str,
+    *,
+    aliases: tuple[Alias, ...] = (),
+    default_doc: str | None = None,
+) -> Any:
+    spec = Spec(env, parse, expected, description, aliases, default_doc)
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata={"spec": spec})
+    return field(default=default, metadata={"spec": spec})
+
+
+# -- parsers: each raises ValueError; the caller turns it into a ConfigError ----
+
+
+def parse_str(raw: str) -> str:
+    return raw
+
+
+def parse_optional_str(raw: str) -> str | None:
+    return raw or None
+
+
+def parse_port(raw: str) -> int:
+    port = int(raw.strip())
+    if not 1 <= port <= 65535:
+        raise ValueError(raw)
+    return port
+
+
+def positive_int(raw: str) -> int:
+    number = int(raw.strip())
+    if number < 1:
+        raise ValueError(raw)
+    return number
+
+
+def non_negative_int(raw: str) -> int:
+    number = int(raw.strip())
+    if number < 0:
+        raise ValueError(raw)
+    return number
+
+
+def positive_float(raw: str) -> float:
+    number = float(raw.strip())
+    if not number > 0 or number != number or number == float("inf"):
+        raise ValueError(raw)
+    return number
+
+
+def non_negative_float(raw: str) -> float:
+    number = float(raw.strip())
+    if not number >= 0 or number == float("inf"):
+        raise ValueError(raw)
+    return number
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def parse_bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(raw)
+
+
+def parse_mapping(raw: str) -> dict[str, str]:
+    """A JSON object, or ``k=v,k2=v2`` as Kubernetes label selectors write it."""
+    text = raw.strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        loaded = json.loads(text)
+        if not isinstance(loaded, dict):
+            raise ValueError(raw)
+        return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in loaded.items()}
+    result: dict[str, str] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(raw)
+        result[key.strip()] = value.strip()
+    return result
+
+
+def choice(*names: str) -> Parser:
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in names:
+            raise ValueError(raw)
+        return value
+
+    return parse
+
+
+def optional_choice(*names: str) -> Parser:
+    inner = choice(*names)
+
+    def parse(raw: str) -> str | None:
+        return inner(raw) if raw.strip() else None
+
+    return parse
+
+
+def megabytes(raw: str) -> int:
+    return int(non_negative_float(raw) * 1024 * 1024)
+
+
+SIGNATURES = ("req-res", "req", "none", "event-context")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+KYMA = "Kyma python314"
+KUBELESS = "Kyma <=3.12 / Kubeless"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The runtime's configuration. Build it with :meth:`from_env`."""
+
+    # -- function metadata ----------------------------------------------------
+    func_name: str = setting("FUNC_NAME", "", parse_str, "a string", "Name of the function, used in logs, traces and metrics.")
+    func_namespace: str = setting(
+        "FUNC_NAMESPACE", "", parse_str, "a string", "Namespace the function runs in.",
+        aliases=(Alias("SERVICE_NAMESPACE", KYMA),),
+    )
+    func_labels: dict[str, str] = setting(
+        "FUNC_LABELS", {}, parse_mapping, "a JSON object or k=v,k2=v2",
+        "Labels of the function, exposed to it as a dict.", default_doc="''",
+    )
+    func_annotations: dict[str, str] = setting(
+        "FUNC_ANNOTATIONS", {}, parse_mapping, "a JSON object or k=v,k2=v2",
+        "Annotations of the function, exposed to it as a dict.", default_doc="''",
+    )
+    func_memory_limit: str = setting(
+        "FUNC_MEMORY_LIMIT", "", parse_str, "a string such as 128Mi",
+        "Memory limit reported to main(event, context); read from the cgroup when unset.",
+    )
+    func_runtime: str = setting("FUNC_RUNTIME", "python314", parse_str, "a string", "Runtime name reported in start-up lines and to the function.")
+
+    # -- server -----------------------------------------------------------------
+    server_host: str = setting("SERVER_HOST", "0.0.0.0", parse_str, "a host name or IP address", "Address the server binds to; '::' for IPv6.")
+    server_port: int = setting(
+        "SERVER_PORT", 8080, parse_port, "an integer from 1 to 65535", "TCP port the server listens on.",
+        aliases=(Alias("FUNC_PORT", KUBELESS),),
+    )
+    server_numthreads: int = setting(
+        "SERVER_NUMTHREADS", 50, positive_int, "a positive integer", "Threads per worker process serving calls concurrently.",
+        aliases=(Alias("CHERRYPY_NUMTHREADS", KUBELESS),),
+    )
+    server_call_timeout: float = setting(
+        "SERVER_CALL_TIMEOUT", 180.0, positive_float, "a positive number of seconds",
+        "Seconds a call may take before the client gets 408.",
+        aliases=(Alias("FUNC_TIMEOUT", KYMA),),
+    )
+    server_adapter: str = setting(
+        "SERVER_ADAPTER", "gunicorn", parse_str, "an adapter name", "HTTP server that serves the function (gunicorn, waitress, werkzeug, granian).",
+    )
+    server_workers: int = setting("SERVER_WORKERS", 1, positive_int, "a positive integer", "Worker processes (gunicorn and granian).")
+    server_max_body_size: int = setting(
+        "SERVER_MAX_BODY_SIZE", 100 * 1024 * 1024, non_negative_int, "a non-negative integer of bytes",
+        "Largest request body accepted, in bytes; larger bodies get 413 (0 = no limit).",
+        aliases=(
+            Alias("FUNC_BODY_MB_LIMIT", KYMA, megabytes, "a non-negative number of megabytes"),
+            Alias("FUNC_MEMFILE_MAX", KUBELESS),
+        ),
+        default_doc="104857600 (100 MiB)",
+    )
+    server_graceful_timeout: float = setting(
+        "SERVER_GRACEFUL_TIMEOUT", 30.0, non_negative_float, "a non-negative number of seconds",
+        "Seconds in-flight calls may run after SIGTERM before the server exits.",
+    )
+    server_reload: bool = setting("SERVER_RELOAD", False, parse_bool, "true or false", "Reload when the function's folder changes (werkzeug adapter).")
+    server_max_requests: int = setting(
+        "SERVER_MAX_REQUESTS", 0, non_negative_int, "a non-negative integer",
+        "Recycle a gunicorn worker after this many calls (0 = never).",
+    )
+    server_log_format: str = setting("SERVER_LOG_FORMAT", "json", choice("json", "text"), "json or text", "Log record format on stdout.")
+    server_log_level: str = setting("SERVER_LOG_LEVEL", "info", choice(*LOG_LEVELS), "one of " + ", ".join(LOG_LEVELS), "Lowest level of log records written.")
+    server_access_log: bool = setting("SERVER_ACCESS_LOG", True, parse_bool, "true or false", "Write one access-log record per call.")
+
+    # -- the handler ------------------------------------------------------------
+    handler_folder: str = setting(
+        "HANDLER_FOLDER", "/", parse_str, "a folder path", "Folder holding the function's module; put on sys.path.",
+        aliases=(
+            Alias("HANDLER_PATH", KYMA),
+            Alias("FUNCTION_PATH", KUBELESS),
+            Alias("KUBELESS_INSTALL_VOLUME", KUBELESS),
+        ),
+    )
+    handler_module_name: str = setting(
+        "HANDLER_MODULE_NAME", "handler", parse_str, "a module name", "Module (file name without .py) holding the function.",
+        aliases=(Alias("HANDLER_MOD_NAME", KYMA), Alias("MOD_NAME", KUBELESS)),
+    )
+    handler_function_name: str = setting(
+        "HANDLER_FUNCTION_NAME", "main", parse_str, "a function name", "Name of the function to call in the module.",
+        aliases=(Alias("HANDLER_FUNC_NAME", KYMA), Alias("FUNC_HANDLER", KUBELESS)),
+    )
+    handler_signature: str | None = setting(
+        "HANDLER_SIGNATURE", None, optional_choice(*SIGNATURES), "one of " + ", ".join(SIGNATURES),
+        "Force the calling convention instead of detecting it from the parameters.", default_doc="detected",
+    )
+
+    # -- endpoints the controller injects ---------------------------------------
+    trace_collector_endpoint: str | None = setting(
+        "TRACE_COLLECTOR_ENDPOINT", None, parse_optional_str, "an OTLP/HTTP URL",
+        "Where spans are exported (OTLP/HTTP); unset disables tracing.", default_doc="unset",
+    )
+    publisher_proxy_address: str | None = setting(
+        "PUBLISHER_PROXY_ADDRESS", None, parse_optional_str, "a URL",
+        "Where sdk.emit_cloud_event posts events; unset disables publishing.", default_doc="unset",
+    )
+
+    # ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Config:
+        """Read every setting once from ``environ`` (default ``os.environ``).
+
+        ``overrides`` are field names with already-typed values; they win over
+        the mapping. A bad value raises :class:`ConfigError` naming the
+        variable, the value and what was expected.
+        """
+        if environ is None:
+            environ = os.environ
+        values: dict[str, Any] = {}
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(overrides) - known
+        if unknown:
+            raise ConfigError(f"unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        for item in dataclasses.fields(cls):
+            if item.name in overrides:
+                values[item.name] = overrides[item.name]
+                continue
+            spec: Spec = item.metadata["spec"]
+            found = _lookup(spec, environ)
+            if found is None:
+                continue
+            name, raw, parse, expected = found
+            try:
+                value = parse(raw)
+            except (ValueError, TypeError, json.JSONDecodeError):
+                raise ConfigError(f"{name}={raw!r} is invalid: expected {expected}") from None
+            values[item.name] = value
+        config = cls(**values)
+        config.check()
+        return config
+
+    def check(self) -> None:
+        """Refuse contradictory or unusable combinations."""
+        if not self.handler_module_name or not self.handler_module_name.replace(".", "_").isidentifier():
+            raise ConfigError(
+                f"HANDLER_MODULE_NAME={self.handler_module_name!r} is invalid: expected a Python module name such as 'handler'"
+            )
+        if not self.handler_function_name.isidentifier():
+            raise ConfigError(
+                f"HANDLER_FUNCTION_NAME={self.handler_function_name!r} is invalid: expected a Python identifier such as 'main'"
+            )
+
+    @property
+    def handler_path(self) -> str:
+        """The handler file, as the start-up line prints it."""
+        return os.path.join(self.handler_folder, self.handler_module_name + ".py")
+
+    def replace(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **changes)
+
+
+def _lookup(spec: Spec, environ: Mapping[str, str]) -> tuple[str, str, Parser, str] | None:
+    """The first of the setting's names that is set: main name, then aliases in order."""
+    raw = environ.get(spec.env)
+    if raw is not None:
+        return spec.env, raw, spec.parse, spec.expected
+    for alias in spec.aliases:
+        raw = environ.get(alias.name)
+        if raw is not None:
+            return alias.name, raw, alias.parse or spec.parse, alias.expected or spec.expected
+    return None
+
+
+def specs() -> list[tuple[str, Any, Spec]]:
+    """(field name, default, spec) for every setting, in declaration order."""
+    result = []
+    for item in dataclasses.fields(Config):
+        default = item.default if item.default is not dataclasses.MISSING else item.default_factory()  # type: ignore[misc]
+        result.append((item.name, default, item.metadata["spec"]))
+    return result
+
+
+def known_env_names() -> frozenset[str]:
+    names: set[str] = set()
+    for _, _, spec in specs():
+        names.add(spec.env)
+        names.update(alias.name for alias in spec.aliases)
+    return frozenset(names)

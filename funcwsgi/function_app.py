@@ -1,0 +1,109 @@
+"""The innermost WSGI app: calls the user's function and sends what it produced."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from werkzeug.exceptions import HTTPException
+
+from .config import Config
+from .context import current_environ
+from .legacy import build_context, build_event
+from .loader import LoadedFunction
+from .request import FunctionRequest, get_or_create_request
+from .response import FunctionResponse, send, status_line
+from .signatures import Signature, is_async
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+Invoker = Callable[[dict[str, Any]], tuple[Any, FunctionResponse | None]]
+
+
+class FunctionApp:
+    """Calls the function with the arguments its signature asks for.
+
+    The invoker for the signature is chosen once, here, so a call does no
+    inspection at all.
+    """
+
+    def __init__(self, loaded: LoadedFunction, config: Config) -> None:
+        self.loaded = loaded
+        self.invoke = make_invoker(loaded, config)
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        token = current_environ.set(environ)  # type: ignore[arg-type]
+        try:
+            result, res = self.invoke(environ)  # type: ignore[arg-type]
+        except HTTPException as error:
+            return http_error(error, environ, start_response)
+        finally:
+            current_environ.reset(token)
+        return send(result, res, environ, start_response)
+
+    def __repr__(self) -> str:
+        return f"FunctionApp({self.loaded.name!r}, {self.loaded.signature.value})"
+
+
+def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker:
+    function = loaded.function
+    if is_async(function):
+        function = _run_sync(function)
+    signature = loaded.signature
+    if signature is Signature.REQ_RES:
+
+        def call_req_res(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
+            res = FunctionResponse()
+            return function(FunctionRequest(environ), res), res
+
+        return call_req_res
+    if signature is Signature.REQ:
+
+        def call_req(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
+            return function(FunctionRequest(environ)), None
+
+        return call_req
+    if signature is Signature.NONE:
+
+        def call_none(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
+            return function(), None
+
+        return call_none
+    context = build_context(config, loaded.name)
+
+    def call_event_context(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
+        return function(build_event(get_or_create_request(environ)), dict(context)), None
+
+    return call_event_context
+
+
+_loops = threading.local()
+
+
+def _run_sync(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an ``async def`` function to completion on this thread's own event loop."""
+
+    def run(*args: Any) -> Any:
+        loop = getattr(_loops, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = _loops.loop = asyncio.new_event_loop()
+        return loop.run_until_complete(function(*args))
+
+    run.__name__ = getattr(function, "__name__", "run")
+    return run
+
+
+def http_error(error: HTTPException, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    """An HTTP error the function raised (``abort(404)``, bad JSON) as a short text response."""
+    if error.response is not None:
+        return error.response(environ, start_response)
+    code = error.code or 500
+    body = f"{error.name}: {error.description}" if error.description else str(error.name)
+    data = body.encode()
+    headers = [(k, v) for k, v in error.get_headers(environ) if k.lower() not in ("content-type", "content-length")]
+    headers += [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))]
+    start_response(status_line(code), headers)
+    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]

@@ -1,0 +1,154 @@
+"""Find, import and check the user's function at start-up.
+
+Every failure is a :class:`LoadError` whose message is one line naming the
+file, the function and what was found instead; when the user's own module
+raised, the user's traceback (not the runtime's frames) rides along.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable
+
+from .config import Config
+from .errors import LoadError
+from .signatures import Signature, detect_signature
+
+_LISTED_ENTRIES = 20
+
+
+@dataclass(frozen=True)
+class LoadedFunction:
+    """The user's function and what was learnt about it once, at load time."""
+
+    function: Callable[..., Any]
+    signature: Signature
+    name: str
+    path: str = "<callable>"
+    module: ModuleType | None = None
+    hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+
+HOOK_NAMES = ("start", "stop", "ready", "alive")
+
+
+def load_function(config: Config) -> LoadedFunction:
+    """Import ``HANDLER_FOLDER/HANDLER_MODULE_NAME.py`` and return its function."""
+    folder = os.path.abspath(config.handler_folder)
+    path = os.path.join(folder, config.handler_module_name + ".py")
+    _check_folder(config.handler_folder, folder, path)
+    module = _import_module(config.handler_module_name, folder, path)
+    name = config.handler_function_name
+    function = getattr(module, name, None)
+    if function is None:
+        found = _callables(module)
+        listing = ", ".join(found) if found else "no functions"
+        raise LoadError(f"no function {name!r} in {path}; found: {listing}")
+    if not callable(function):
+        raise LoadError(f"{name!r} in {path} is a {type(function).__name__}, not a function")
+    hooks = {hook: getattr(module, hook) for hook in HOOK_NAMES if callable(getattr(module, hook, None)) and hook != name}
+    return LoadedFunction(
+        function=function,
+        signature=detect_signature(function, config.handler_signature, where=f"{name!r} in {path}"),
+        name=name,
+        path=path,
+        module=module,
+        hooks=hooks,
+    )
+
+
+def wrap_callable(function: Callable[..., Any], config: Config) -> LoadedFunction:
+    """A function handed over in code (``make_app(function)``), checked like a loaded one."""
+    if not callable(function):
+        raise LoadError(f"make_app() needs a callable, got a {type(function).__name__}")
+    name = getattr(function, "__name__", type(function).__name__)
+    module = inspect.getmodule(function)
+    path = getattr(module, "__file__", None) or "<callable>"
+    return LoadedFunction(
+        function=function,
+        signature=detect_signature(function, config.handler_signature, where=f"{name!r}"),
+        name=name,
+        path=path,
+        module=module,
+    )
+
+
+def _check_folder(configured: str, folder: str, path: str) -> None:
+    if not os.path.exists(folder):
+        raise LoadError(f"HANDLER_FOLDER {configured!r} does not exist")
+    if not os.path.isdir(folder):
+        raise LoadError(f"HANDLER_FOLDER {configured!r} is a file, expected the folder that holds the function")
+    if os.path.isfile(path):
+        return
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError as error:
+        raise LoadError(f"HANDLER_FOLDER {configured!r} cannot be read: {error.strerror}") from None
+    if not entries:
+        raise LoadError(f"no {os.path.basename(path)} in {folder}: the folder is empty")
+    shown = ", ".join(entries[:_LISTED_ENTRIES])
+    more = f" and {len(entries) - _LISTED_ENTRIES} more" if len(entries) > _LISTED_ENTRIES else ""
+    raise LoadError(f"no {os.path.basename(path)} in {folder}; the folder holds: {shown}{more}")
+
+
+def _import_module(module_name: str, folder: str, path: str) -> ModuleType:
+    # The folder goes first on sys.path so the function can import its siblings.
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - only for exotic paths
+        raise LoadError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get(module_name)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        _restore(module_name, previous)
+        where = f"{error.filename or path} line {error.lineno}"
+        detail = "".join(traceback.format_exception_only(type(error), error))
+        raise LoadError(f"syntax error in {where}: {error.msg}", detail) from None
+    except ImportError as error:
+        _restore(module_name, previous)
+        missing = error.name or "a module"
+        raise LoadError(
+            f"{path} failed to import {missing!r}: {error}; is it in the function's requirements?",
+            _user_traceback(error, path),
+        ) from None
+    except BaseException as error:  # the user's module may raise anything, SystemExit included
+        _restore(module_name, previous)
+        raise LoadError(
+            f"importing {path} raised {type(error).__name__}: {error}",
+            _user_traceback(error, path),
+        ) from None
+    return module
+
+
+def _restore(module_name: str, previous: ModuleType | None) -> None:
+    if previous is None:
+        sys.modules.pop(module_name, None)
+    else:
+        sys.modules[module_name] = previous
+
+
+def _user_traceback(error: BaseException, path: str) -> str:
+    """The traceback from the user's file onwards, without the runtime's frames."""
+    tb = error.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb or error.__traceback__))
+
+
+def _callables(module: ModuleType) -> list[str]:
+    own = [
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == module.__name__
+    ]
+    return sorted(own)

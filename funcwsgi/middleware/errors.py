@@ -1,0 +1,88 @@
+"""The outermost layer: no exception ever reaches the client or the server."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+log = logging.getLogger("funcwsgi.errors")
+
+BODY = b"Internal Server Error"
+HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(BODY)))]
+
+
+class ErrorMiddleware:
+    """Turns any exception into ``500 Internal Server Error`` and logs its traceback.
+
+    The body is always exactly ``Internal Server Error``: nothing of the
+    exception reaches the client. If the response had already started
+    streaming when the error happened, the error is logged and re-raised so
+    the server closes the connection instead of pretending the body is whole.
+    """
+
+    def __init__(self, app: WSGIApplication) -> None:
+        self.app = app
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            body = self.app(environ, start_response)
+        except Exception:
+            failure = sys.exc_info()
+            log_failure(environ)
+            try:
+                start_response("500 Internal Server Error", list(HEADERS))
+            except Exception:
+                # Headers were already set by the inner app; exc_info asks the server
+                # to replace them (it re-raises if they already reached the wire).
+                start_response("500 Internal Server Error", list(HEADERS), failure)
+            finally:
+                del failure
+            return [] if environ.get("REQUEST_METHOD") == "HEAD" else [BODY]
+        if type(body) is list:
+            return body
+        return GuardedBody(body, environ)
+
+    def __repr__(self) -> str:
+        return "ErrorMiddleware()"
+
+
+def log_failure(environ: WSGIEnvironment, *, streaming: bool = False) -> None:
+    method = environ.get("REQUEST_METHOD", "?")
+    path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+    if streaming:
+        log.error("Function failed while streaming %s %s; closing the connection", method, path, exc_info=True)
+    else:
+        log.error("Function failed on %s %s", method, path, exc_info=True)
+
+
+class GuardedBody:
+    """A streamed body whose failures are logged before they abort the connection."""
+
+    __slots__ = ("_iterator", "_body", "_environ")
+
+    def __init__(self, body: Iterable[bytes], environ: WSGIEnvironment) -> None:
+        self._body = body
+        self._iterator: Iterator[bytes] = iter(body)
+        self._environ = environ
+
+    def __iter__(self) -> GuardedBody:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            raise
+        except Exception:
+            log_failure(self._environ, streaming=True)
+            raise
+
+    def close(self) -> None:
+        close: Any = getattr(self._body, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,50 @@
+"""Routes the runtime answers itself, without calling the function."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+ROUTED_METHODS = frozenset({"GET", "HEAD"})
+
+
+class StaticResponse:
+    """A fixed response, encoded once."""
+
+    def __init__(self, status: str, body: bytes = b"", content_type: str = "text/plain; charset=utf-8") -> None:
+        self.status = status
+        self.body = body
+        self.headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))] if body else []
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        start_response(self.status, list(self.headers))
+        return [self.body] if self.body and environ.get("REQUEST_METHOD") != "HEAD" else []
+
+
+HEALTHZ = StaticResponse("200 OK", b"OK")
+FAVICON = StaticResponse("204 No Content")
+
+
+def default_routes() -> dict[str, WSGIApplication]:
+    return {"/healthz": HEALTHZ, "/favicon.ico": FAVICON}
+
+
+class ReservedRoutesMiddleware:
+    """Answers ``GET``/``HEAD`` on the reserved paths; everything else reaches the function."""
+
+    def __init__(self, app: WSGIApplication, routes: Mapping[str, WSGIApplication]) -> None:
+        self.app = app
+        self.routes = dict(routes)
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") in ROUTED_METHODS:
+            route = self.routes.get(environ.get("PATH_INFO", ""))
+            if route is not None:
+                return route(environ, start_response)
+        return self.app(environ, start_response)
+
+    def __repr__(self) -> str:
+        return f"ReservedRoutesMiddleware({', '.join(self.routes)})"

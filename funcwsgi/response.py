@@ -1,0 +1,227 @@
+"""The mutable response a function fills in, and the coercion of return values.
+
+:func:`send` turns whatever a function produced into a WSGI response. It is on
+the hot path: common cases (``None``, ``str``, ``bytes``, ``dict``) take one
+type check, one encode and one ``start_response`` call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from werkzeug.datastructures import Headers
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+TEXT = "text/plain; charset=utf-8"
+JSON = "application/json"
+BINARY = "application/octet-stream"
+
+STATUS_LINES: dict[int, str] = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+
+def status_line(code: int) -> str:
+    line = STATUS_LINES.get(code)
+    if line is None:
+        line = STATUS_LINES[code] = f"{code} Unknown"
+    return line
+
+
+class UnsupportedResponse(TypeError):
+    """The function produced something that cannot become an HTTP response."""
+
+
+class FunctionResponse:
+    """What ``main(req, res)`` receives as ``res``.
+
+    Set the status with :meth:`set_code`, headers with :meth:`set_header` or
+    :attr:`headers`, and the body with :meth:`set_body` (coerced like a
+    return value), :meth:`set_text`, :meth:`set_json` or :meth:`set_data`.
+    Every setter returns the response, so calls chain.
+    """
+
+    __slots__ = ("status_code", "_headers", "body")
+
+    def __init__(self) -> None:
+        self.status_code: int = 200
+        self._headers: Headers | None = None
+        #: The body as set so far: ``None``, ``str``, ``bytes``, or anything a
+        #: function may return (a dict becomes JSON when the response is sent).
+        self.body: Any = None
+
+    @property
+    def headers(self) -> Headers:
+        if self._headers is None:
+            self._headers = Headers()
+        return self._headers
+
+    def set_code(self, code: int) -> FunctionResponse:
+        if type(code) is not int or not 100 <= code <= 999:
+            raise ValueError(f"status code must be an integer from 100 to 999, got {code!r}")
+        self.status_code = code
+        return self
+
+    setCode = set_code  # noqa: N815 - the spelling of the API rework document
+
+    def set_header(self, name: str, value: str | int) -> FunctionResponse:
+        self.headers.set(name, value)
+        return self
+
+    setHeader = set_header  # noqa: N815
+
+    def add_header(self, name: str, value: str | int) -> FunctionResponse:
+        self.headers.add(name, value)
+        return self
+
+    @property
+    def content_type(self) -> str | None:
+        return self._headers.get("Content-Type") if self._headers is not None else None
+
+    @content_type.setter
+    def content_type(self, value: str) -> None:
+        self.headers.set("Content-Type", value)
+
+    def set_body(self, body: Any) -> FunctionResponse:
+        """Set the body; ``str``, ``bytes``, ``dict``/``list`` are coerced as return values are."""
+        self.body = body
+        return self
+
+    def set_text(self, text: str, content_type: str = TEXT) -> FunctionResponse:
+        self.body = text
+        self.headers.set("Content-Type", content_type)
+        return self
+
+    def set_json(self, value: Any) -> FunctionResponse:
+        self.body = json.dumps(value).encode()
+        self.headers.set("Content-Type", JSON)
+        return self
+
+    def set_data(self, data: bytes, content_type: str = BINARY) -> FunctionResponse:
+        self.body = bytes(data)
+        self.headers.set("Content-Type", content_type)
+        return self
+
+    # Node-style spellings, so the same function reads alike in both runtimes.
+    send = set_body
+
+    def __repr__(self) -> str:
+        return f"<FunctionResponse {self.status_code}>"
+
+
+def encode_body(body: Any) -> tuple[bytes | Iterable[bytes], str]:
+    """(body bytes or a stream, default content type) for a body value."""
+    kind = type(body)
+    if kind is str:
+        return body.encode(), TEXT
+    if kind is bytes:
+        return body, BINARY
+    if kind is dict or kind is list:
+        return json.dumps(body).encode(), JSON
+    if body is None:
+        return b"", TEXT
+    if isinstance(body, str):
+        return str(body).encode(), TEXT
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return bytes(body), BINARY
+    if isinstance(body, (dict, list)):
+        return json.dumps(body).encode(), JSON
+    if isinstance(body, Iterator) or _is_stream(body):
+        return _encode_stream(body), TEXT
+    raise UnsupportedResponse(
+        f"the function returned a {kind.__module__}.{kind.__qualname__}, which cannot be a response body; "
+        "return str, bytes, dict, list, a (body, status[, headers]) tuple, an iterator or a WSGI response"
+    )
+
+
+def _is_stream(body: Any) -> bool:
+    return hasattr(body, "__iter__") and not isinstance(body, (tuple, set, frozenset))
+
+
+def _encode_stream(chunks: Iterable[Any]) -> Iterator[bytes]:
+    try:
+        for chunk in chunks:
+            if isinstance(chunk, str):
+                yield chunk.encode()
+            elif isinstance(chunk, (bytes, bytearray, memoryview)):
+                yield bytes(chunk)
+            else:
+                raise UnsupportedResponse(f"a streamed chunk is a {type(chunk).__name__}; stream str or bytes")
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def _parse_status(value: Any) -> int:
+    code: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        code = int(value)
+    elif isinstance(value, str):
+        head = value.strip().split(" ", 1)[0]
+        if head.isdigit():
+            code = int(head)
+    if code is not None and 100 <= code <= 999:
+        return code
+    raise UnsupportedResponse(f"the status in a returned tuple must be an int or '201 Created', got {value!r}")
+
+
+def _unpack_tuple(result: tuple[Any, ...]) -> tuple[Any, int | None, Any]:
+    """(body, status or None, headers or None) from Flask-style tuples."""
+    if len(result) == 3:
+        return result[0], _parse_status(result[1]), result[2]
+    if len(result) == 2:
+        second = result[1]
+        if isinstance(second, (dict, list, Headers)):
+            return result[0], None, second
+        return result[0], _parse_status(second), None
+    raise UnsupportedResponse(f"a returned tuple must be (body, status), (body, headers) or (body, status, headers); got {len(result)} items")
+
+
+def send(
+    result: Any,
+    res: FunctionResponse | None,
+    environ: WSGIEnvironment,
+    start_response: StartResponse,
+) -> Iterable[bytes]:
+    """Send ``result`` (or ``res`` when the function returned ``None``)."""
+    status: int | None = None
+    extra_headers: Any = None
+    if result is None:
+        body = res.body if res is not None else None
+    elif type(result) is tuple:
+        body, status, extra_headers = _unpack_tuple(result)
+    elif callable(result) and not isinstance(result, (str, bytes, dict, list)):
+        # A werkzeug Response, a Flask response, any WSGI app: it answers itself.
+        return result(environ, start_response)  # type: ignore[no-any-return]
+    else:
+        body = result
+    if status is None:
+        status = res.status_code if res is not None else 200
+    data, content_type = encode_body(body)
+    headers: list[tuple[str, str]]
+    own = res._headers if res is not None else None
+    if own or extra_headers:
+        merged = Headers(own) if own else Headers()
+        if extra_headers:
+            items = extra_headers.items() if isinstance(extra_headers, dict) else extra_headers
+            for name, value in items:
+                merged.set(name, value)
+        if "Content-Type" not in merged:
+            merged.add("Content-Type", content_type)
+        if type(data) is bytes:
+            merged.remove("Content-Length")  # the runtime counts the bytes it sends
+        headers = merged.to_wsgi_list()
+    else:
+        headers = [("Content-Type", content_type)]
+    if type(data) is bytes:
+        headers.append(("Content-Length", str(len(data))))
+        start_response(status_line(status), headers)
+        if environ.get("REQUEST_METHOD") == "HEAD":
+            return []
+        return [data]
+    start_response(status_line(status), headers)
+    return data  # a stream

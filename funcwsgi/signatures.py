@@ -1,0 +1,57 @@
+"""The calling conventions a function may use, detected once from its parameters."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from typing import Any, Callable
+
+from .errors import LoadError
+
+
+class Signature(enum.Enum):
+    REQ_RES = "req-res"  # main(req, res): the reworked API
+    REQ = "req"  # main(req) -> response
+    NONE = "none"  # main(): the request through sdk.get_request() or flask.request
+    EVENT_CONTEXT = "event-context"  # main(event, context): Kyma <=3.12 and Kubeless
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def detect_signature(function: Callable[..., Any], forced: str | None, *, where: str) -> Signature:
+    """The convention ``function`` uses; ``forced`` (HANDLER_SIGNATURE) wins."""
+    if forced:
+        return Signature(forced)
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        # Builtins and some C callables hide their signature; the new API is the safe guess.
+        return Signature.REQ_RES
+    positional = [p for p in parameters if p.kind in _POSITIONAL]
+    required = [p for p in positional if p.default is inspect.Parameter.empty]
+    takes_varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
+    required_keywords = [
+        p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    ]
+    if required_keywords:
+        raise LoadError(f"{where} has required keyword-only parameters ({', '.join(required_keywords)}); the runtime passes none")
+    if len(required) > 2:
+        names = ", ".join(p.name for p in required)
+        raise LoadError(
+            f"{where} takes {len(required)} required parameters ({names}); expected main(req, res), main(req), main() or main(event, context)"
+        )
+    count = len(positional) if takes_varargs is False else max(len(positional), 2)
+    count = max(len(required), min(count, 2))
+    if count == 2:
+        return Signature.EVENT_CONTEXT if positional and positional[0].name == "event" else Signature.REQ_RES
+    if count == 1:
+        return Signature.REQ
+    return Signature.NONE
+
+
+def is_async(function: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(function):
+        return True
+    call = getattr(function, "__call__", None)
+    return call is not None and inspect.iscoroutinefunction(call)

@@ -1,0 +1,6 @@
+import asyncio
+
+
+async def main(req, res):
+    await asyncio.sleep(0)
+    res.set_body({"async": True, "path": req.path})

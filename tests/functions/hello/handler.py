@@ -1,0 +1,2 @@
+def main(req, res):
+    res.set_code(204)

@@ -1,0 +1,9 @@
+def _configure():
+    raise KeyError("API_KEY")
+
+
+_configure()
+
+
+def main(req, res):
+    pass

@@ -1,0 +1,6 @@
+def mian(req, res):
+    pass
+
+
+def helper():
+    pass

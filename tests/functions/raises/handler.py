@@ -1,0 +1,2 @@
+def main(req, res):
+    raise RuntimeError("secret database password is hunter2")

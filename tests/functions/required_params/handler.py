@@ -1,0 +1,2 @@
+def main(a, b, c):
+    pass

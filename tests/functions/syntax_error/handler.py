@@ -1,0 +1,2 @@
+def main(req, res)
+    return "missing colon"

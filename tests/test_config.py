@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from funcwsgi.config import Config, known_env_names, specs
+from funcwsgi.errors import ConfigError
+
+
+def test_defaults_are_the_reference_documents():
+    config = Config.from_env({})
+    assert config.func_name == ""
+    assert config.func_namespace == ""
+    assert config.func_labels == {}
+    assert config.func_annotations == {}
+    assert config.func_runtime == "python314"
+    assert config.server_host == "0.0.0.0"
+    assert config.server_port == 8080
+    assert config.server_numthreads == 50
+    assert config.server_call_timeout == 180.0
+    assert config.handler_folder == "/"
+    assert config.handler_module_name == "handler"
+    assert config.handler_function_name == "main"
+    assert config.trace_collector_endpoint is None
+    assert config.publisher_proxy_address is None
+    assert config.handler_path == "/handler.py"
+
+
+def test_config_is_frozen():
+    config = Config.from_env({})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.server_port = 1  # type: ignore[misc]
+
+
+def test_every_setting_is_declared_with_a_description():
+    for name, _, spec in specs():
+        assert spec.env == name.upper(), name
+        assert spec.description.endswith("."), spec.env
+        assert spec.expected, spec.env
+
+
+@pytest.mark.parametrize(
+    ("environ", "field", "expected"),
+    [
+        pytest.param({"SERVER_PORT": "9000"}, "server_port", 9000, id="port"),
+        pytest.param({"SERVER_CALL_TIMEOUT": "2.5"}, "server_call_timeout", 2.5, id="timeout-float"),
+        pytest.param({"SERVER_NUMTHREADS": "4"}, "server_numthreads", 4, id="threads"),
+        pytest.param({"FUNC_LABELS": '{"app": "shop", "tier": 2}'}, "func_labels", {"app": "shop", "tier": "2"}, id="labels-json"),
+        pytest.param({"FUNC_LABELS": "app=shop, tier=web"}, "func_labels", {"app": "shop", "tier": "web"}, id="labels-kv"),
+        pytest.param({"FUNC_ANNOTATIONS": "a=1"}, "func_annotations", {"a": "1"}, id="annotations"),
+        pytest.param({"TRACE_COLLECTOR_ENDPOINT": ""}, "trace_collector_endpoint", None, id="empty-endpoint-is-unset"),
+        pytest.param({"SERVER_RELOAD": "yes"}, "server_reload", True, id="bool"),
+        pytest.param({"HANDLER_SIGNATURE": "req"}, "handler_signature", "req", id="signature"),
+    ],
+)
+def test_values_are_parsed(environ, field, expected):
+    assert getattr(Config.from_env(environ), field) == expected
+
+
+@pytest.mark.parametrize(
+    ("environ", "field", "expected"),
+    [
+        # python314 (Kyma) names
+        pytest.param({"HANDLER_PATH": "/src"}, "handler_folder", "/src", id="HANDLER_PATH"),
+        pytest.param({"HANDLER_MOD_NAME": "fn"}, "handler_module_name", "fn", id="HANDLER_MOD_NAME"),
+        pytest.param({"HANDLER_FUNC_NAME": "run"}, "handler_function_name", "run", id="HANDLER_FUNC_NAME"),
+        pytest.param({"FUNC_TIMEOUT": "7"}, "server_call_timeout", 7.0, id="FUNC_TIMEOUT"),
+        pytest.param({"SERVICE_NAMESPACE": "prod"}, "func_namespace", "prod", id="SERVICE_NAMESPACE"),
+        pytest.param({"FUNC_BODY_MB_LIMIT": "1.5"}, "server_max_body_size", 1572864, id="FUNC_BODY_MB_LIMIT-in-MB"),
+        # Kyma <=3.12 / Kubeless names
+        pytest.param({"FUNCTION_PATH": "/fn"}, "handler_folder", "/fn", id="FUNCTION_PATH"),
+        pytest.param({"KUBELESS_INSTALL_VOLUME": "/kubeless"}, "handler_folder", "/kubeless", id="KUBELESS_INSTALL_VOLUME"),
+        pytest.param({"MOD_NAME": "foo"}, "handler_module_name", "foo", id="MOD_NAME"),
+        pytest.param({"FUNC_HANDLER": "foo"}, "handler_function_name", "foo", id="FUNC_HANDLER"),
+        pytest.param({"FUNC_PORT": "8081"}, "server_port", 8081, id="FUNC_PORT"),
+        pytest.param({"FUNC_MEMFILE_MAX": "2048"}, "server_max_body_size", 2048, id="FUNC_MEMFILE_MAX-in-bytes"),
+        pytest.param({"CHERRYPY_NUMTHREADS": "8"}, "server_numthreads", 8, id="CHERRYPY_NUMTHREADS"),
+    ],
+)
+def test_compatibility_aliases(environ, field, expected):
+    assert getattr(Config.from_env(environ), field) == expected
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        pytest.param({"HANDLER_FOLDER": "/a", "HANDLER_PATH": "/b", "FUNCTION_PATH": "/c"}, "/a", id="reference-name-wins"),
+        pytest.param({"HANDLER_PATH": "/b", "FUNCTION_PATH": "/c", "KUBELESS_INSTALL_VOLUME": "/d"}, "/b", id="python314-beats-legacy"),
+        pytest.param({"FUNCTION_PATH": "/c", "KUBELESS_INSTALL_VOLUME": "/d"}, "/c", id="legacy-in-order"),
+    ],
+)
+def test_alias_precedence(environ, expected):
+    assert Config.from_env(environ).handler_folder == expected
+
+
+def test_alias_precedence_with_units():
+    config = Config.from_env({"SERVER_MAX_BODY_SIZE": "10", "FUNC_BODY_MB_LIMIT": "1", "FUNC_MEMFILE_MAX": "20"})
+    assert config.server_max_body_size == 10
+    assert Config.from_env({"FUNC_BODY_MB_LIMIT": "1", "FUNC_MEMFILE_MAX": "20"}).server_max_body_size == 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        pytest.param({"SERVER_PORT": "abc"}, "SERVER_PORT='abc' is invalid: expected an integer from 1 to 65535", id="port-text"),
+        pytest.param({"SERVER_PORT": "70000"}, "SERVER_PORT='70000' is invalid: expected an integer from 1 to 65535", id="port-range"),
+        pytest.param({"FUNC_PORT": "-1"}, "FUNC_PORT='-1' is invalid: expected an integer from 1 to 65535", id="alias-named"),
+        pytest.param({"SERVER_CALL_TIMEOUT": "-1"}, "SERVER_CALL_TIMEOUT='-1' is invalid: expected a positive number of seconds", id="timeout-negative"),
+        pytest.param({"SERVER_CALL_TIMEOUT": "nan"}, "SERVER_CALL_TIMEOUT='nan' is invalid", id="timeout-nan"),
+        pytest.param({"SERVER_NUMTHREADS": "0"}, "SERVER_NUMTHREADS='0' is invalid: expected a positive integer", id="threads-zero"),
+        pytest.param({"FUNC_LABELS": "{not json"}, "FUNC_LABELS='{not json' is invalid: expected a JSON object or k=v,k2=v2", id="labels-json"),
+        pytest.param({"FUNC_LABELS": "novalue"}, "FUNC_LABELS='novalue' is invalid", id="labels-kv"),
+        pytest.param({"FUNC_ANNOTATIONS": "[1, 2]"}, "FUNC_ANNOTATIONS='[1, 2]' is invalid", id="annotations-list"),
+        pytest.param({"FUNC_BODY_MB_LIMIT": "lots"}, "FUNC_BODY_MB_LIMIT='lots' is invalid: expected a non-negative number of megabytes", id="mb"),
+        pytest.param({"SERVER_RELOAD": "maybe"}, "SERVER_RELOAD='maybe' is invalid: expected true or false", id="bool"),
+        pytest.param({"SERVER_LOG_LEVEL": "loud"}, "SERVER_LOG_LEVEL='loud' is invalid", id="level"),
+        pytest.param({"HANDLER_SIGNATURE": "whatever"}, "HANDLER_SIGNATURE='whatever' is invalid", id="signature"),
+        pytest.param({"HANDLER_FUNCTION_NAME": "not-a-name"}, "HANDLER_FUNCTION_NAME='not-a-name' is invalid", id="function-name"),
+        pytest.param({"HANDLER_MODULE_NAME": ""}, "HANDLER_MODULE_NAME='' is invalid", id="module-name"),
+    ],
+)
+def test_bad_values_name_the_variable_the_value_and_what_was_expected(environ, message):
+    with pytest.raises(ConfigError) as caught:
+        Config.from_env(environ)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_overrides_win_and_unknown_overrides_are_refused():
+    assert Config.from_env({"SERVER_PORT": "1"}, server_port=2).server_port == 2
+    with pytest.raises(ConfigError, match="unknown setting"):
+        Config.from_env({}, server_prot=2)
+
+
+def test_known_env_names_include_aliases():
+    names = known_env_names()
+    assert {"SERVER_PORT", "FUNC_PORT", "HANDLER_PATH", "KUBELESS_INSTALL_VOLUME"} <= names

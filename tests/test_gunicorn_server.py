@@ -1,0 +1,113 @@
+"""`gunicorn funcwsgi:app`, configured only by environment variables, over a real socket."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import requests
+
+from .conftest import function_folder
+from .servers import BIN, Server, base_env, free_port, run_to_exit
+
+GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
+
+
+def start(scenario: str, **settings: str) -> Server:
+    port = free_port()
+    env = base_env(HANDLER_FOLDER=function_folder(scenario), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), **settings)
+    server = Server(GUNICORN, env, port)
+    try:
+        server.wait_ready()
+    except Exception:
+        server.stop()
+        raise
+    return server
+
+
+@pytest.fixture(scope="module")
+def server():
+    running = start("req_res", SERVER_NUMTHREADS="4", FUNC_RUNTIME="python314")
+    yield running
+    running.stop()
+
+
+def test_startup_lines_are_printed_once_before_serving(server):
+    folder = function_folder("req_res")
+    expected = [
+        f"Importing function sources from {folder}/handler.py:main",
+        "Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set",
+        "Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set",
+        f"Starting python314 server 127.0.0.1:{server.port}",
+    ]
+    lines = server.stdout.splitlines()
+    assert lines[:4] == expected
+    assert sum(line.startswith("Importing function sources") for line in lines) == 1
+
+
+def test_contract_over_a_socket(server):
+    assert requests.get(server.url + "/code").status_code == 201
+    assert requests.get(server.url + "/healthz").text == "OK"
+    assert requests.get(server.url + "/favicon.ico").status_code == 204
+    response = requests.post(server.url + "/json", json={"a": 1})
+    assert response.json() == {"ok": True, "echo": {"a": 1}}
+    for method in ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
+        response = requests.request(method, server.url + "/any/path")
+        assert response.text == f"{method} /any/path"
+    head = requests.head(server.url + "/any")
+    assert head.status_code == 200 and head.content == b""
+
+
+def test_header_injection_does_not_reach_the_wire(server):
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /bad-header HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    assert raw.startswith(b"HTTP/1.1 500")
+    assert b"evil" not in raw
+
+
+def test_failure_is_500_and_the_server_keeps_serving():
+    running = start("raises")
+    try:
+        for _ in range(3):
+            response = requests.get(running.url + "/")
+            assert response.status_code == 500
+            assert response.text == "Internal Server Error"
+        assert requests.get(running.url + "/healthz").status_code == 200
+        output = running.wait_for_output("RuntimeError: secret database password is hunter2")
+        assert "Function failed on GET /" in output
+    finally:
+        running.stop()
+
+
+def test_streaming_failure_closes_the_connection():
+    running = start("streaming")
+    try:
+        assert requests.get(running.url + "/").text == "first\nsecond\n"
+        with pytest.raises(requests.exceptions.ChunkedEncodingError):
+            requests.get(running.url + "/fail").content  # noqa: B018
+        assert requests.get(running.url + "/").status_code == 200
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        pytest.param({"SERVER_PORT": "abc"}, "funcwsgi: error: SERVER_PORT='abc' is invalid: expected an integer from 1 to 65535", id="bad-port"),
+        pytest.param({"SERVER_CALL_TIMEOUT": "-1"}, "funcwsgi: error: SERVER_CALL_TIMEOUT='-1' is invalid", id="bad-timeout"),
+        pytest.param({"HANDLER_FOLDER": function_folder("no_main")}, "funcwsgi: error: no function 'main' in", id="no-main"),
+        pytest.param({"HANDLER_FOLDER": function_folder("syntax_error")}, "funcwsgi: error: syntax error in", id="syntax-error"),
+    ],
+)
+def test_startup_errors_exit_2_with_one_line(settings, message):
+    env = base_env(SERVER_HOST="127.0.0.1", SERVER_PORT=str(free_port()), HANDLER_FOLDER=function_folder("hello"))
+    env.update(settings)
+    result = run_to_exit(GUNICORN, env)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("funcwsgi: error:")]
+    assert len(errors) == 1 and errors[0].startswith(message), result.stderr
+    assert "Traceback" not in result.stderr
+    assert "Starting python314 server" not in result.stdout

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from funcwsgi.config import Config
+from funcwsgi.settings_doc import effective_settings, settings_block, settings_table, specs
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+
+
+def test_the_docs_table_is_current():
+    assert settings_block() in DOC.read_text(), "docs/configuration.md is stale: run `make settings-doc`"
+
+
+def test_every_setting_and_alias_is_in_the_table():
+    table = settings_table()
+    for _, _, spec in specs():
+        assert f"`{spec.env}`" in table
+        for alias in spec.aliases:
+            assert f"`{alias.name}`" in table
+
+
+def test_effective_settings_show_values():
+    text = effective_settings(Config.from_env({"SERVER_PORT": "9", "FUNC_LABELS": "a=b"}))
+    assert "SERVER_PORT=9\n" in text
+    assert 'FUNC_LABELS={"a": "b"}\n' in text
+    assert "TRACE_COLLECTOR_ENDPOINT=\n" in text
