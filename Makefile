@@ -1,10 +1,11 @@
-# `make run` serves the example function on port 8080; `make test` runs every test CI runs.
+# `make run` serves the example function on port 8080; `make test` runs every test CI runs;
+# `make docs` builds the documentation site into build/site, failing on any broken link.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= test
+EXTRAS ?= test,docs
 
-.PHONY: setup run test settings-doc clean
+.PHONY: setup run test docs settings-doc clean
 
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +20,9 @@ run: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 settings-doc: setup
 	$(PY) -m funcwsgi.settings_doc docs/configuration.md
