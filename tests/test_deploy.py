@@ -1,0 +1,459 @@
+"""The deployment manifests in docs/deploy/ are valid and fit the runtime they deploy.
+
+Every manifest parses. Kubernetes' own kinds are checked against the official
+JSON schemas that `kubernetes-validate` ships (strict: unknown fields fail),
+at the oldest Kubernetes version the docs claim and the newest it knows. The
+Knative Service and the Kyma Function are custom resources with no schema
+here: their pod parts are checked against the same Kubernetes schemas
+(PodSpec, ObjectMeta, EnvVar, ResourceRequirements) and their own fields by
+the structural checks below. Then the manifests are held against the runtime:
+only environment names it reads (or the standard OTEL_* ones), values it
+accepts, probes on paths it answers itself — checked in-process and on a real
+server started with each manifest's environment — and timeouts, ports and
+concurrency that agree with each other.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import yaml
+from jsonschema import Draft202012Validator
+from kubernetes_validate import utils as kubernetes
+from referencing import Registry, Resource
+from werkzeug.test import Client
+
+from funcwsgi import make_app
+from funcwsgi.config import Config, known_env_names, specs
+
+from .conftest import function_folder
+from .servers import BIN, REPO, Server, base_env, free_port
+
+DEPLOY = REPO / "docs" / "deploy"
+MANIFESTS = sorted(DEPLOY.rglob("*.yaml"))
+OLDEST_KUBERNETES = "1.30.0"  # docs/deployment.md: preStop `sleep` needs 1.30
+KUBERNETES_VERSIONS = (OLDEST_KUBERNETES, kubernetes.latest_version())
+GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
+
+# OpenTelemetry's standard SDK variables (the specification's "Environment
+# Variable Specification"), which the tracing layer honours as they are.
+OTEL_NAMES = frozenset({
+    "OTEL_SDK_DISABLED", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_PROPAGATORS",
+    "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_TRACES_EXPORTER",
+    "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+    "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT", "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+})
+# Settings whose values are cluster addresses: a test server must not reach them.
+ENDPOINT_SETTINGS = ("TRACE_COLLECTOR_ENDPOINT", "PUBLISHER_PROXY_ADDRESS")
+
+KNATIVE = "serving.knative.dev/v1"
+KYMA = "serverless.kyma-project.io/v1alpha2"
+CUSTOM_GROUPS = (KNATIVE, KYMA)
+KYMA_RUNTIMES = ("python312", "python314")
+# Knative's revision fields on top of a PodSpec, and their bounds.
+KNATIVE_REVISION_FIELDS = {"containerConcurrency": (0, 1000), "timeoutSeconds": (1, 3600),
+                           "responseStartTimeoutSeconds": (1, 3600), "idleTimeoutSeconds": (0, 3600)}
+KNATIVE_PORT_NAMES = ("http1", "h2c")
+
+
+def number(raw: str) -> float:
+    return float(raw)
+
+
+KNATIVE_AUTOSCALING = {
+    "class": lambda v: v in ("kpa.autoscaling.knative.dev", "hpa.autoscaling.knative.dev"),
+    "metric": lambda v: v in ("concurrency", "rps", "cpu", "memory"),
+    "target": lambda v: number(v) > 0,
+    "target-utilization-percentage": lambda v: 0 < number(v) <= 100,
+    "min-scale": lambda v: int(v) >= 0,
+    "max-scale": lambda v: int(v) >= 0,
+    "initial-scale": lambda v: int(v) >= 0,
+    "activation-scale": lambda v: int(v) >= 1,
+    "scale-down-delay": lambda v: re.fullmatch(r"\d+(s|m|h)", v) is not None,
+    "window": lambda v: re.fullmatch(r"\d+(s|m)", v) is not None,
+    "panic-window-percentage": lambda v: 1 <= number(v) <= 100,
+    "panic-threshold-percentage": lambda v: number(v) > 100,
+}
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    with open(path) as handle:
+        return [doc for doc in yaml.safe_load_all(handle) if doc is not None]
+
+
+DOCUMENTS = [(path, doc) for path in MANIFESTS for doc in load(path)]
+
+
+def doc_id(item: tuple[Path, dict[str, Any]]) -> str:
+    path, doc = item
+    return f"{path.relative_to(DEPLOY)}:{doc.get('kind')}"
+
+
+def of_kind(api_version: str, kind: str) -> list[dict[str, Any]]:
+    return [doc for _, doc in DOCUMENTS if doc.get("apiVersion") == api_version and doc.get("kind") == kind]
+
+
+def schema_for(definition: str, version: str) -> Draft202012Validator:
+    """A validator for one Kubernetes API type, e.g. ``io.k8s.api.core.v1.PodSpec`` (strict)."""
+    definitions = kubernetes.schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
+    registry: Registry = Resource.from_contents(definitions) @ Registry()
+    return Draft202012Validator({"$ref": f"{definitions['$id']}#/$defs/{definition}"}, registry=registry)
+
+
+def assert_valid(definition: str, value: Any, where: str) -> None:
+    for version in KUBERNETES_VERSIONS:
+        errors = sorted(schema_for(definition, version).iter_errors(value), key=str)
+        assert not errors, f"{where} is not a valid {definition} (Kubernetes {version}): " + "; ".join(
+            f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]
+        )
+
+
+# -- workloads: the pod templates the manifests run ---------------------------
+
+
+class Workload:
+    """A manifest that runs funcwsgi containers, with what the runtime will make of them."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.kind = doc["kind"]
+        self.name = f"{doc['kind']}/{doc['metadata']['name']}"
+        self.pod: dict[str, Any] = doc["spec"]["template"]["spec"]
+        self.containers: list[dict[str, Any]] = self.pod["containers"]
+
+    def env_names(self, container: dict[str, Any]) -> list[str]:
+        return [item["name"] for item in container.get("env", [])]
+
+    def env(self, container: dict[str, Any]) -> dict[str, str]:
+        """The container's environment as the pod would see it (downward-API values by example)."""
+        result = {}
+        for item in container.get("env", []):
+            if "value" in item:
+                result[item["name"]] = str(item["value"])
+            elif item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace":
+                result[item["name"]] = "default"
+        return result
+
+    def config(self, container: dict[str, Any]) -> Config:
+        return Config.from_env(self.env(container))
+
+    def probes(self, container: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+            if kind in container:
+                yield kind, container[kind]
+
+
+WORKLOADS = [Workload(doc) for doc in of_kind(KNATIVE, "Service") + of_kind("apps/v1", "Deployment")]
+CONTAINERS = [(w, c) for w in WORKLOADS for c in w.containers]
+
+
+def container_id(item: tuple[Workload, dict[str, Any]]) -> str:
+    return f"{item[0].name}:{item[1]['name']}"
+
+
+# -- every manifest -----------------------------------------------------------
+
+
+def test_the_promised_manifests_exist():
+    kinds = {(doc["apiVersion"], doc["kind"]) for _, doc in DOCUMENTS}
+    assert kinds >= {
+        (KNATIVE, "Service"), ("apps/v1", "Deployment"), ("v1", "Service"),
+        ("autoscaling/v2", "HorizontalPodAutoscaler"), (KYMA, "Function"),
+    }
+
+
+@pytest.mark.parametrize("item", DOCUMENTS, ids=doc_id)
+def test_every_manifest_names_its_kind_and_itself(item):
+    _, doc = item
+    assert isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
+    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", doc["metadata"]["name"])
+
+
+@pytest.mark.parametrize(
+    "item", [i for i in DOCUMENTS if i[1]["apiVersion"] not in CUSTOM_GROUPS], ids=doc_id
+)
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_kubernetes_kinds_match_the_official_schema(item, version):
+    _, doc = item
+    try:
+        kubernetes.validate(doc, version, strict=True)
+    except kubernetes.ValidationError as error:
+        pytest.fail(f"{doc_id(item)} (Kubernetes {version}): {'/'.join(map(str, error.path))}: {error.message}")
+
+
+def test_the_schema_check_rejects_an_unknown_field():
+    """The strict schemas really fail on a typo, so the checks above can fail."""
+    doc = of_kind("apps/v1", "Deployment")[0]
+    broken = yaml.safe_load(yaml.safe_dump(doc))
+    container = broken["spec"]["template"]["spec"]["containers"][0]
+    container["readynessProbe"] = container.pop("readinessProbe")
+    with pytest.raises(kubernetes.ValidationError):
+        kubernetes.validate(broken, KUBERNETES_VERSIONS[-1], strict=True)
+    with pytest.raises(AssertionError, match="readynessProbe"):
+        assert_valid("io.k8s.api.core.v1.PodSpec", broken["spec"]["template"]["spec"], "the broken pod")
+
+
+# -- Knative Service ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("doc", of_kind(KNATIVE, "Service"), ids=lambda d: d["metadata"]["name"])
+def test_knative_service_structure(doc):
+    assert set(doc) <= {"apiVersion", "kind", "metadata", "spec"}
+    assert_valid("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", doc["metadata"], "metadata")
+    assert set(doc["spec"]) <= {"template", "traffic"}
+    template = doc["spec"]["template"]
+    assert set(template) <= {"metadata", "spec"}
+    assert_valid("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", template.get("metadata", {}), "spec.template.metadata")
+
+    revision = dict(template["spec"])
+    for field, (low, high) in KNATIVE_REVISION_FIELDS.items():
+        if field in revision:
+            value = revision.pop(field)
+            assert isinstance(value, int) and low <= value <= high, f"spec.template.spec.{field}={value!r}: expected {low}..{high}"
+    assert_valid("io.k8s.api.core.v1.PodSpec", revision, "spec.template.spec")
+
+    (container,) = revision["containers"]  # Knative serves one container's port
+    (port,) = container["ports"]
+    assert port.get("name", "http1") in KNATIVE_PORT_NAMES
+
+    annotations = template.get("metadata", {}).get("annotations", {})
+    for key, value in annotations.items():
+        group, _, name = key.partition("/")
+        if group == "autoscaling.knative.dev":
+            assert name in KNATIVE_AUTOSCALING, f"unknown Knative autoscaling annotation {key}"
+            assert KNATIVE_AUTOSCALING[name](value), f"{key}={value!r} is invalid"
+    low = int(annotations.get("autoscaling.knative.dev/min-scale", 0))
+    high = int(annotations.get("autoscaling.knative.dev/max-scale", 0)) or math.inf
+    assert low <= high
+
+
+@pytest.mark.parametrize("doc", of_kind(KNATIVE, "Service"), ids=lambda d: d["metadata"]["name"])
+def test_knative_concurrency_and_timeouts_fit_the_runtime(doc):
+    spec = doc["spec"]["template"]["spec"]
+    config = Workload(doc).config(spec["containers"][0])
+    per_pod = config.server_workers * config.server_numthreads
+    # A hard limit above what the pod serves at once would queue calls inside
+    # the pod, where the autoscaler cannot see them.
+    assert 0 < spec["containerConcurrency"] <= per_pod
+    timeout = spec.get("timeoutSeconds", 300)
+    assert timeout > config.server_call_timeout, "the caller must get the runtime's 408, not a cut connection"
+    assert timeout > config.server_graceful_timeout, "Knative's grace period (timeoutSeconds) must cover the drain"
+
+
+# -- plain Kubernetes ---------------------------------------------------------
+
+
+def test_service_and_autoscaler_point_at_the_deployment():
+    (deployment,) = of_kind("apps/v1", "Deployment")
+    (service,) = of_kind("v1", "Service")
+    (autoscaler,) = of_kind("autoscaling/v2", "HorizontalPodAutoscaler")
+    template = deployment["spec"]["template"]
+    labels = template["metadata"]["labels"]
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert service["spec"]["selector"].items() <= labels.items()
+    ports = {p.get("name"): p["containerPort"] for c in template["spec"]["containers"] for p in c.get("ports", [])}
+    for port in service["spec"]["ports"]:
+        target = port["targetPort"]
+        assert target in ports or target in ports.values(), f"Service targetPort {target!r} is no container port ({ports})"
+    target = autoscaler["spec"]["scaleTargetRef"]
+    assert (target["apiVersion"], target["kind"], target["name"]) == ("apps/v1", "Deployment", deployment["metadata"]["name"])
+    assert "replicas" not in deployment["spec"], "the autoscaler owns replicas; re-applying must not reset them"
+    assert autoscaler["spec"]["minReplicas"] <= autoscaler["spec"]["maxReplicas"]
+    if any(m["type"] == "Resource" and m["resource"]["name"] == "cpu" for m in autoscaler["spec"]["metrics"]):
+        for container in template["spec"]["containers"]:
+            assert "cpu" in container["resources"]["requests"], "CPU utilisation is measured against the CPU request"
+
+
+def test_the_deployment_drains_before_it_is_killed():
+    (deployment,) = of_kind("apps/v1", "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    for container in pod["containers"]:
+        config = Workload(deployment).config(container)
+        pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
+        assert grace > pre_stop + config.server_graceful_timeout
+
+
+# -- what every funcwsgi container asks of the runtime ------------------------
+
+
+@pytest.mark.parametrize("item", CONTAINERS, ids=container_id)
+def test_containers_use_only_environment_names_the_runtime_reads(item):
+    workload, container = item
+    unknown = [name for name in workload.env_names(container) if name not in known_env_names() | OTEL_NAMES]
+    assert not unknown, f"{container_id(item)} sets {unknown}: funcwsgi reads none of them (see docs/configuration.md)"
+
+
+@pytest.mark.parametrize("item", CONTAINERS, ids=container_id)
+def test_containers_values_are_accepted_and_ports_agree(item):
+    workload, container = item
+    config = workload.config(container)  # raises ConfigError naming a bad value
+    ports = {p.get("name"): p["containerPort"] for p in container["ports"]}
+    assert list(ports.values()) == [config.server_port], f"containerPort {ports} but the runtime listens on {config.server_port}"
+    for kind, probe in workload.probes(container):
+        port = probe["httpGet"].get("port", config.server_port)
+        assert port in ports or port == config.server_port, f"{kind} probes port {port!r}, not the runtime's"
+    cpu_limit = container["resources"]["limits"]["cpu"]
+    cores = float(cpu_limit[:-1]) / 1000 if str(cpu_limit).endswith("m") else float(cpu_limit)
+    assert config.server_workers <= max(1, math.ceil(cores)), "more worker processes than CPUs only adds memory"
+    assert "memory" in container["resources"]["limits"]
+
+
+def probe_paths() -> list[str]:
+    paths = {probe["httpGet"]["path"] for w, c in CONTAINERS for _, probe in w.probes(c)}
+    return sorted(paths)
+
+
+def test_every_container_has_readiness_and_liveness_probes():
+    for workload, container in CONTAINERS:
+        kinds = {kind for kind, _ in workload.probes(container)}
+        assert {"readinessProbe", "livenessProbe"} <= kinds, container_id((workload, container))
+
+
+@pytest.mark.parametrize("path", probe_paths())
+def test_probe_paths_are_answered_by_the_runtime_itself(path):
+    client = Client(make_app(environ={}, handler_folder=function_folder("probe_sentinel")))
+    response = client.get(path)
+    assert response.status_code == 200, f"{path} reached the function: the runtime does not serve it"
+    assert client.get("/not-a-probe").status_code == 418  # the sentinel answers everything else
+
+
+def serving_env(container_env: dict[str, str], port: int, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in container_env.items() if k not in ENDPOINT_SETTINGS}
+    return base_env(**env, SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), **extra)
+
+
+@pytest.fixture(scope="module", params=CONTAINERS, ids=container_id)
+def manifest_server(request):
+    """gunicorn started with a manifest container's environment (cluster endpoints left out)."""
+    workload, container = request.param
+    port = free_port()
+    env = serving_env(workload.env(container), port, HANDLER_FOLDER=function_folder("probe_sentinel"))
+    server = Server(GUNICORN, env, port)
+    try:
+        server.wait_ready()
+        yield workload, container, server
+    finally:
+        server.stop()
+
+
+def test_a_server_with_the_manifest_environment_answers_its_probes(manifest_server):
+    workload, container, server = manifest_server
+    for kind, probe in workload.probes(container):
+        response = requests.get(server.url + probe["httpGet"]["path"], timeout=5)
+        assert response.status_code == 200, f"{kind} {probe['httpGet']['path']}: {response.status_code}"
+    assert requests.get(server.url + "/", timeout=5).status_code == 418
+    config = workload.config(container)
+    assert f"Starting {config.func_runtime} server 127.0.0.1:{server.port}" in server.stdout
+
+
+# -- Kyma Function ------------------------------------------------------------
+
+KYMA_FUNCTIONS = of_kind(KYMA, "Function")
+
+
+@pytest.mark.parametrize("doc", KYMA_FUNCTIONS, ids=lambda d: d["metadata"]["name"])
+def test_kyma_function_structure(doc):
+    assert_valid("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", doc["metadata"], "metadata")
+    spec = doc["spec"]
+    assert spec["runtime"] in KYMA_RUNTIMES
+    assert isinstance(spec.get("runtimeImageOverride"), str) and spec["runtimeImageOverride"]
+    source = spec["source"]["inline"]["source"]
+    compile(source, "handler.py", "exec")
+    for item in spec.get("env", []):
+        assert_valid("io.k8s.api.core.v1.EnvVar", item, f"env {item.get('name')}")
+    resources = spec.get("resourceConfiguration", {}).get("function", {}).get("resources")
+    if resources is not None:
+        assert_valid("io.k8s.api.core.v1.ResourceRequirements", resources, "resourceConfiguration.function.resources")
+    scale = spec.get("scaleConfig")
+    if scale is not None:
+        assert 0 < scale["minReplicas"] <= scale["maxReplicas"]
+
+
+@pytest.mark.parametrize("doc", KYMA_FUNCTIONS, ids=lambda d: d["metadata"]["name"])
+def test_kyma_function_env_names_are_read_by_the_runtime(doc):
+    names = [item["name"] for item in doc["spec"].get("env", [])]
+    unknown = [name for name in names if name not in known_env_names() | OTEL_NAMES]
+    assert not unknown, f"Function {doc['metadata']['name']} sets {unknown}: funcwsgi reads none of them"
+
+
+# What Kyma's Function controller puts in the pod's environment (docs/kyma.md),
+# by runtime generation; sources end up in the folder the last entry names.
+def kyma_controller_env(doc: dict[str, Any], folder: str) -> dict[str, str]:
+    env = {
+        "FUNC_NAME": doc["metadata"]["name"],
+        "FUNC_RUNTIME": doc["spec"]["runtime"],
+        "SERVICE_NAMESPACE": doc["metadata"].get("namespace", "default"),
+        "TRACE_COLLECTOR_ENDPOINT": "",
+        "PUBLISHER_PROXY_ADDRESS": "",
+        "PYTHONUNBUFFERED": "TRUE",
+    }
+    if doc["spec"]["runtime"] == "python314":
+        env.update(HANDLER_MOD_NAME="handler", HANDLER_FUNC_NAME="main", HANDLER_PATH=folder)
+    else:
+        env.update(MOD_NAME="handler", FUNC_HANDLER="main", FUNCTION_PATH=folder, KUBELESS_INSTALL_VOLUME=folder)
+    env.update({item["name"]: str(item["value"]) for item in doc["spec"].get("env", []) if "value" in item})
+    return env
+
+
+@pytest.mark.parametrize("runtime", KYMA_RUNTIMES)
+def test_the_kyma_controller_environment_configures_the_runtime(runtime, tmp_path):
+    doc = {"metadata": {"name": "orders", "namespace": "shop"}, "spec": {"runtime": runtime}}
+    config = Config.from_env(kyma_controller_env(doc, str(tmp_path)))
+    assert (config.func_name, config.func_namespace, config.func_runtime) == ("orders", "shop", runtime)
+    assert (config.handler_folder, config.handler_module_name, config.handler_function_name) == (str(tmp_path), "handler", "main")
+    assert config.trace_collector_endpoint is None and config.publisher_proxy_address is None
+
+
+def test_the_kyma_page_says_how_each_injected_variable_is_read():
+    """docs/kyma.md's table of injected variables agrees with the settings' declared names."""
+    page = (REPO / "docs" / "kyma.md").read_text()
+    table = page.split("<!-- injected-env -->", 2)[1]
+    rows = re.findall(r"^\| `([A-Z_]+)` \|.*\| (.+) \|$", table, flags=re.MULTILINE)
+    assert rows, "docs/kyma.md has a table of injected variables between <!-- injected-env --> markers"
+    names_of = {spec.env: {spec.env, *(a.name for a in spec.aliases)} for _, _, spec in specs()}
+    for variable, read_as in rows:
+        setting = re.match(r"`([A-Z_]+)`", read_as)
+        if setting:
+            assert variable in names_of[setting.group(1)], f"{variable} is not read as {setting.group(1)}"
+        else:
+            assert variable not in known_env_names(), f"docs/kyma.md says {variable} is not read, but funcwsgi reads it"
+    documented = {variable for variable, _ in rows}
+    injected = set(kyma_controller_env({"metadata": {"name": "f"}, "spec": {"runtime": "python312"}}, "/kubeless"))
+    injected |= set(kyma_controller_env({"metadata": {"name": "f"}, "spec": {"runtime": "python314"}}, "/kubeless"))
+    assert injected <= documented, f"docs/kyma.md does not explain {sorted(injected - documented)}"
+
+
+@pytest.fixture(scope="module", params=KYMA_FUNCTIONS, ids=lambda d: d["metadata"]["name"])
+def kyma_server(request, tmp_path_factory):
+    """The inline source written where the controller writes it, served with the controller's environment."""
+    doc = request.param
+    folder = tmp_path_factory.mktemp("kubeless")
+    (folder / "handler.py").write_text(doc["spec"]["source"]["inline"]["source"])
+    port = free_port()
+    env = serving_env(kyma_controller_env(doc, str(folder)), port)
+    server = Server(GUNICORN, env, port)
+    try:
+        server.wait_ready()
+        yield doc, server
+    finally:
+        server.stop()
+
+
+def test_the_kyma_function_is_served_with_the_controller_environment(kyma_server):
+    doc, server = kyma_server
+    assert requests.get(server.url + "/healthz", timeout=5).text == "OK"  # the controller's probes
+    response = requests.post(server.url + "/", json={"name": "Kyma"}, timeout=5)
+    assert response.status_code == 200
+    assert response.json() == {"message": "Hello, Kyma!", "function": doc["metadata"]["name"]}
+    assert f"Starting {doc['spec']['runtime']} server" in server.stdout
