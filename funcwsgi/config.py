@@ -164,6 +164,15 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KYMA = "Kyma python314"
 KUBELESS = "Kyma <=3.12 / Kubeless"
+FUNCTIONS_FRAMEWORK = "Functions Framework"
+
+#: Where the sources are looked for when no HANDLER_FOLDER (nor an alias) is set:
+#: the reference document's '/' first, then the volume Kubeless and Kyma <=3.12
+#: mount the function's ConfigMap at.
+DEFAULT_FOLDERS: tuple[str, ...] = ("/", "/kubeless")
+#: Module files looked for when no HANDLER_MODULE_NAME (nor an alias) is set:
+#: the reference document's handler.py, then the Functions Framework's main.py.
+DEFAULT_MODULES: tuple[str, ...] = ("handler", "main")
 
 
 @dataclass(frozen=True)
@@ -194,7 +203,7 @@ class Config:
     server_host: str = setting("SERVER_HOST", "0.0.0.0", parse_str, "a host name or IP address", "Address the server binds to; '::' for IPv6.")
     server_port: int = setting(
         "SERVER_PORT", 8080, parse_port, "an integer from 1 to 65535", "TCP port the server listens on.",
-        aliases=(Alias("FUNC_PORT", KUBELESS),),
+        aliases=(Alias("FUNC_PORT", KUBELESS), Alias("PORT", FUNCTIONS_FRAMEWORK)),
     )
     server_numthreads: int = setting(
         "SERVER_NUMTHREADS", 50, positive_int, "a positive integer", "Threads per worker process serving calls concurrently.",
@@ -233,20 +242,29 @@ class Config:
 
     # -- the handler ------------------------------------------------------------
     handler_folder: str = setting(
-        "HANDLER_FOLDER", "/", parse_str, "a folder path", "Folder holding the function's module; put on sys.path.",
+        "HANDLER_FOLDER", "/", parse_str, "a folder path",
+        "Folder holding the function's module; put on sys.path. Unset: '/', or '/kubeless' when only that holds the module.",
         aliases=(
             Alias("HANDLER_PATH", KYMA),
             Alias("FUNCTION_PATH", KUBELESS),
             Alias("KUBELESS_INSTALL_VOLUME", KUBELESS),
         ),
+        default_doc="'/' or '/kubeless'",
     )
     handler_module_name: str = setting(
-        "HANDLER_MODULE_NAME", "handler", parse_str, "a module name", "Module (file name without .py) holding the function.",
+        "HANDLER_MODULE_NAME", "handler", parse_str, "a module name",
+        "Module (file name without .py) holding the function. Unset: 'handler', or 'main' when only main.py exists.",
         aliases=(Alias("HANDLER_MOD_NAME", KYMA), Alias("MOD_NAME", KUBELESS)),
+        default_doc="'handler' or 'main'",
     )
     handler_function_name: str = setting(
-        "HANDLER_FUNCTION_NAME", "main", parse_str, "a function name", "Name of the function to call in the module.",
-        aliases=(Alias("HANDLER_FUNC_NAME", KYMA), Alias("FUNC_HANDLER", KUBELESS)),
+        "HANDLER_FUNCTION_NAME", "main", parse_str, "a function name or module.function",
+        "Name of the function to call in the module; 'module.function' also sets the module.",
+        aliases=(
+            Alias("HANDLER_FUNC_NAME", KYMA),
+            Alias("FUNC_HANDLER", KUBELESS),
+            Alias("FUNCTION_TARGET", FUNCTIONS_FRAMEWORK),
+        ),
     )
     handler_signature: str | None = setting(
         "HANDLER_SIGNATURE", None, optional_choice(*SIGNATURES), "one of " + ", ".join(SIGNATURES),
@@ -276,6 +294,7 @@ class Config:
         if environ is None:
             environ = os.environ
         values: dict[str, Any] = {}
+        origins: dict[str, str] = {}  # field -> the name its value came from, for messages
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(overrides) - known
         if unknown:
@@ -283,6 +302,7 @@ class Config:
         for item in dataclasses.fields(cls):
             if item.name in overrides:
                 values[item.name] = overrides[item.name]
+                origins[item.name] = item.name
                 continue
             spec: Spec = item.metadata["spec"]
             found = _lookup(spec, environ)
@@ -294,6 +314,9 @@ class Config:
             except (ValueError, TypeError, json.JSONDecodeError):
                 raise ConfigError(f"{name}={raw!r} is invalid: expected {expected}") from None
             values[item.name] = value
+            origins[item.name] = name
+        _split_handler_string(values, origins)
+        _find_default_sources(values, origins)
         config = cls(**values)
         config.check()
         return config
@@ -316,6 +339,46 @@ class Config:
 
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
+
+
+def _split_handler_string(values: dict[str, Any], origins: dict[str, str]) -> None:
+    """``FUNC_HANDLER=module.function``, as Kubeless hands handlers to custom runtimes."""
+    handler = values.get("handler_function_name")
+    if not isinstance(handler, str) or "." not in handler:
+        return
+    module, _, function = handler.rpartition(".")
+    given = origins["handler_function_name"]
+    if not module or not function:
+        raise ConfigError(f"{given}={handler!r} is invalid: expected a function name or module.function such as 'handler.main'")
+    if "handler_module_name" in values and values["handler_module_name"] != module:
+        other = origins["handler_module_name"]
+        raise ConfigError(
+            f"{given}={handler!r} names module {module!r} but {other}={values['handler_module_name']!r}; "
+            "set the module in one of them only"
+        )
+    values["handler_module_name"] = module
+    values["handler_function_name"] = function
+    origins["handler_module_name"] = given
+
+
+def _find_default_sources(values: dict[str, Any], origins: dict[str, str]) -> None:
+    """Fill in the folder and module that nothing set, from the files that exist.
+
+    An explicit setting is never second-guessed. Unset, the folder is the first
+    of :data:`DEFAULT_FOLDERS` holding the module file and the module the first
+    of :data:`DEFAULT_MODULES` found there; when none is found the defaults stay,
+    so the loading error names the reference document's ``/handler.py``.
+    """
+    folders = [values["handler_folder"]] if "handler_folder" in origins else list(DEFAULT_FOLDERS)
+    modules = [values["handler_module_name"]] if "handler_module_name" in origins else list(DEFAULT_MODULES)
+    if len(folders) == 1 and len(modules) == 1:
+        return
+    for folder in folders:
+        for module in modules:
+            if os.path.isfile(os.path.join(folder, module + ".py")):
+                values["handler_folder"] = folder
+                values["handler_module_name"] = module
+                return
 
 
 def _lookup(spec: Spec, environ: Mapping[str, str]) -> tuple[str, str, Parser, str] | None:

@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from .config import Config
 from .context import current_environ
+from .frameworks import uses_bottle, uses_flask
 from .legacy import build_context, build_event
 from .loader import LoadedFunction
 from .request import FunctionRequest, get_or_create_request
@@ -53,6 +54,11 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker:
     if is_async(function):
         function = _run_sync(function)
     signature = loaded.signature
+    if signature in (Signature.REQ, Signature.NONE) and uses_flask(loaded.imports):
+        from .flask_context import flask_invoker, make_flask_app
+
+        app = make_flask_app(loaded.module.__name__ if loaded.module else loaded.name, loaded.folder)
+        return flask_invoker(function, pass_request=signature is Signature.REQ, app=app)
     if signature is Signature.REQ_RES:
 
         def call_req_res(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
@@ -77,6 +83,10 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker:
     def call_event_context(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
         return function(build_event(get_or_create_request(environ)), dict(context)), None
 
+    if uses_bottle(loaded.imports):
+        from .bottle_context import bottle_invoker
+
+        return bottle_invoker(lambda environ: call_event_context(environ)[0])
     return call_event_context
 
 

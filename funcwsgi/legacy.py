@@ -1,18 +1,93 @@
-"""The ``main(event, context)`` contract of Kyma <=3.12 and Kubeless runtimes."""
+"""The ``main(event, context)`` contract of Kyma <=3.12 and Kubeless runtimes.
+
+``event`` is a dict with the keys both platforms filled in, plus the methods
+Kyma's event object had. Its publishing methods call :mod:`sdk`; nothing is
+re-implemented here.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from typing import Any
 
+from .bottle_request import BottleRequest
 from .config import Config
 from .request import FunctionRequest
 
 JSON_TYPES = ("application/json", "application/cloudevents+json")
 
+#: Headers Kubeless copied into the event, ``None`` when absent.
+KUBELESS_KEYS = ("event-id", "event-type", "event-time", "event-namespace")
+#: CloudEvent headers Kyma <=3.12 always put in the event, ``None`` when absent.
+KYMA_CE_KEYS = ("ce-type", "ce-source", "ce-eventtypeversion", "ce-specversion", "ce-id", "ce-time")
+
+log = logging.getLogger("funcwsgi.legacy")
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _deprecated(name: str, instead: str) -> None:
+    """Log a deprecation once per process, so a busy function does not flood the log."""
+    with _warned_lock:
+        if name in _warned:
+            return
+        _warned.add(name)
+    log.warning("event.%s is deprecated and will be removed; use %s", name, instead)
+
 
 class Event(dict):  # type: ignore[type-arg]
-    """The ``event`` mapping; a dict so ``event['data']`` works, with room for attributes."""
+    """The ``event`` mapping (``event['data']``, ``event['ce-type']``...) with Kyma's methods."""
+
+    __slots__ = ()
+
+    @property
+    def tracer(self) -> Any:
+        """The OpenTelemetry tracer, as Kyma's ``event.tracer``; same as ``sdk.get_tracer()``."""
+        import sdk
+
+        return sdk.get_tracer()
+
+    def emitCloudEvent(  # noqa: N802 - Kyma's spelling
+        self, type: str, source: str, data: Any, optional_cloud_event_attributes: dict[str, Any] | None = None
+    ) -> Any:
+        """Publish a CloudEvent; same as ``sdk.emit_cloud_event``."""
+        import sdk
+
+        return sdk.emit_cloud_event(type, source, data, optional_cloud_event_attributes)
+
+    def publishCloudEvent(self, data: dict[str, Any]) -> Any:  # noqa: N802
+        """Publish a CloudEvent given as a dict (as :meth:`buildResponseCloudEvent` makes). Deprecated."""
+        _deprecated("publishCloudEvent", "sdk.emit_cloud_event(type, source, data, optional_attributes)")
+        import sdk
+
+        if not isinstance(data, dict) or not data.get("type") or not data.get("source"):
+            raise ValueError("publishCloudEvent needs a dict with at least 'type' and 'source', as buildResponseCloudEvent makes")
+        attributes = {k: v for k, v in data.items() if k not in ("type", "source", "data") and v is not None}
+        return sdk.emit_cloud_event(data["type"], data["source"], data.get("data"), attributes)
+
+    def buildResponseCloudEvent(self, event_id: str, event_type: str, event_data: Any) -> dict[str, Any]:  # noqa: N802
+        """A CloudEvent dict answering this event (its source and versions). Deprecated."""
+        _deprecated("buildResponseCloudEvent", "sdk.emit_cloud_event(type, source, data, optional_attributes)")
+        return {
+            "type": event_type,
+            "source": self.get("ce-source"),
+            "eventtypeversion": self.get("ce-eventtypeversion"),
+            "specversion": self.get("ce-specversion") or "1.0",
+            "id": event_id,
+            "data": event_data,
+            "datacontenttype": _content_type_of(event_data),
+        }
+
+
+def _content_type_of(data: Any) -> str:
+    if isinstance(data, (dict, list)):
+        return "application/json"
+    if isinstance(data, (bytes, bytearray)):
+        return "application/octet-stream"
+    return "text/plain"
 
 
 def build_context(config: Config, function_name: str) -> dict[str, Any]:
@@ -34,12 +109,31 @@ def build_event(request: FunctionRequest) -> Event:
             data = json.loads(data)
         except ValueError:
             pass  # the old runtimes handed undecodable JSON over as it came
-    event = Event(data=data, extensions={"request": request})
-    for name, value in request.headers.items():
+    headers = request.headers
+    event = Event(data=data, extensions={"request": BottleRequest(request)})
+    for key in KUBELESS_KEYS:
+        event[key] = headers.get(key)
+    for key in KYMA_CE_KEYS:
+        event[key] = headers.get(key)
+    for name, value in headers.items():
         lowered = name.lower()
         if lowered.startswith("ce-"):
             event[lowered] = value
+    cloud_event = request.cloud_event
+    if cloud_event is not None:
+        _add_cloud_event(event, cloud_event, structured=mimetype == "application/cloudevents+json")
     return event
+
+
+def _add_cloud_event(event: Event, cloud_event: Any, *, structured: bool) -> None:
+    """The decoded CloudEvent's attributes as ``ce-*`` keys; in structured mode, its data too."""
+    get_attributes = getattr(cloud_event, "get_attributes", None)
+    attributes = get_attributes() if get_attributes is not None else {}
+    for name, value in attributes.items():
+        event["ce-" + name] = value if value is None or isinstance(value, str) else str(value)
+    if structured:
+        get_data = getattr(cloud_event, "get_data", None)
+        event["data"] = get_data() if get_data is not None else getattr(cloud_event, "data", None)
 
 
 def _memory_limit() -> str:

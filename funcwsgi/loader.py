@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from .config import Config
 from .errors import LoadError
+from .frameworks import EXTRAS, imported_modules
 from .signatures import Signature, detect_signature
 
 _LISTED_ENTRIES = 20
@@ -33,6 +34,10 @@ class LoadedFunction:
     path: str = "<callable>"
     module: ModuleType | None = None
     hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    #: Top-level modules the function's module imports (``flask``, ``bottle``...).
+    imports: frozenset[str] = frozenset()
+    #: The folder the module was loaded from.
+    folder: str = "."
 
 
 HOOK_NAMES = ("start", "stop", "ready", "alive")
@@ -60,6 +65,8 @@ def load_function(config: Config) -> LoadedFunction:
         path=path,
         module=module,
         hooks=hooks,
+        imports=imported_modules(module),
+        folder=folder,
     )
 
 
@@ -76,6 +83,8 @@ def wrap_callable(function: Callable[..., Any], config: Config) -> LoadedFunctio
         name=name,
         path=path,
         module=module,
+        imports=imported_modules(module),
+        folder=os.path.dirname(path) if path != "<callable>" else os.getcwd(),
     )
 
 
@@ -117,8 +126,10 @@ def _import_module(module_name: str, folder: str, path: str) -> ModuleType:
     except ImportError as error:
         _restore(module_name, previous)
         missing = error.name or "a module"
+        extra = EXTRAS.get(missing.split(".", 1)[0])
+        hint = f"install {extra}" if extra else "is it in the function's requirements?"
         raise LoadError(
-            f"{path} failed to import {missing!r}: {error}; is it in the function's requirements?",
+            f"{path} failed to import {missing!r}: {error}; {hint}",
             _user_traceback(error, path),
         ) from None
     except BaseException as error:  # the user's module may raise anything, SystemExit included

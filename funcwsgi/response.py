@@ -13,6 +13,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.datastructures import Headers
+from werkzeug.wrappers import Response
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -181,6 +182,17 @@ def _unpack_tuple(result: tuple[Any, ...]) -> tuple[Any, int | None, Any]:
     raise UnsupportedResponse(f"a returned tuple must be (body, status), (body, headers) or (body, status, headers); got {len(result)} items")
 
 
+def _amended(response: Response, status: int | None, headers: Any) -> Response:
+    """A returned response object with a tuple's status and headers applied, as Flask does."""
+    if status is not None:
+        response.status_code = status
+    if headers:
+        items = headers.items() if isinstance(headers, dict) else headers
+        for name, value in items:
+            response.headers[name] = value
+    return response
+
+
 def send(
     result: Any,
     res: FunctionResponse | None,
@@ -194,6 +206,8 @@ def send(
         body = res.body if res is not None else None
     elif type(result) is tuple:
         body, status, extra_headers = _unpack_tuple(result)
+        if isinstance(body, Response):  # Flask's (jsonify(...), 201)
+            return _amended(body, status, extra_headers)(environ, start_response)  # type: ignore[no-any-return]
     elif callable(result) and not isinstance(result, (str, bytes, dict, list)):
         # A werkzeug Response, a Flask response, any WSGI app: it answers itself.
         return result(environ, start_response)  # type: ignore[no-any-return]

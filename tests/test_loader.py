@@ -41,11 +41,11 @@ def test_folder_is_a_file():
 
 
 def test_missing_file_lists_what_the_folder_holds(tmp_path):
-    (tmp_path / "main.py").write_text("")
+    (tmp_path / "app.py").write_text("")
     (tmp_path / "requirements.txt").write_text("")
     with pytest.raises(LoadError) as caught:
         load(str(tmp_path))
-    assert str(caught.value) == f"no handler.py in {tmp_path}; the folder holds: main.py, requirements.txt"
+    assert str(caught.value) == f"no handler.py in {tmp_path}; the folder holds: app.py, requirements.txt"
 
 
 def test_empty_folder(tmp_path):
