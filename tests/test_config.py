@@ -136,3 +136,86 @@ def test_overrides_win_and_unknown_overrides_are_refused():
 def test_known_env_names_include_aliases():
     names = known_env_names()
     assert {"SERVER_PORT", "FUNC_PORT", "HANDLER_PATH", "KUBELESS_INSTALL_VOLUME"} <= names
+
+
+# -- compatibility: handler strings and default sources ------------------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "module", "function"),
+    [
+        pytest.param({"FUNC_HANDLER": "foo.foo"}, "foo", "foo", id="kubeless-custom-runtime"),
+        pytest.param({"FUNC_HANDLER": "orders.create", "MOD_NAME": "orders"}, "orders", "create", id="agrees-with-module"),
+        pytest.param({"HANDLER_FUNCTION_NAME": "pkg.mod.run"}, "pkg.mod", "run", id="dotted-module"),
+        pytest.param({"FUNCTION_TARGET": "hello_http"}, "handler", "hello_http", id="functions-framework-target"),
+        pytest.param({"HANDLER_FUNCTION_NAME": "main", "FUNC_HANDLER": "foo.bar"}, "handler", "main", id="reference-name-wins"),
+    ],
+)
+def test_handler_strings(environ, module, function):
+    config = Config.from_env(environ)
+    assert (config.handler_module_name, config.handler_function_name) == (module, function)
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        pytest.param(
+            {"FUNC_HANDLER": "foo.bar", "MOD_NAME": "other"},
+            "FUNC_HANDLER='foo.bar' names module 'foo' but MOD_NAME='other'; set the module in one of them only",
+            id="contradicts-module",
+        ),
+        pytest.param({"FUNC_HANDLER": "foo."}, "FUNC_HANDLER='foo.' is invalid: expected a function name or module.function", id="no-function"),
+        pytest.param({"FUNC_HANDLER": ".foo"}, "FUNC_HANDLER='.foo' is invalid", id="no-module"),
+    ],
+)
+def test_bad_handler_strings(environ, message):
+    with pytest.raises(ConfigError) as caught:
+        Config.from_env(environ)
+    assert str(caught.value).startswith(message)
+
+
+def test_port_alias_of_the_functions_framework():
+    assert Config.from_env({"PORT": "9090"}).server_port == 9090
+    assert Config.from_env({"PORT": "9090", "FUNC_PORT": "9091"}).server_port == 9091
+
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    """Stand-ins for '/' and '/kubeless', so the test never writes to the real root."""
+    root, kubeless = tmp_path / "root", tmp_path / "kubeless"
+    root.mkdir()
+    kubeless.mkdir()
+    monkeypatch.setattr("funcwsgi.config.DEFAULT_FOLDERS", (str(root), str(kubeless)))
+    return root, kubeless
+
+
+def test_sources_in_root_win(roots):
+    root, kubeless = roots
+    (root / "handler.py").write_text("")
+    (kubeless / "handler.py").write_text("")
+    assert Config.from_env({}).handler_folder == str(root)
+
+
+def test_sources_only_in_kubeless_are_found(roots):
+    _, kubeless = roots
+    (kubeless / "orders.py").write_text("")
+    config = Config.from_env({"MOD_NAME": "orders", "FUNC_HANDLER": "create"})
+    assert config.handler_path == f"{kubeless}/orders.py"
+
+
+def test_no_sources_keep_the_reference_default(roots):
+    assert Config.from_env({}).handler_path == "/handler.py"
+
+
+def test_an_explicit_folder_is_never_second_guessed(roots, tmp_path):
+    _, kubeless = roots
+    (kubeless / "handler.py").write_text("")
+    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path)}).handler_folder == str(tmp_path)
+
+
+def test_main_py_is_the_module_when_there_is_no_handler_py(tmp_path):
+    (tmp_path / "main.py").write_text("")
+    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path)}).handler_module_name == "main"
+    (tmp_path / "handler.py").write_text("")
+    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path)}).handler_module_name == "handler"
+    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path), "HANDLER_MODULE_NAME": "main"}).handler_module_name == "main"

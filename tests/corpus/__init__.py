@@ -1,0 +1,41 @@
+"""Functions written for other platforms, served unchanged by a real funcwsgi server.
+
+Each test module starts its servers together (one per function, configured only
+by the environment the old platform would set) and checks the responses those
+platforms gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+import signal
+
+from ..servers import BIN, FUNCTIONS, Server, base_env, free_port
+
+GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
+
+
+@contextmanager
+def serving(functions: Mapping[str, Mapping[str, str]], command: list[str] | None = None) -> Iterator[dict[str, Server]]:
+    """Start one server per entry (name -> settings) at once; stop them all after."""
+    servers: dict[str, Server] = {}
+    try:
+        for name, settings in functions.items():
+            port = free_port()
+            env = base_env(SERVER_HOST="127.0.0.1", SERVER_NUMTHREADS="4", **{"SERVER_PORT": str(port), **settings})
+            servers[name] = Server(command or GUNICORN, env, port)
+        for server in servers.values():
+            server.wait_ready()
+        yield servers
+    finally:
+        # Signal every server first, so their graceful shutdowns overlap.
+        for server in servers.values():
+            if server.process.poll() is None:
+                server.signal(signal.SIGTERM)
+        for server in servers.values():
+            server.stop()
+
+
+def folder(scenario: str) -> str:
+    return str(FUNCTIONS / scenario)
