@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .active import activate
 from .config import Config
 from .errors import StartupError, report_and_exit
 from .loader import LoadedFunction, load_function, wrap_callable
@@ -31,6 +32,7 @@ class FunctionService:
         self.config = config
         self.loaded = loaded
         self.wsgi, self.layers = build_stack(config, loaded)
+        activate(config)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
         return self.wsgi(environ, start_response)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,6 +137,25 @@ def parse_mapping(raw: str) -> dict[str, str]:
     return result
 
 
+def parse_path(raw: str) -> str:
+    path = raw.strip()
+    if not path.startswith("/") or any(c.isspace() for c in path):
+        raise ValueError(raw)
+    return path
+
+
+def parse_list(raw: str) -> tuple[str, ...]:
+    """Comma-separated items, blanks dropped: ``"a, b,"`` is ``("a", "b")``."""
+    return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+def parse_methods(raw: str) -> tuple[str, ...]:
+    methods = tuple(item.upper() for item in parse_list(raw))
+    if not all(method.isalpha() for method in methods):
+        raise ValueError(raw)
+    return methods
+
+
 def choice(*names: str) -> Parser:
     def parse(raw: str) -> str:
         value = raw.strip().lower()
@@ -239,6 +259,37 @@ class Config:
     server_log_format: str = setting("SERVER_LOG_FORMAT", "json", choice("json", "text"), "json or text", "Log record format on stdout.")
     server_log_level: str = setting("SERVER_LOG_LEVEL", "info", choice(*LOG_LEVELS), "one of " + ", ".join(LOG_LEVELS), "Lowest level of log records written.")
     server_access_log: bool = setting("SERVER_ACCESS_LOG", True, parse_bool, "true or false", "Write one access-log record per call.")
+    server_metrics: bool = setting(
+        "SERVER_METRICS", True, parse_bool, "true or false",
+        "Count calls, failures and durations and serve them at SERVER_METRICS_PATH.",
+    )
+    server_metrics_path: str = setting(
+        "SERVER_METRICS_PATH", "/metrics", parse_path, "a path starting with /", "Path of the Prometheus metrics endpoint.",
+    )
+    server_cloudevents: bool = setting(
+        "SERVER_CLOUDEVENTS", True, parse_bool, "true or false",
+        "Decode incoming CloudEvents (binary and structured); malformed ones get 400.",
+    )
+    server_cors_origins: tuple[str, ...] = setting(
+        "SERVER_CORS_ORIGINS", (), parse_list, "a comma-separated list of origins, or *",
+        "Origins allowed to call the function from a browser; empty disables CORS.", default_doc="''",
+    )
+    server_cors_methods: tuple[str, ...] = setting(
+        "SERVER_CORS_METHODS", ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"), parse_methods,
+        "a comma-separated list of HTTP methods", "Methods a CORS preflight allows.", default_doc="GET,HEAD,POST,PUT,PATCH,DELETE",
+    )
+    server_cors_headers: tuple[str, ...] = setting(
+        "SERVER_CORS_HEADERS", ("*",), parse_list, "a comma-separated list of header names, or *",
+        "Request headers a CORS preflight allows; * allows what the browser asks for.", default_doc="*",
+    )
+    server_cors_max_age: int = setting(
+        "SERVER_CORS_MAX_AGE", 600, non_negative_int, "a non-negative integer of seconds",
+        "Seconds a browser may cache a CORS preflight answer.",
+    )
+    server_cors_credentials: bool = setting(
+        "SERVER_CORS_CREDENTIALS", False, parse_bool, "true or false",
+        "Allow cookies and credentials on cross-origin calls (needs explicit origins, not *).",
+    )
 
     # -- the handler ------------------------------------------------------------
     handler_folder: str = setting(
@@ -279,6 +330,15 @@ class Config:
     publisher_proxy_address: str | None = setting(
         "PUBLISHER_PROXY_ADDRESS", None, parse_optional_str, "a URL",
         "Where sdk.emit_cloud_event posts events; unset disables publishing.", default_doc="unset",
+    )
+    publisher_proxy_timeout: float = setting(
+        "PUBLISHER_PROXY_TIMEOUT", 10.0, positive_float, "a positive number of seconds",
+        "Seconds sdk.emit_cloud_event waits for the publisher proxy before giving up.",
+    )
+    otel_propagators: tuple[str, ...] = setting(
+        "OTEL_PROPAGATORS", ("tracecontext", "baggage", "b3multi"), parse_list, "a comma-separated list of propagator names",
+        "Trace context formats read from calls and written to outgoing requests (tracecontext, baggage, b3, b3multi, none).",
+        default_doc="tracecontext,baggage,b3multi",
     )
 
     # ---------------------------------------------------------------------------
@@ -331,6 +391,14 @@ class Config:
             raise ConfigError(
                 f"HANDLER_FUNCTION_NAME={self.handler_function_name!r} is invalid: expected a Python identifier such as 'main'"
             )
+        for name, url in (("TRACE_COLLECTOR_ENDPOINT", self.trace_collector_endpoint), ("PUBLISHER_PROXY_ADDRESS", self.publisher_proxy_address)):
+            if url is not None and not _is_http_url(url):
+                raise ConfigError(f"{name}={url!r} is invalid: expected an http:// or https:// URL")
+        if self.server_cors_credentials and "*" in self.server_cors_origins:
+            raise ConfigError(
+                "SERVER_CORS_CREDENTIALS=true with SERVER_CORS_ORIGINS='*' is refused: browsers reject credentials "
+                "for a wildcard origin; list the allowed origins instead"
+            )
 
     @property
     def handler_path(self) -> str:
@@ -379,6 +447,11 @@ def _find_default_sources(values: dict[str, Any], origins: dict[str, str]) -> No
                 values["handler_folder"] = folder
                 values["handler_module_name"] = module
                 return
+
+
+def _is_http_url(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _lookup(spec: Spec, environ: Mapping[str, str]) -> tuple[str, str, Parser, str] | None:

@@ -12,7 +12,7 @@ from typing import Any
 from funcwsgi.config import Config
 from funcwsgi.errors import StartupError, report_and_exit
 
-__all__ = ["bind", "worker_class", "workers", "threads", "graceful_timeout", "max_requests", "on_starting"]
+__all__ = ["bind", "worker_class", "workers", "threads", "graceful_timeout", "max_requests", "on_starting", "post_fork", "child_exit"]
 
 # Not named `config`: gunicorn reads that name as its own --config setting.
 try:
@@ -43,3 +43,18 @@ def on_starting(server: Any) -> None:
     from funcwsgi.application import default_app
 
     default_app()
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """Per-worker start-up (exporter threads, sockets) in the new worker, before it serves."""
+    from funcwsgi.application import default_app
+    from funcwsgi.workers import start_worker
+
+    start_worker(default_app())
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """In the master, once a worker is gone: clean up what it left (metrics files)."""
+    from funcwsgi.workers import worker_exited
+
+    worker_exited(worker.pid)

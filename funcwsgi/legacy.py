@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from .bottle_request import BottleRequest
+from .cloudevents_compat import STRUCTURED, attribute_strings, data_of
 from .config import Config
 from .request import FunctionRequest
 
@@ -102,6 +103,13 @@ def build_context(config: Config, function_name: str) -> dict[str, Any]:
 
 
 def build_event(request: FunctionRequest) -> Event:
+    cloud_event = request.cloud_event
+    if cloud_event is not None and request.mimetype == STRUCTURED:
+        # A structured event gets the keys a binary one has: ce-<attribute> as strings, data decoded.
+        event = Event(data=data_of(cloud_event), extensions={"request": request})
+        for name, value in attribute_strings(cloud_event).items():
+            event["ce-" + name] = value
+        return event
     data: Any = request.get_data()
     mimetype = request.mimetype
     if mimetype in JSON_TYPES and data:

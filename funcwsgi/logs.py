@@ -1,25 +1,125 @@
-"""Log set-up, done once per process."""
+"""Log set-up, done once per process: one JSON object per line on stdout.
+
+Every record, the runtime's and the function's own ``logging`` calls alike,
+carries ``timestamp``, ``level``, ``logger``, ``message``, ``function`` and
+``namespace``; inside a call also ``request_id`` and, with tracing on,
+``trace_id`` and ``span_id``. ``extra={...}`` fields are added as they are; a
+traceback is one ``exc_info`` field of the one record. ``SERVER_LOG_FORMAT=text``
+gives plain lines for local development. The four start-up lines are printed
+as they are, not through logging (see :mod:`funcwsgi.startup`).
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pythonjsonlogger.core import RESERVED_ATTRS
+from pythonjsonlogger.json import JsonEncoder, JsonFormatter
 
 from .config import Config
+from .context import current_environ
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+JSON_FIELDS = ("levelname", "name", "message")
+
+#: environ keys the request-id and tracing layers fill in for the log records of a call.
+REQUEST_ID_KEY = "funcwsgi.request_id"
+SPAN_KEY = "funcwsgi.span"
 
 _configured = False
-TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+#: ``(trace_id, span_id)`` of the active span as hex strings, or ``None``; set
+#: when tracing is on, so a process without tracing never imports OpenTelemetry here.
+span_ids: Callable[[dict[str, Any]], tuple[str, str] | None] | None = None
+
+
+class CallFields(logging.Filter):
+    """Adds the call's request id and trace ids to every record made inside a call."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        environ = current_environ.get()
+        if environ is not None:
+            request_id = environ.get(REQUEST_ID_KEY)
+            if request_id is not None and not hasattr(record, "request_id"):
+                record.request_id = request_id
+            if span_ids is not None:
+                ids = span_ids(environ)
+                if ids is not None:
+                    record.trace_id, record.span_id = ids
+        return True
+
+
+class RecordFormatter(JsonFormatter):
+    """python-json-logger's formatter with a lean field collection for the hot path.
+
+    The library's general field handling (renames, defaults, a datetime the
+    encoder converts) costs about as much as the rest of a call; this builds
+    the same object directly, and values JSON cannot hold still go through the
+    library's encoder.
+    """
+
+    def __init__(self, static_fields: dict[str, Any]) -> None:
+        super().__init__(
+            list(JSON_FIELDS),
+            static_fields=static_fields,
+            json_default=JsonEncoder().default,
+            json_ensure_ascii=False,
+            reserved_attrs=[*RESERVED_ATTRS, "taskName", "color_message"],
+        )
+        self._skip = frozenset(self._skip_fields)
+        self._second = -1
+        self._second_text = ""
+
+    def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
+        log_data["timestamp"] = self._timestamp(record.created)
+        log_data["level"] = record.levelname
+        log_data["logger"] = record.name
+        log_data["message"] = record.message
+        log_data.update(self.static_fields)
+        fields = record.__dict__
+        for key in fields.keys() - self._skip:  # the extras: a set difference, not a scan
+            log_data[key] = fields[key]
+        if message_dict:
+            log_data.update(message_dict)
+
+    def _timestamp(self, created: float) -> str:
+        """RFC 3339 in UTC with milliseconds; the seconds part is formatted once per second."""
+        second = int(created)
+        if second != self._second:
+            self._second_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._second = second
+        return f"{self._second_text}.{int((created - second) * 1000):03d}Z"
+
+
+def json_formatter(config: Config) -> logging.Formatter:
+    return RecordFormatter({"function": config.func_name, "namespace": config.func_namespace})
+
+
+def build_handler(config: Config, stream: Any = None) -> logging.Handler:
+    handler = logging.StreamHandler(stream or sys.stdout)
+    if config.server_log_format == "json":
+        handler.setFormatter(json_formatter(config))
+    else:
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    handler.addFilter(CallFields())
+    return handler
 
 
 def configure_logging(config: Config) -> None:
-    """Send the runtime's and the function's log records to stdout, once."""
+    """Send the runtime's and the function's log records to stdout, once per process.
+
+    A root logger that already has handlers (set up by the embedding
+    application, or by a test runner) is left alone apart from its level.
+    """
     global _configured
     if _configured:
         return
     _configured = True
     root = logging.getLogger()
     if not root.handlers:
-        handler = logging.StreamHandler(sys.stdout)
-        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
-        root.addHandler(handler)
+        root.addHandler(build_handler(config))
     root.setLevel(config.server_log_level.upper())

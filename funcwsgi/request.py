@@ -16,8 +16,10 @@ class FunctionRequest(Request):
     nothing pays for nothing.
     """
 
-    #: The incoming CloudEvent, set by the CloudEvents layer; ``None`` otherwise.
-    cloud_event: Any = None
+    @property
+    def cloud_event(self) -> Any:
+        """The incoming CloudEvent, decoded by the CloudEvents layer; ``None`` otherwise."""
+        return self.environ.get("funcwsgi.cloud_event")
 
     @property
     def body(self) -> bytes:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.datastructures import Headers
 from werkzeug.wrappers import Response
 
+from .cloudevents_compat import is_cloud_event, to_binary
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
@@ -211,6 +213,8 @@ def send(
     elif callable(result) and not isinstance(result, (str, bytes, dict, list)):
         # A werkzeug Response, a Flask response, any WSGI app: it answers itself.
         return result(environ, start_response)  # type: ignore[no-any-return]
+    elif type(result) not in _PLAIN and is_cloud_event(result):
+        return send_cloud_event(result, res, environ, start_response)
     else:
         body = result
     if status is None:
@@ -239,3 +243,21 @@ def send(
         return [data]
     start_response(status_line(status), headers)
     return data  # a stream
+
+
+_PLAIN = frozenset({str, bytes, dict, list})
+
+
+def send_cloud_event(event: Any, res: FunctionResponse | None, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    """A returned CloudEvent is the reply, in binary content mode (the Knative convention).
+
+    The status and headers set on ``res`` are kept; the event's ``ce-*``
+    headers and content type win over them.
+    """
+    event_headers, data = to_binary(event)
+    merged = Headers(res._headers) if res is not None and res._headers else Headers()
+    for name, value in event_headers.items():
+        merged.set(name, value)
+    merged.set("Content-Length", str(len(data)))
+    start_response(status_line(res.status_code if res is not None else 200), merged.to_wsgi_list())
+    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 from .config import Config
 from .function_app import FunctionApp
 from .loader import LoadedFunction
+from .middleware import cors, tracing
+from .middleware.access_log import AccessLogMiddleware
+from .middleware.cloudevents import CloudEventsMiddleware
 from .middleware.errors import ErrorMiddleware
+from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
+from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import ReservedRoutesMiddleware, default_routes
 
 if TYPE_CHECKING:
@@ -41,12 +46,36 @@ class Layer:
 
 
 def reserved_routes(config: Config, loaded: LoadedFunction) -> dict[str, WSGIApplication]:
-    return default_routes()
+    routes = default_routes()
+    if config.server_metrics:
+        routes[config.server_metrics_path] = MetricsEndpoint(config)
+    return routes
 
 
 LAYERS: list[Layer] = [
     Layer("errors", lambda app, config, loaded: ErrorMiddleware(app)),
+    Layer("request-id", lambda app, config, loaded: RequestIdMiddleware(app)),
+    Layer("access-log", lambda app, config, loaded: AccessLogMiddleware(app), lambda config: config.server_access_log),
     Layer("reserved-routes", lambda app, config, loaded: ReservedRoutesMiddleware(app, reserved_routes(config, loaded))),
+    Layer(
+        "cors",
+        lambda app, config, loaded: cors.CorsMiddleware(
+            app,
+            origins=config.server_cors_origins,
+            methods=config.server_cors_methods,
+            headers=config.server_cors_headers,
+            max_age=config.server_cors_max_age,
+            credentials=config.server_cors_credentials,
+        ),
+        cors.enabled,
+    ),
+    Layer(
+        "tracing",
+        lambda app, config, loaded: tracing.TracingMiddleware(app, tracing.tracer_provider(config, loaded)),
+        tracing.enabled,
+    ),
+    Layer("metrics", lambda app, config, loaded: MetricsMiddleware(app, call_metrics(config)), lambda config: config.server_metrics),
+    Layer("cloudevents", lambda app, config, loaded: CloudEventsMiddleware(app), lambda config: config.server_cloudevents),
 ]
 
 

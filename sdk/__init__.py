@@ -1,15 +1,87 @@
 """What a function imports: ``import sdk``.
 
+The names match Kyma's python314 ``sdk``, so its functions run unchanged::
+
+    import sdk
+
+    def main(req, res):
+        with sdk.get_tracer().start_as_current_span("work"):
+            sdk.get_logger().info("got order", extra={"order": 7})
+            sdk.emit_cloud_event("order.created", "/shop", {"id": 7})
+        res.set_code(204)
+
 Importable and usable without a server, so a function's unit tests can call
-it. Outside a call, :func:`get_request` returns ``None``.
+it: the tracer is then a no-op one, the logger a plain :mod:`logging` logger,
+:func:`get_request` and :func:`get_cloud_event` return ``None``, the metadata
+comes from the environment, and publishing raises :class:`PublisherNotConfigured`
+unless ``PUBLISHER_PROXY_ADDRESS`` is set.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from funcwsgi.active import active_config
 from funcwsgi.context import current_environ
 from funcwsgi.request import FunctionRequest, get_or_create_request
 
-__all__ = ["get_request"]
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+
+__all__ = [
+    "PublishError",
+    "PublisherNotConfigured",
+    "emit_cloud_event",
+    "get_annotations",
+    "get_body_size_limit",
+    "get_cloud_event",
+    "get_function_name",
+    "get_labels",
+    "get_logger",
+    "get_namespace",
+    "get_request",
+    "get_runtime",
+    "get_timeout",
+    "get_tracer",
+    "publishCloudEvent",
+    "publish_cloud_event",
+]
+
+#: The logger :func:`get_logger` returns; its records carry the call's ids like every other.
+LOGGER_NAME = "function"
+TRACER_NAME = "sdk"
+
+# Trace headers of the call, forwarded as they came when no span of our own is active
+# (tracing off), so a published event still continues the caller's trace.
+_TRACE_HEADERS = {
+    "HTTP_TRACEPARENT": "traceparent",
+    "HTTP_TRACESTATE": "tracestate",
+    "HTTP_BAGGAGE": "baggage",
+    "HTTP_B3": "b3",
+    "HTTP_X_B3_TRACEID": "X-B3-TraceId",
+    "HTTP_X_B3_SPANID": "X-B3-SpanId",
+    "HTTP_X_B3_PARENTSPANID": "X-B3-ParentSpanId",
+    "HTTP_X_B3_SAMPLED": "X-B3-Sampled",
+    "HTTP_X_B3_FLAGS": "X-B3-Flags",
+}
+
+
+class PublishError(RuntimeError):
+    """Publishing a CloudEvent failed. ``status`` and ``body`` hold the proxy's answer, if any."""
+
+    def __init__(self, message: str, status: int | None = None, body: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class PublisherNotConfigured(PublishError):
+    """``PUBLISHER_PROXY_ADDRESS`` is not set, so there is nowhere to publish to."""
+
+
+# -- the call --------------------------------------------------------------------
 
 
 def get_request() -> FunctionRequest | None:
@@ -18,3 +90,150 @@ def get_request() -> FunctionRequest | None:
     if environ is None:
         return None
     return get_or_create_request(environ)
+
+
+def get_cloud_event() -> Any:
+    """The CloudEvent the call carries (binary or structured mode), or ``None``.
+
+    Its class is the installed ``cloudevents`` library's: with 2.x
+    ``cloudevents.core.v1.event.CloudEvent``, with 1.x ``cloudevents.http.CloudEvent``;
+    both have ``get_attributes()`` and ``get_data()``.
+    """
+    environ = current_environ.get()
+    if environ is None:
+        return None
+    return environ.get("funcwsgi.cloud_event")
+
+
+# -- telemetry -------------------------------------------------------------------
+
+
+def get_tracer() -> Tracer:
+    """An OpenTelemetry tracer; its spans are children of the call's span.
+
+    Without ``TRACE_COLLECTOR_ENDPOINT`` (or outside a server) it is a no-op
+    tracer: spans can be started and ended, and cost next to nothing.
+    """
+    from opentelemetry import trace
+
+    return trace.get_tracer(TRACER_NAME)
+
+
+def get_logger() -> logging.Logger:
+    """A :mod:`logging` logger; in a server its records are JSON lines with the call's ids."""
+    return logging.getLogger(LOGGER_NAME)
+
+
+# -- events ----------------------------------------------------------------------
+
+
+def emit_cloud_event(type: str, source: str, data: Any, optional_attributes: Mapping[str, Any] | None = None) -> None:  # noqa: A002 - Kyma's parameter names
+    """Publish a new CloudEvent of ``type`` from ``source`` carrying ``data``.
+
+    ``optional_attributes`` adds attributes (``subject``, ``datacontenttype``,
+    extensions...). ``id``, ``specversion`` and ``time`` are filled in. Raises
+    :class:`PublishError` as :func:`publish_cloud_event` does, and
+    ``ValueError`` for attributes the CloudEvents specification refuses.
+    """
+    from funcwsgi.cloudevents_compat import make_event
+
+    attributes: dict[str, Any] = {"type": type, "source": source}
+    if optional_attributes:
+        attributes.update(optional_attributes)
+    publish_cloud_event(make_event(attributes, data))
+
+
+def publish_cloud_event(event: Any) -> None:
+    """POST a CloudEvent to ``PUBLISHER_PROXY_ADDRESS`` in structured mode.
+
+    ``event`` is a CloudEvent of the installed ``cloudevents`` library, or a
+    mapping of its attributes with an optional ``data`` key. The call's trace
+    context travels with it. Raises :class:`PublisherNotConfigured` when the
+    address is unset, and :class:`PublishError` when the proxy cannot be
+    reached within ``PUBLISHER_PROXY_TIMEOUT`` seconds or answers other than
+    2xx (``status`` and ``body`` then hold its answer).
+    """
+    from funcwsgi.cloudevents_compat import is_cloud_event, make_event, to_structured
+
+    config = active_config()
+    address = config.publisher_proxy_address
+    if not address:
+        raise PublisherNotConfigured(
+            "cannot publish the CloudEvent: PUBLISHER_PROXY_ADDRESS is not set (expected the URL of the publisher proxy)"
+        )
+    if not is_cloud_event(event):
+        if not isinstance(event, Mapping):
+            raise TypeError(f"publish_cloud_event() needs a CloudEvent or a mapping of its attributes, got a {type(event).__name__}")
+        attributes = dict(event)
+        event = make_event(attributes, attributes.pop("data", None))
+    headers, body = to_structured(event)
+    _add_trace_context(headers)
+    import requests
+
+    try:
+        response = requests.post(address, data=body, headers=headers, timeout=config.publisher_proxy_timeout)
+    except requests.RequestException as error:
+        raise PublishError(f"cannot publish the CloudEvent to {address}: {type(error).__name__}: {error}") from error
+    if not 200 <= response.status_code < 300:
+        text = response.text[:1000]
+        raise PublishError(
+            f"the publisher proxy at {address} answered {response.status_code}: {text}",
+            status=response.status_code,
+            body=text,
+        )
+
+
+publishCloudEvent = publish_cloud_event  # noqa: N816 - the spelling of the API rework document
+
+
+def _add_trace_context(headers: dict[str, str]) -> None:
+    from opentelemetry import propagate, trace
+
+    if trace.get_current_span().get_span_context().is_valid:
+        propagate.inject(headers)
+        return
+    environ = current_environ.get()
+    if environ is not None:
+        for key, name in _TRACE_HEADERS.items():
+            value = environ.get(key)
+            if value is not None:
+                headers[name] = value
+
+
+# -- metadata --------------------------------------------------------------------
+
+
+def get_function_name() -> str:
+    """``FUNC_NAME``."""
+    return active_config().func_name
+
+
+def get_namespace() -> str:
+    """``FUNC_NAMESPACE``."""
+    return active_config().func_namespace
+
+
+def get_runtime() -> str:
+    """``FUNC_RUNTIME`` (``python314`` unless set)."""
+    return active_config().func_runtime
+
+
+def get_timeout() -> float:
+    """Seconds a call may take (``SERVER_CALL_TIMEOUT``)."""
+    return active_config().server_call_timeout
+
+
+def get_body_size_limit() -> float:
+    """The largest request body accepted, in megabytes as Kyma counts them (0 = no limit)."""
+    megabytes = active_config().server_max_body_size / (1024 * 1024)
+    return int(megabytes) if megabytes == int(megabytes) else megabytes
+
+
+def get_labels() -> dict[str, str]:
+    """The function's labels (``FUNC_LABELS``), a copy."""
+    return dict(active_config().func_labels)
+
+
+def get_annotations() -> dict[str, str]:
+    """The function's annotations (``FUNC_ANNOTATIONS``), a copy."""
+    return dict(active_config().func_annotations)

@@ -34,12 +34,16 @@ class ErrorMiddleware:
         except Exception:
             failure = sys.exc_info()
             log_failure(environ)
+            headers = list(HEADERS)
+            request_id = environ.get("funcwsgi.request_id")
+            if request_id is not None:  # the caller quotes it when reporting the failure
+                headers.append(("X-Request-Id", request_id))
             try:
-                start_response("500 Internal Server Error", list(HEADERS))
+                start_response("500 Internal Server Error", headers)
             except Exception:
                 # Headers were already set by the inner app; exc_info asks the server
                 # to replace them (it re-raises if they already reached the wire).
-                start_response("500 Internal Server Error", list(HEADERS), failure)
+                start_response("500 Internal Server Error", list(headers), failure)
             finally:
                 del failure
             return [] if environ.get("REQUEST_METHOD") == "HEAD" else [BODY]

@@ -1,0 +1,63 @@
+"""Incoming CloudEvents, decoded once per request before the function runs."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from werkzeug.wsgi import get_input_stream
+
+from ..cloudevents_compat import STRUCTURED, MalformedCloudEvent, decode
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+#: Where the decoded event lives: ``req.cloud_event`` and ``sdk.get_cloud_event()`` read it.
+ENVIRON_KEY = "funcwsgi.cloud_event"
+
+# A request claims to be a binary-mode CloudEvent when it carries any of the
+# required attribute headers; checking four keys is cheaper than scanning all.
+_BINARY_CLAIMS = ("HTTP_CE_SPECVERSION", "HTTP_CE_ID", "HTTP_CE_TYPE", "HTTP_CE_SOURCE")
+
+
+class CloudEventsMiddleware:
+    """Decodes binary and structured CloudEvents into ``environ['funcwsgi.cloud_event']``.
+
+    A request that claims to be a CloudEvent but is malformed gets ``400`` with
+    a short reason and the function is not called. Requests that are no
+    CloudEvent pass untouched, as do batches
+    (``application/cloudevents-batch+json``): the function reads those itself.
+    The body is read once and put back, so the function can still read it.
+    """
+
+    def __init__(self, app: WSGIApplication) -> None:
+        self.app = app
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        content_type = environ.get("CONTENT_TYPE", "")
+        if content_type.startswith(STRUCTURED):
+            headers = {"content-type": content_type}
+        elif any(key in environ for key in _BINARY_CLAIMS):
+            headers = {key[5:].lower().replace("_", "-"): value for key, value in environ.items() if key.startswith("HTTP_CE_")}
+            if content_type:
+                headers["content-type"] = content_type
+        else:
+            return self.app(environ, start_response)
+        body = get_input_stream(environ).read()
+        environ["wsgi.input"] = io.BytesIO(body)
+        environ["CONTENT_LENGTH"] = str(len(body))
+        try:
+            environ[ENVIRON_KEY] = decode(headers, body)
+        except MalformedCloudEvent as error:
+            return bad_request(str(error), environ, start_response)
+        return self.app(environ, start_response)
+
+    def __repr__(self) -> str:
+        return "CloudEventsMiddleware()"
+
+
+def bad_request(reason: str, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    data = f"Bad Request: {reason}".encode()
+    start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))])
+    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]

@@ -1,0 +1,88 @@
+"""Cross-origin calls from browsers (CORS), for the origins ``SERVER_CORS_ORIGINS`` lists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..config import Config
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+FORBIDDEN = b"Forbidden: CORS preflight refused"
+
+
+def enabled(config: Config) -> bool:
+    return bool(config.server_cors_origins)
+
+
+class CorsMiddleware:
+    """Answers preflight ``OPTIONS`` itself and adds ``Access-Control-*`` headers to allowed calls.
+
+    Calls without an ``Origin`` header, and calls from origins not allowed,
+    pass through untouched (a browser then blocks the response). Every header
+    value that does not depend on the request is built once, here.
+    """
+
+    def __init__(
+        self,
+        app: WSGIApplication,
+        *,
+        origins: Iterable[str],
+        methods: Iterable[str],
+        headers: Iterable[str],
+        max_age: int,
+        credentials: bool,
+    ) -> None:
+        self.app = app
+        self.origins = frozenset(origins)
+        self.any_origin = "*" in self.origins
+        self.methods = frozenset(methods)
+        self.any_header = "*" in set(headers)
+        self.allow_headers = ", ".join(headers)
+        shared: list[tuple[str, str]] = []
+        if credentials:
+            shared.append(("Access-Control-Allow-Credentials", "true"))
+        # With a wildcard and no credentials the answer is the same for every origin.
+        self.wildcard = self.any_origin and not credentials
+        if not self.wildcard:
+            shared.append(("Vary", "Origin"))
+        self.simple_headers = shared + [("Access-Control-Expose-Headers", "X-Request-Id")]
+        self.preflight_headers = shared + [
+            ("Access-Control-Allow-Methods", ", ".join(methods)),
+            ("Access-Control-Max-Age", str(max_age)),
+        ]
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        origin = environ.get("HTTP_ORIGIN")
+        if origin is None:
+            return self.app(environ, start_response)
+        allowed = self.any_origin or origin in self.origins
+        if environ.get("REQUEST_METHOD") == "OPTIONS" and "HTTP_ACCESS_CONTROL_REQUEST_METHOD" in environ:
+            return self.preflight(origin, allowed, environ, start_response)
+        if not allowed:
+            return self.app(environ, start_response)
+        added = [("Access-Control-Allow-Origin", "*" if self.wildcard else origin), *self.simple_headers]
+
+        def start_with_cors(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            headers.extend(added)
+            return start_response(status, headers, exc_info)
+
+        return self.app(environ, start_with_cors)
+
+    def preflight(self, origin: str, allowed: bool, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        method = environ["HTTP_ACCESS_CONTROL_REQUEST_METHOD"].upper()
+        if not allowed or method not in self.methods:
+            start_response("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(FORBIDDEN)))])
+            return [FORBIDDEN]
+        requested = environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS")
+        allow_headers = (requested or "") if self.any_header else self.allow_headers
+        headers = [("Access-Control-Allow-Origin", "*" if self.wildcard else origin), *self.preflight_headers, ("Content-Length", "0")]
+        if allow_headers:
+            headers.append(("Access-Control-Allow-Headers", allow_headers))
+        start_response("204 No Content", headers)
+        return []
+
+    def __repr__(self) -> str:
+        return f"CorsMiddleware({', '.join(sorted(self.origins))})"

@@ -1,0 +1,216 @@
+"""Prometheus metrics of the calls, and the ``/metrics`` endpoint that serves them.
+
+The names are the ones Kubeless and every Kyma Python runtime expose, so
+existing dashboards keep working: ``function_calls_total``,
+``function_failures_total`` and ``function_duration_seconds``, each labelled
+``method``. With more than one worker process prometheus_client's
+multiprocess mode is used: each worker writes its own files in a directory
+made fresh when the server starts, and a scrape adds them up.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+from ..config import Config
+from ..workers import on_worker_exit
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+    from prometheus_client import Counter, Histogram
+
+#: A layer that turns a failure into a response (the timeout layer's 408) names it here.
+FAILURE_KEY = "funcwsgi.failure"
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+OTHER_METHOD = "other"  # any other method string: the label set stays bounded
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0, float("inf"))
+
+
+@dataclass(frozen=True)
+class MethodSeries:
+    """The three series of one ``method`` label value, resolved once."""
+
+    calls: Any
+    failures: Any
+    duration: Any
+
+    def record(self, seconds: float, failed: bool) -> None:
+        self.calls.inc()
+        if failed:
+            self.failures.inc()
+        self.duration.observe(seconds)
+
+
+class CallMetrics:
+    """The metric families, created once per process (prometheus_client refuses duplicates)."""
+
+    def __init__(self) -> None:
+        from prometheus_client import Counter, Histogram
+
+        self.calls: Counter = Counter("function_calls", "Number of calls processed.", ["method"])
+        self.failures: Counter = Counter("function_failures", "Number of calls that failed (exception, 5xx or timeout).", ["method"])
+        self.duration: Histogram = Histogram("function_duration_seconds", "Duration of calls in seconds.", ["method"], buckets=BUCKETS)
+        self.series = {method: self._series(method) for method in (*METHODS, OTHER_METHOD)}
+
+    def _series(self, method: str) -> MethodSeries:
+        return MethodSeries(self.calls.labels(method), self.failures.labels(method), self.duration.labels(method))
+
+
+_metrics: CallMetrics | None = None
+_multiprocess_dir: str | None = None
+_lock = threading.Lock()
+
+
+def call_metrics(config: Config) -> CallMetrics:
+    """The process's metrics; the first call picks single- or multi-process mode."""
+    global _metrics
+    with _lock:
+        if _metrics is None:
+            if config.server_workers > 1:
+                _use_multiprocess_dir()
+            _metrics = CallMetrics()
+        return _metrics
+
+
+def multiprocess_dir() -> str | None:
+    return _multiprocess_dir
+
+
+def _use_multiprocess_dir() -> None:
+    """Point prometheus_client at a fresh directory before any metric value exists.
+
+    prometheus_client reads the directory from the environment (the workers
+    inherit it across fork), so this is the one place the runtime writes to
+    ``os.environ``. A directory the operator named is emptied instead of made.
+    """
+    global _multiprocess_dir
+    given = os.environ.get(MULTIPROCESS_ENV)
+    if given:
+        os.makedirs(given, exist_ok=True)
+        for stale in glob.glob(os.path.join(given, "*.db")):
+            os.remove(stale)
+        path = given
+    else:
+        path = tempfile.mkdtemp(prefix="funcwsgi-metrics-")
+        owner = os.getpid()
+        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(path, ignore_errors=True))
+        os.environ[MULTIPROCESS_ENV] = path
+    from prometheus_client import values
+
+    # The value class is chosen when prometheus_client is imported, which the
+    # function's own module may already have done: choose again.
+    values.ValueClass = values.get_value_class()
+    _multiprocess_dir = path
+    on_worker_exit(_forget_worker)
+
+
+def _forget_worker(pid: int) -> None:
+    from prometheus_client import multiprocess
+
+    if _multiprocess_dir is not None:
+        multiprocess.mark_process_dead(pid, _multiprocess_dir)
+
+
+class MetricsMiddleware:
+    """Counts each call, its failure, and its duration (to the end of a streamed body)."""
+
+    def __init__(self, app: WSGIApplication, metrics: CallMetrics) -> None:
+        self.app = app
+        self.series = metrics.series
+        self.other = metrics.series[OTHER_METHOD]
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        series = self.series.get(environ.get("REQUEST_METHOD", ""), self.other)
+        started = perf_counter()
+        status = ["500"]
+
+        def start_and_note(status_line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            status[0] = status_line
+            return start_response(status_line, headers, exc_info)
+
+        try:
+            body = self.app(environ, start_and_note)
+        except Exception:
+            series.record(perf_counter() - started, True)
+            raise
+        if type(body) is list:
+            series.record(perf_counter() - started, status[0][0] == "5" or FAILURE_KEY in environ)
+            return body
+        return MeasuredBody(body, series, environ, status, started)
+
+    def __repr__(self) -> str:
+        return "MetricsMiddleware()"
+
+
+class MeasuredBody:
+    """A streamed body whose call is recorded when the server closes it."""
+
+    __slots__ = ("_body", "_iterator", "_series", "_environ", "_status", "_started", "_failed", "_done")
+
+    def __init__(self, body: Iterable[bytes], series: MethodSeries, environ: WSGIEnvironment, status: list[str], started: float) -> None:
+        self._body = body
+        self._iterator: Iterator[bytes] = iter(body)
+        self._series = series
+        self._environ = environ
+        self._status = status
+        self._started = started
+        self._failed = False
+        self._done = False
+
+    def __iter__(self) -> MeasuredBody:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            raise
+        except Exception:
+            self._failed = True
+            raise
+
+    def close(self) -> None:
+        try:
+            close: Any = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if not self._done:
+                self._done = True
+                failed = self._failed or self._status[0][0] == "5" or FAILURE_KEY in self._environ
+                self._series.record(perf_counter() - self._started, failed)
+
+
+class MetricsEndpoint:
+    """``GET /metrics``: the Prometheus text exposition of this process, or of all workers."""
+
+    def __init__(self, config: Config) -> None:
+        call_metrics(config)  # the families exist (and the mode is chosen) before the first scrape
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+
+        path = _multiprocess_dir
+        if path is None:
+            registry = REGISTRY
+        else:
+            from prometheus_client.multiprocess import MultiProcessCollector
+
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry, path)
+        data = generate_latest(registry)
+        start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(data)))])
+        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
+
+    def __repr__(self) -> str:
+        return "MetricsEndpoint()"

@@ -1,0 +1,56 @@
+"""A request id for every call: the caller's ``X-Request-Id``, else a new one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..context import current_environ
+from ..logs import REQUEST_ID_KEY
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+HEADER = "X-Request-Id"
+MAX_LENGTH = 128
+
+
+def new_request_id() -> str:
+    return os.urandom(16).hex()
+
+
+def usable(request_id: str) -> bool:
+    """Whether a caller's id can be echoed and logged as it is."""
+    return 0 < len(request_id) <= MAX_LENGTH and request_id.isascii() and request_id.isprintable()
+
+
+class RequestIdMiddleware:
+    """Puts the call's id in ``environ['funcwsgi.request_id']`` and echoes it in the response.
+
+    It also makes the environ the current one for the whole call, so every log
+    record made inside it (the access log's included) carries the id.
+    """
+
+    def __init__(self, app: WSGIApplication) -> None:
+        self.app = app
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        request_id = environ.get("HTTP_X_REQUEST_ID")
+        if request_id is None or not usable(request_id):
+            request_id = new_request_id()
+        environ[REQUEST_ID_KEY] = request_id
+        header = (HEADER, request_id)
+
+        def start_with_id(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            headers.append(header)
+            return start_response(status, headers, exc_info)
+
+        token = current_environ.set(environ)  # type: ignore[arg-type]
+        try:
+            return self.app(environ, start_with_id)
+        finally:
+            current_environ.reset(token)
+
+    def __repr__(self) -> str:
+        return "RequestIdMiddleware()"
