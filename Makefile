@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs
 
-.PHONY: setup run test docs settings-doc clean
+.PHONY: setup run test docs settings-doc clean test-cloudevents-1
 
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,17 @@ test: setup
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir build/site
 
+# The CloudEvent tests against the 1.x generation of the cloudevents library
+# (the default install gets 2.x), in a virtual environment of their own.
+CE1_VENV ?= .venv-cloudevents1
+CLOUDEVENTS_TESTS ?= tests/test_cloudevents_compat.py tests/middleware/test_cloudevents.py tests/test_sdk.py
+test-cloudevents-1:
+	$(MAKE) setup VENV=$(CE1_VENV)
+	$(CE1_VENV)/bin/python -m pip install --quiet 'cloudevents>=1.10,<2'
+	$(CE1_VENV)/bin/python -m pytest -q $(CLOUDEVENTS_TESTS)
+
 settings-doc: setup
 	$(PY) -m funcwsgi.settings_doc docs/configuration.md
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache

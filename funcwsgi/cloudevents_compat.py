@@ -34,6 +34,7 @@ try:  # 2.x
     from cloudevents.core.bindings import http as _core_http
     from cloudevents.core.exceptions import BaseCloudEventException as _CoreError
     from cloudevents.core.v1.event import CloudEvent as CloudEvent
+    from cloudevents.v1 import conversion as _v1_conversion
     from cloudevents.v1 import http as _v1_http
     from cloudevents.v1.abstract import CloudEvent as _V1Event
     from cloudevents.v1.exceptions import GenericException as _V1Error
@@ -42,6 +43,7 @@ try:  # 2.x
     EVENT_TYPES: tuple[type, ...] = (CloudEvent, _V1Event)
     _ERRORS: tuple[type[BaseException], ...] = (_CoreError, _V1Error, ValueError, TypeError, AttributeError)
 except ImportError:  # 1.x
+    from cloudevents import conversion as _v1_conversion  # type: ignore[no-redef]
     from cloudevents import http as _v1_http  # type: ignore[no-redef]
     from cloudevents.abstract import CloudEvent as _V1Event  # type: ignore[no-redef]
     from cloudevents.exceptions import GenericException as _V1Error  # type: ignore[no-redef]
@@ -120,7 +122,7 @@ def to_binary(event: Any) -> tuple[dict[str, str], bytes]:
     if GENERATION == 2 and not isinstance(event, _V1Event):
         message = _core_http.to_binary_event(event)
         return dict(message.headers), bytes(message.body)
-    headers, body = _v1_http.to_binary(event)
+    headers, body = _v1_conversion.to_binary(event)
     return dict(headers), _as_bytes(body)
 
 
@@ -129,7 +131,7 @@ def to_structured(event: Any) -> tuple[dict[str, str], bytes]:
     if GENERATION == 2 and not isinstance(event, _V1Event):
         message = _core_http.to_structured_event(event)
         return dict(message.headers), bytes(message.body)
-    headers, body = _v1_http.to_structured(event)
+    headers, body = _v1_conversion.to_structured(event)
     return dict(headers), _as_bytes(body)
 
 

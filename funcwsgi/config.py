@@ -180,6 +180,7 @@ def megabytes(raw: str) -> int:
 
 
 SIGNATURES = ("req-res", "req", "none", "event-context")
+DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KYMA = "Kyma python314"
@@ -336,7 +337,7 @@ class Config:
         "Seconds sdk.emit_cloud_event waits for the publisher proxy before giving up.",
     )
     otel_propagators: tuple[str, ...] = setting(
-        "OTEL_PROPAGATORS", ("tracecontext", "baggage", "b3multi"), parse_list, "a comma-separated list of propagator names",
+        "OTEL_PROPAGATORS", DEFAULT_PROPAGATORS, parse_list, "a comma-separated list of propagator names",
         "Trace context formats read from calls and written to outgoing requests (tracecontext, baggage, b3, b3multi, none).",
         default_doc="tracecontext,baggage,b3multi",
     )
@@ -394,6 +395,9 @@ class Config:
         for name, url in (("TRACE_COLLECTOR_ENDPOINT", self.trace_collector_endpoint), ("PUBLISHER_PROXY_ADDRESS", self.publisher_proxy_address)):
             if url is not None and not _is_http_url(url):
                 raise ConfigError(f"{name}={url!r} is invalid: expected an http:// or https:// URL")
+        if self.otel_propagators != DEFAULT_PROPAGATORS:
+            # OpenTelemetry itself fails with a traceback on an unknown name when first imported.
+            _check_propagators(self.otel_propagators)
         if self.server_cors_credentials and "*" in self.server_cors_origins:
             raise ConfigError(
                 "SERVER_CORS_CREDENTIALS=true with SERVER_CORS_ORIGINS='*' is refused: browsers reject credentials "
@@ -447,6 +451,17 @@ def _find_default_sources(values: dict[str, Any], origins: dict[str, str]) -> No
                 values["handler_folder"] = folder
                 values["handler_module_name"] = module
                 return
+
+
+def _check_propagators(names: tuple[str, ...]) -> None:
+    from importlib.metadata import entry_points
+
+    installed = {point.name for point in entry_points(group="opentelemetry_propagator")} | {"none"}
+    for name in names:
+        if name not in installed:
+            raise ConfigError(
+                f"OTEL_PROPAGATORS={','.join(names)!r} is invalid: no propagator {name!r}; installed: {', '.join(sorted(installed))}"
+            )
 
 
 def _is_http_url(url: str) -> bool:

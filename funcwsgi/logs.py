@@ -46,7 +46,7 @@ class CallFields(logging.Filter):
             request_id = environ.get(REQUEST_ID_KEY)
             if request_id is not None and not hasattr(record, "request_id"):
                 record.request_id = request_id
-            if span_ids is not None:
+            if span_ids is not None and not hasattr(record, "trace_id"):
                 ids = span_ids(environ)
                 if ids is not None:
                     record.trace_id, record.span_id = ids

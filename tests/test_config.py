@@ -118,6 +118,10 @@ def test_alias_precedence_with_units():
         pytest.param({"HANDLER_SIGNATURE": "whatever"}, "HANDLER_SIGNATURE='whatever' is invalid", id="signature"),
         pytest.param({"HANDLER_FUNCTION_NAME": "not-a-name"}, "HANDLER_FUNCTION_NAME='not-a-name' is invalid", id="function-name"),
         pytest.param({"HANDLER_MODULE_NAME": ""}, "HANDLER_MODULE_NAME='' is invalid", id="module-name"),
+        pytest.param({"TRACE_COLLECTOR_ENDPOINT": "collector:4318"}, "TRACE_COLLECTOR_ENDPOINT='collector:4318' is invalid: expected an http:// or https:// URL", id="trace-endpoint"),
+        pytest.param({"PUBLISHER_PROXY_ADDRESS": "/publish"}, "PUBLISHER_PROXY_ADDRESS='/publish' is invalid: expected an http:// or https:// URL", id="publisher"),
+        pytest.param({"SERVER_METRICS_PATH": "metrics"}, "SERVER_METRICS_PATH='metrics' is invalid: expected a path starting with /", id="metrics-path"),
+        pytest.param({"PUBLISHER_PROXY_TIMEOUT": "0"}, "PUBLISHER_PROXY_TIMEOUT='0' is invalid: expected a positive number of seconds", id="publish-timeout"),
     ],
 )
 def test_bad_values_name_the_variable_the_value_and_what_was_expected(environ, message):

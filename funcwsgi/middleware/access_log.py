@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
+from .. import logs
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
@@ -57,6 +59,15 @@ class AccessLogMiddleware:
             "duration_ms": round((perf_counter() - started) * 1000, 3),
             "bytes": size,
         }
+        # A streamed body is logged when closed, after the call's context is gone:
+        # its ids come from the environ.
+        request_id = environ.get(logs.REQUEST_ID_KEY)
+        if request_id is not None:
+            extra["request_id"] = request_id
+        if logs.span_ids is not None:
+            ids = logs.span_ids(environ)
+            if ids is not None:
+                extra["trace_id"], extra["span_id"] = ids
         # makeRecord + handle is what logger.info does, minus looking up the
         # caller's file and line (a stack walk per call) that no field shows.
         logger.handle(logger.makeRecord(logger.name, logging.INFO, __file__, 0, "%s %s %d", (method, path, code), None, extra=extra))

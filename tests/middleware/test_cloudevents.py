@@ -1,0 +1,91 @@
+"""CloudEvents in (binary, structured, malformed, batch) and out (a returned event)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from funcwsgi import cloudevents_compat as ce
+
+BINARY = {"ce-id": "a1", "ce-source": "/shop", "ce-type": "order.created", "ce-specversion": "1.0"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    from ..conftest import function_folder
+
+    return Client(make_app(environ={}, handler_folder=function_folder("observed")))
+
+
+def test_binary_event_reaches_the_function(client):
+    response = client.post("/event", json={"id": 7}, headers=BINARY)
+    body = response.get_json()
+    assert response.status_code == 200
+    assert body["data"] == {"id": 7}
+    assert body["event"]["type"] == "order.created" and body["event"]["id"] == "a1"
+    assert body["same"] is True  # req.cloud_event is sdk.get_cloud_event()
+    assert json.loads(body["body"]) == {"id": 7}  # the body is still readable
+
+
+def test_structured_event_reaches_the_function(client):
+    document = {"id": "b2", "source": "/s", "type": "t", "specversion": "1.0", "data": {"x": 1}}
+    response = client.post("/event", data=json.dumps(document), content_type="application/cloudevents+json; charset=utf-8")
+    body = response.get_json()
+    assert body["event"]["id"] == "b2" and body["data"] == {"x": 1}
+
+
+def test_plain_request_has_no_event(client):
+    body = client.post("/event", json={"id": 7}).get_json()
+    assert body == {"event": None, "same": True, "body": '{"id": 7}'}
+
+
+def test_batch_is_handed_over_undecoded(client):
+    batch = json.dumps([{"id": "1", "source": "/s", "type": "t", "specversion": "1.0"}])
+    body = client.post("/event", data=batch, content_type="application/cloudevents-batch+json").get_json()
+    assert body["event"] is None and body["body"] == batch
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        pytest.param({"headers": {"ce-type": "t", "ce-source": "/s"}}, "missing required CloudEvent header(s): ce-id, ce-specversion", id="binary-missing"),
+        pytest.param({"data": "{nope", "content_type": "application/cloudevents+json"}, "the structured CloudEvent is not valid JSON", id="structured-invalid"),
+        pytest.param({"data": '{"type": "t"}', "content_type": "application/cloudevents+json"}, "missing required CloudEvent attribute(s): id, source, specversion", id="structured-missing"),
+    ],
+)
+def test_malformed_event_is_400_and_the_function_is_not_called(client, kwargs, reason):
+    response = client.post("/fail", **kwargs)  # /fail would answer 500 if it ran
+    assert response.status_code == 400
+    assert response.text == f"Bad Request: {reason}"
+
+
+def test_returned_event_is_a_binary_mode_reply(client):
+    response = client.get("/reply")
+    assert response.status_code == 200
+    headers = {k.lower(): v for k, v in response.headers.items()}
+    assert headers["ce-type"] == "order.accepted" and headers["ce-subject"] == "7"
+    assert headers["content-length"] == str(len(response.data))
+    event = ce.decode(headers, response.data)
+    assert ce.data_of(event) == {"accepted": True}
+
+
+def test_legacy_event_gets_ce_keys_from_a_structured_event(client_for):
+    document = {"id": "c3", "source": "/s", "type": "t", "specversion": "1.0", "subject": "sub", "data": {"x": 1}}
+    legacy = client_for("event_context")
+    body = legacy.post("/", data=json.dumps(document), content_type="application/cloudevents+json").get_json()
+    assert body["data"] == {"x": 1}
+    assert {k: body["ce"][k] for k in ("ce-id", "ce-source", "ce-type", "ce-specversion", "ce-subject")} == {
+        "ce-id": "c3", "ce-source": "/s", "ce-type": "t", "ce-specversion": "1.0", "ce-subject": "sub",
+    }
+
+
+def test_layer_absent_when_disabled(client_for):
+    client = client_for("observed", server_cloudevents=False)
+    assert "cloudevents" not in client.application.layers
+    response = client.post("/event", headers={"ce-type": "t"})
+    assert response.get_json()["event"] is None

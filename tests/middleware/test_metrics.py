@@ -1,0 +1,155 @@
+"""Prometheus metrics: counted in-process, valid for promtool, scraped by a real Prometheus."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from ..conftest import function_folder
+from ..servers import BIN, Server, base_env, free_port
+
+
+def samples(text: str) -> dict[tuple[str, str], float]:
+    """{(sample name, method label): value} of the function_* series."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name.startswith("function_") and "le" not in sample.labels:
+                found[(sample.name, sample.labels.get("method", ""))] = sample.value
+    return found
+
+
+@pytest.fixture(scope="module")
+def client():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    return Client(make_app(environ={}, handler_folder=function_folder("observed")))
+
+
+def test_calls_failures_and_durations_are_counted(client):
+    before = samples(client.get("/metrics").text)
+    for path in ("/", "/fail", "/unavailable", "/marked-failure", "/stream"):
+        client.get(path, buffered=True)
+    client.post("/")
+    client.get("/healthz")  # reserved routes are not counted
+    client.get("/metrics")
+    after = samples(client.get("/metrics").text)
+
+    def delta(name: str, method: str) -> float:
+        return after.get((name, method), 0) - before.get((name, method), 0)
+
+    assert delta("function_calls_total", "GET") == 5
+    assert delta("function_calls_total", "POST") == 1
+    assert delta("function_failures_total", "GET") == 3  # an exception, a 503, a timeout
+    assert delta("function_failures_total", "POST") == 0
+    assert delta("function_duration_seconds_count", "GET") == 5
+    assert delta("function_duration_seconds_sum", "GET") > 0
+
+
+def test_unknown_methods_share_one_label(client):
+    before = samples(client.get("/metrics").text)
+    client.open("/", method="BREW")
+    after = samples(client.get("/metrics").text)
+    assert after[("function_calls_total", "other")] - before.get(("function_calls_total", "other"), 0) == 1
+
+
+def test_exposition_passes_promtool(client):
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.fail("promtool not found: install the Debian package prometheus (see .ci/run)")
+    response = client.get("/metrics")
+    assert response.headers["Content-Type"].startswith("text/plain; version=")
+    checked = subprocess.run([promtool, "check", "metrics"], input=response.data, capture_output=True, timeout=30)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_disabled_metrics_have_no_layer_and_no_route(client_for):
+    client = client_for("observed", server_metrics=False)
+    assert "metrics" not in client.application.layers
+    assert client.get("/metrics").text == "ok"  # the function's own path now
+
+
+def test_metrics_path_is_configurable(client_for):
+    client = client_for("observed", server_metrics_path="/internal/metrics")
+    assert "function_calls_total" in client.get("/internal/metrics").text
+
+
+# -- a real Prometheus scraping a server with two workers -------------------------
+
+
+@pytest.fixture(scope="module")
+def two_workers():
+    port = free_port()
+    env = base_env(
+        HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_WORKERS="2", SERVER_NUMTHREADS="2",
+    )
+    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def prometheus(two_workers):
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.fail("prometheus not found: install the Debian package prometheus (see .ci/run)")
+    folder = Path(tempfile.mkdtemp(prefix="funcwsgi-prometheus-"))
+    port = free_port()
+    (folder / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        "scrape_configs:\n  - job_name: function\n    static_configs:\n"
+        f"      - targets: ['127.0.0.1:{two_workers.port}']\n"
+    )
+    command = [
+        binary, f"--config.file={folder / 'prometheus.yml'}", f"--storage.tsdb.path={folder / 'data'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+    ]
+    server = Server(command, base_env(), port)
+    try:
+        server.wait_ready("/-/ready")
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def query(prometheus: Server, expression: str) -> float | None:
+    result = requests.get(prometheus.url + "/api/v1/query", params={"query": expression}, timeout=5).json()["data"]["result"]
+    return float(result[0]["value"][1]) if result else None
+
+
+def test_every_worker_is_counted_in_one_exposition(two_workers):
+    before = samples(requests.get(two_workers.url + "/metrics", timeout=5).text).get(("function_calls_total", "PUT"), 0)
+    pids, calls = set(), 0
+    while len(pids) < 2 and calls < 300:  # new connections until both workers have served
+        pids.add(requests.put(two_workers.url + "/pid", timeout=5, headers={"Connection": "close"}).text)
+        calls += 1
+    assert len(pids) == 2
+    after = samples(requests.get(two_workers.url + "/metrics", timeout=5).text)
+    assert after[("function_calls_total", "PUT")] - before == calls
+
+
+def test_prometheus_scrapes_the_number_of_calls(two_workers, prometheus):
+    for _ in range(7):
+        assert requests.delete(two_workers.url + "/", timeout=5).status_code == 200
+    expression = 'sum(function_calls_total{method="DELETE"})'
+    deadline = time.monotonic() + 30
+    value = None
+    while time.monotonic() < deadline:
+        value = query(prometheus, expression)
+        if value == 7:
+            break
+        time.sleep(0.2)
+    assert value == 7

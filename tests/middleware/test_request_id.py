@@ -1,0 +1,43 @@
+"""Every response carries a request id: the caller's, else a new one."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def client():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    from ..conftest import function_folder
+
+    return Client(make_app(environ={}, handler_folder=function_folder("observed")))
+
+
+def test_callers_id_is_echoed(client):
+    assert client.get("/", headers={"X-Request-Id": "abc-123"}).headers["X-Request-Id"] == "abc-123"
+
+
+def test_new_id_when_none_is_sent(client):
+    first = client.get("/").headers["X-Request-Id"]
+    second = client.get("/").headers["X-Request-Id"]
+    assert len(first) == 32 and int(first, 16) >= 0
+    assert first != second
+
+
+@pytest.mark.parametrize("sent", [pytest.param("x" * 129, id="too-long"), pytest.param("caf\u00e9", id="not-ascii"), pytest.param("a\tb", id="control")])
+def test_unusable_ids_are_replaced(client, sent):
+    echoed = client.get("/", headers={"X-Request-Id": sent}).headers["X-Request-Id"]
+    assert echoed != sent and len(echoed) == 32
+
+
+def test_failure_response_carries_the_id(client):
+    response = client.get("/fail", headers={"X-Request-Id": "failing-1"})
+    assert response.status_code == 500 and response.text == "Internal Server Error"
+    assert response.headers["X-Request-Id"] == "failing-1"
+
+
+def test_reserved_routes_carry_it_too(client):
+    assert client.get("/healthz", headers={"X-Request-Id": "probe"}).headers["X-Request-Id"] == "probe"

@@ -1,0 +1,147 @@
+"""Tracing against a real OTLP receiver (oteltap) and a real gunicorn server with two workers."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import requests
+
+from ..conftest import function_folder
+from ..receivers import EventReceiver
+from ..servers import BIN, Server, base_env, free_port
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+CALLER_SPAN = "00f067aa0ba902b7"
+SERVER, CLIENT = 2, 3  # OTLP span kinds
+
+
+@pytest.fixture(scope="module")
+def collector():
+    port = free_port()
+    tap = Server([str(BIN / "oteltap"), "--port", str(port)], base_env(), port)
+    try:
+        tap.wait_for_output("Listening")
+        yield tap
+    finally:
+        tap.stop()
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    running = EventReceiver()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def server(collector, receiver):
+    port = free_port()
+    env = base_env(
+        HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_WORKERS="2",
+        TRACE_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{collector.port}/v1/traces", FUNC_NAME="orders", FUNC_NAMESPACE="shop",
+        PUBLISHER_PROXY_ADDRESS=receiver.url + "/ok", OTEL_BSP_SCHEDULE_DELAY="100",
+    )
+    running = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    try:
+        running.wait_ready()
+        yield running
+    finally:
+        running.stop()
+
+
+def spans(collector: Server) -> list[dict]:
+    return [json.loads(line) for line in collector.stdout.splitlines() if line.startswith("{")]
+
+
+def wait_for_spans(collector: Server, trace_id: str, count: int, timeout: float = 15.0) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    found: list[dict] = []
+    while time.monotonic() < deadline:
+        found = [span for span in spans(collector) if span["traceId"] == trace_id]
+        if len(found) >= count:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"{len(found)} of {count} spans of trace {trace_id} arrived: {found}")
+
+
+def attribute(span: dict, key: str) -> str | None:
+    for item in span["attributes"]:
+        if item["key"] == key:
+            return next(iter(item["value"].values()))
+    return None
+
+
+def test_startup_lines_stay_plain(server, collector):
+    lines = server.stdout.splitlines()
+    assert lines[1] == f"Tracing configured with endpoint http://127.0.0.1:{collector.port}/v1/traces"
+    assert not lines[0].startswith("{") and lines[3].startswith("Starting python314 server")
+    assert json.loads(lines[4])["message"].startswith("Middleware stack: errors > request-id > access-log > reserved-routes > tracing")
+
+
+def test_spans_continue_the_callers_trace(server, collector, receiver):
+    before = len(receiver.received)
+    response = requests.get(
+        server.url + "/work",
+        params={"call": server.url + "/healthz", "publish": "1"},
+        headers={"traceparent": f"00-{TRACE_ID}-{CALLER_SPAN}-01", "X-Request-Id": "traced-1"},
+        timeout=10,
+    )
+    assert response.status_code == 204
+    found = wait_for_spans(collector, TRACE_ID, 4)
+    server_span = next(s for s in found if s["kind"] == SERVER)
+    work = next(s for s in found if s["name"] == "work")
+    clients = [s for s in found if s["kind"] == CLIENT]
+    assert server_span["parentSpanId"] == CALLER_SPAN
+    assert work["parentSpanId"] == server_span["spanId"]
+    assert len(clients) == 2 and all(c["parentSpanId"] == work["spanId"] for c in clients)
+    assert {attribute(c, "http.request.method") or attribute(c, "http.method") for c in clients} == {"GET", "POST"}
+    # the published event carries the trace on to the proxy, as a child of its client span
+    publish = next(c for c in clients if (attribute(c, "http.request.method") or attribute(c, "http.method")) == "POST")
+    arrived = receiver.wait_for(before + 1)[-1]
+    assert arrived.headers["traceparent"].split("-")[1:3] == [TRACE_ID, publish["spanId"]]
+    # the function's log line and the access log carry the ids
+    records = [json.loads(line) for line in server.stdout.splitlines() if line.startswith("{")]
+    logged = next(r for r in records if r.get("message") == "got order")
+    assert (logged["trace_id"], logged["span_id"], logged["request_id"]) == (TRACE_ID, work["spanId"], "traced-1")
+    assert (logged["function"], logged["namespace"], logged["order"]) == ("orders", "shop", 7)
+    access = next(r for r in records if r.get("logger") == "funcwsgi.access" and r.get("request_id") == "traced-1")
+    assert (access["trace_id"], access["span_id"]) == (TRACE_ID, server_span["spanId"])
+
+
+def test_b3_multi_headers_are_continued(server, collector):
+    trace_id, parent = "a" * 32, "b" * 16
+    headers = {"X-B3-TraceId": trace_id, "X-B3-SpanId": parent, "X-B3-Sampled": "1"}
+    assert requests.get(server.url + "/", headers=headers, timeout=10).status_code == 200
+    (span,) = wait_for_spans(collector, trace_id, 1)
+    assert span["parentSpanId"] == parent and span["kind"] == SERVER
+
+
+def test_reserved_routes_make_no_spans(server, collector):
+    for path in ("/healthz", "/metrics", "/favicon.ico"):
+        assert requests.get(server.url + path, timeout=10).status_code < 300
+    marker = "c" * 32
+    for _ in range(4):  # reach both workers' exporters; each batch holds what came before
+        requests.get(server.url + "/after-reserved", headers={"traceparent": f"00-{marker}-{'d' * 16}-01", "Connection": "close"}, timeout=10)
+    wait_for_spans(collector, marker, 4)
+    paths = {attribute(s, "url.path") or attribute(s, "http.target") for s in spans(collector) if s["kind"] == SERVER}
+    assert "/after-reserved" in paths
+    assert not paths & {"/healthz", "/metrics", "/favicon.ico"}
+
+
+def test_tracing_layer_absent_without_an_endpoint(client_for):
+    assert "tracing" not in client_for("observed").application.layers
+
+
+def test_unknown_propagator_stops_start_up_with_one_line():
+    from ..servers import run_to_exit
+
+    env = base_env(
+        HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(free_port()),
+        TRACE_COLLECTOR_ENDPOINT="http://127.0.0.1:9/v1/traces", OTEL_PROPAGATORS="tracecontext,zipkin",
+    )
+    result = run_to_exit([str(BIN / "gunicorn"), "funcwsgi:app"], env)
+    assert result.returncode == 2
+    assert "funcwsgi: error: OTEL_PROPAGATORS='tracecontext,zipkin' is invalid: no propagator 'zipkin'; installed: b3, b3multi, baggage, none, tracecontext" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,98 @@
+"""JSON log records: fixed fields, the call's ids, extras, one record per traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+
+from funcwsgi import make_app
+from funcwsgi.config import Config
+from funcwsgi.logs import build_handler
+
+from .conftest import function_folder
+
+
+@pytest.fixture
+def captured():
+    """Our own handler (JSON, with the call-fields filter) on the root logger, writing to a buffer."""
+    stream = io.StringIO()
+    handler = build_handler(Config.from_env({"FUNC_NAME": "orders", "FUNC_NAMESPACE": "shop"}), stream)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.INFO)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    root.removeHandler(handler)
+    root.setLevel(level)
+
+
+def test_function_records_carry_fields_extras_and_request_id(captured):
+    from werkzeug.test import Client
+
+    client = Client(make_app(environ={}, handler_folder=function_folder("observed")))
+    client.get("/work", headers={"X-Request-Id": "rid-7"})
+    records = captured()
+    work = next(r for r in records if r["message"] == "got order")
+    assert work["level"] == "INFO" and work["logger"] == "function"
+    assert work["function"] == "orders" and work["namespace"] == "shop"
+    assert work["order"] == 7 and work["request_id"] == "rid-7"
+    assert work["timestamp"].endswith("Z") and work["timestamp"][10] == "T"
+    assert "trace_id" not in work  # tracing is off
+
+
+def test_one_access_record_per_call(captured):
+    from werkzeug.test import Client
+
+    client = Client(make_app(environ={}, handler_folder=function_folder("observed")))
+    client.get("/stream?x=1", headers={"X-Request-Id": "s-1"}, buffered=True)  # buffered: read and closed
+    client.get("/fail", headers={"X-Request-Id": "f-1"})
+    client.get("/healthz")
+    access = [r for r in captured() if r["logger"] == "funcwsgi.access"]
+    assert [(r["method"], r["path"], r["status"], r["bytes"]) for r in access] == [
+        ("GET", "/stream", 200, 6),
+        ("GET", "/fail", 500, 0),
+        ("GET", "/healthz", 200, 2),
+    ]
+    assert access[0]["request_id"] == "s-1" and access[1]["request_id"] == "f-1"
+    assert all(r["duration_ms"] >= 0 for r in access)
+    assert access[0]["message"] == "GET /stream 200"
+
+
+def test_traceback_is_one_field_of_one_record(captured):
+    from werkzeug.test import Client
+
+    Client(make_app(environ={}, handler_folder=function_folder("observed"))).get("/fail")
+    failures = [r for r in captured() if r["level"] == "ERROR"]
+    assert len(failures) == 1
+    assert failures[0]["message"] == "Function failed on GET /fail"
+    assert "RuntimeError: the database is down" in failures[0]["exc_info"]
+
+
+def test_access_log_can_be_switched_off(captured):
+    from werkzeug.test import Client
+
+    client = Client(make_app(environ={}, handler_folder=function_folder("observed"), server_access_log=False))
+    assert "access-log" not in client.application.layers
+    client.get("/")
+    assert not [r for r in captured() if r["logger"] == "funcwsgi.access"]
+
+
+def test_values_json_cannot_hold_are_written_as_text():
+    stream = io.StringIO()
+    logger = logging.Logger("isolated")
+    logger.addHandler(build_handler(Config.from_env({}), stream))
+    logger.warning("odd", extra={"when": __import__("datetime").date(2024, 1, 2), "thing": object()})
+    record = json.loads(stream.getvalue())
+    assert record["when"] == "2024-01-02" and record["thing"].startswith("<object object")
+
+
+def test_text_format_for_local_development():
+    stream = io.StringIO()
+    logger = logging.Logger("isolated")
+    logger.addHandler(build_handler(Config.from_env({"SERVER_LOG_FORMAT": "text"}), stream))
+    logger.info("hello %s", "you")
+    line = stream.getvalue()
+    assert line.endswith(" INFO isolated: hello you\n") and not line.startswith("{")

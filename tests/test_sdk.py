@@ -1,0 +1,140 @@
+"""The sdk without a server (a function's unit tests), and publishing to a real receiver."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+import sdk
+from funcwsgi import active, cloudevents_compat as ce
+
+from .conftest import function_folder
+from .receivers import EventReceiver
+
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+@pytest.fixture(autouse=True)
+def no_served_config(monkeypatch):
+    """As in a function's own unit tests: no service was built in this process."""
+    monkeypatch.setattr(active, "_config", None)
+    for name in ("PUBLISHER_PROXY_ADDRESS", "PUBLISHER_PROXY_TIMEOUT", "FUNC_NAME", "FUNC_NAMESPACE", "FUNC_BODY_MB_LIMIT", "SERVER_MAX_BODY_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    running = EventReceiver()
+    yield running
+    running.stop()
+
+
+def test_without_a_server_the_tracer_is_a_no_op():
+    with sdk.get_tracer().start_as_current_span("work") as span:
+        assert not span.is_recording()
+
+
+def test_without_a_server_the_logger_is_a_plain_logger():
+    logger = sdk.get_logger()
+    assert isinstance(logger, logging.Logger) and logger.name == "function"
+
+
+def test_without_a_server_there_is_no_call():
+    assert sdk.get_request() is None and sdk.get_cloud_event() is None
+
+
+def test_unconfigured_publishing_names_the_setting():
+    with pytest.raises(sdk.PublisherNotConfigured) as caught:
+        sdk.emit_cloud_event("order.created", "/shop", {"id": 7})
+    assert "PUBLISHER_PROXY_ADDRESS is not set" in str(caught.value)
+    assert isinstance(caught.value, sdk.PublishError)
+
+
+def test_metadata_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("FUNC_NAME", "orders")
+    monkeypatch.setenv("FUNC_NAMESPACE", "shop")
+    monkeypatch.setenv("FUNC_BODY_MB_LIMIT", "2")
+    assert (sdk.get_function_name(), sdk.get_namespace(), sdk.get_runtime()) == ("orders", "shop", "python314")
+    assert sdk.get_timeout() == 180.0
+    assert sdk.get_body_size_limit() == 2  # megabytes, as Kyma counts
+    monkeypatch.setenv("SERVER_MAX_BODY_SIZE", str(3 * 1024 * 1024 // 2))
+    assert sdk.get_body_size_limit() == 1.5
+
+
+def test_metadata_of_the_served_function(client_for):
+    client = client_for(
+        "observed",
+        environ={"FUNC_NAME": "orders", "FUNC_LABELS": "app=shop,tier=web", "FUNC_ANNOTATIONS": '{"owner": "team-a"}', "FUNC_TIMEOUT": "30"},
+    )
+    assert client.get("/metadata").get_json() == {
+        "name": "orders", "namespace": "", "runtime": "python314", "timeout": 30.0, "body_limit": 100,
+        "labels": {"app": "shop", "tier": "web"}, "annotations": {"owner": "team-a"},
+    }
+
+
+def test_emit_posts_a_structured_event(receiver, monkeypatch):
+    monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
+    before = len(receiver.received)
+    sdk.emit_cloud_event("order.created", "/shop", {"id": 7}, {"subject": "order-7"})
+    arrived = receiver.wait_for(before + 1)[-1]
+    assert arrived.headers["content-type"].startswith("application/cloudevents+json")
+    event = arrived.cloud_event()
+    attributes = ce.attribute_strings(event)
+    assert (attributes["type"], attributes["source"], attributes["subject"]) == ("order.created", "/shop", "order-7")
+    assert attributes["id"] and ce.data_of(event) == {"id": 7}
+
+
+def test_publish_a_ready_event_or_a_mapping(receiver, monkeypatch):
+    monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
+    before = len(receiver.received)
+    sdk.publish_cloud_event(ce.make_event({"type": "a", "source": "/s", "id": "fixed-1"}, "text"))
+    sdk.publishCloudEvent({"type": "b", "source": "/s", "id": "fixed-2", "specversion": "1.0", "data": [1]})
+    first, second = receiver.wait_for(before + 2)[-2:]
+    assert ce.attribute_strings(first.cloud_event())["id"] == "fixed-1" and ce.data_of(first.cloud_event()) == "text"
+    assert ce.attribute_strings(second.cloud_event())["id"] == "fixed-2" and ce.data_of(second.cloud_event()) == [1]
+    with pytest.raises(TypeError):
+        sdk.publish_cloud_event("not an event")
+
+
+@pytest.mark.skipif(ce.GENERATION != 2, reason="the cloudevents.v1 API exists only in cloudevents 2.x")
+def test_publish_an_event_of_the_older_api(receiver, monkeypatch):
+    from cloudevents.v1.http import CloudEvent as OlderCloudEvent
+
+    monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
+    before = len(receiver.received)
+    sdk.publish_cloud_event(OlderCloudEvent({"type": "old", "source": "/s"}, {"v": 1}))
+    event = receiver.wait_for(before + 1)[-1].cloud_event()
+    assert ce.attribute_strings(event)["type"] == "old" and ce.data_of(event) == {"v": 1}
+
+
+def test_a_refusal_raises_with_status_and_body(receiver, monkeypatch):
+    monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/reject")
+    with pytest.raises(sdk.PublishError) as caught:
+        sdk.emit_cloud_event("t", "/s", None)
+    assert caught.value.status == 503 and caught.value.body == "queue full"
+    assert "answered 503: queue full" in str(caught.value)
+
+
+def test_publishing_waits_a_bounded_time(receiver, monkeypatch):
+    monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/slow")
+    monkeypatch.setenv("PUBLISHER_PROXY_TIMEOUT", "0.3")
+    started = time.monotonic()
+    with pytest.raises(sdk.PublishError) as caught:
+        sdk.emit_cloud_event("t", "/s", None)
+    assert time.monotonic() - started < 2.5
+    assert caught.value.status is None and "ReadTimeout" in str(caught.value)
+
+
+def test_a_call_forwards_the_callers_trace_context_when_tracing_is_off(receiver):
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    app = make_app(environ={"PUBLISHER_PROXY_ADDRESS": receiver.url + "/ok"}, handler_folder=function_folder("observed"))
+    before = len(receiver.received)
+    response = Client(app).get("/work?publish=1", headers={"traceparent": TRACEPARENT, "tracestate": "k=v"})
+    assert response.status_code == 204
+    arrived = receiver.wait_for(before + 1)[-1]
+    assert arrived.headers["traceparent"] == TRACEPARENT and arrived.headers["tracestate"] == "k=v"
