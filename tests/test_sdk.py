@@ -138,3 +138,10 @@ def test_a_call_forwards_the_callers_trace_context_when_tracing_is_off(receiver)
     assert response.status_code == 204
     arrived = receiver.wait_for(before + 1)[-1]
     assert arrived.headers["traceparent"] == TRACEPARENT and arrived.headers["tracestate"] == "k=v"
+
+
+@pytest.mark.skipif(ce.GENERATION != 2, reason="cloudevents 1.x does not check attribute names")
+def test_attributes_the_specification_refuses_raise_value_error(receiver, monkeypatch):
+    monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
+    with pytest.raises(ValueError, match="bad attribute\\(s\\) BadName"):
+        sdk.emit_cloud_event("t", "/s", None, {"BadName": "x"})
