@@ -103,13 +103,6 @@ def build_context(config: Config, function_name: str) -> dict[str, Any]:
 
 
 def build_event(request: FunctionRequest) -> Event:
-    cloud_event = request.cloud_event
-    if cloud_event is not None and request.mimetype == STRUCTURED:
-        # A structured event gets the keys a binary one has: ce-<attribute> as strings, data decoded.
-        event = Event(data=data_of(cloud_event), extensions={"request": request})
-        for name, value in attribute_strings(cloud_event).items():
-            event["ce-" + name] = value
-        return event
     data: Any = request.get_data()
     mimetype = request.mimetype
     if mimetype in JSON_TYPES and data:
@@ -128,20 +121,21 @@ def build_event(request: FunctionRequest) -> Event:
         if lowered.startswith("ce-"):
             event[lowered] = value
     cloud_event = request.cloud_event
-    if cloud_event is not None:
-        _add_cloud_event(event, cloud_event, structured=mimetype == "application/cloudevents+json")
+    if cloud_event is not None and mimetype == STRUCTURED:
+        _add_structured_event(event, cloud_event)
     return event
 
 
-def _add_cloud_event(event: Event, cloud_event: Any, *, structured: bool) -> None:
-    """The decoded CloudEvent's attributes as ``ce-*`` keys; in structured mode, its data too."""
-    get_attributes = getattr(cloud_event, "get_attributes", None)
-    attributes = get_attributes() if get_attributes is not None else {}
-    for name, value in attributes.items():
-        event["ce-" + name] = value if value is None or isinstance(value, str) else str(value)
-    if structured:
-        get_data = getattr(cloud_event, "get_data", None)
-        event["data"] = get_data() if get_data is not None else getattr(cloud_event, "data", None)
+def _add_structured_event(event: Event, cloud_event: Any) -> None:
+    """A structured event's attributes as the ``ce-*`` keys a binary one has, and its data.
+
+    A binary event's keys come from its headers, exactly as sent: the decoded
+    event may hold attributes the library filled in (``time``), which the
+    sender never set.
+    """
+    for name, value in attribute_strings(cloud_event).items():
+        event["ce-" + name] = value
+    event["data"] = data_of(cloud_event)
 
 
 def _memory_limit() -> str:

@@ -21,6 +21,10 @@ class FunctionRequest(Request):
         """The incoming CloudEvent, decoded by the CloudEvents layer; ``None`` otherwise."""
         return self.environ.get("funcwsgi.cloud_event")
 
+    @cloud_event.setter
+    def cloud_event(self, event: Any) -> None:
+        self.environ["funcwsgi.cloud_event"] = event
+
     @property
     def body(self) -> bytes:
         """The raw request body (same as ``get_data()``)."""
