@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= test,docs
+EXTRAS ?= test,docs,waitress,granian
 
 .PHONY: setup run test docs settings-doc clean test-cloudevents-1
 
@@ -16,7 +16,7 @@ $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 setup: $(VENV)/.installed-$(EXTRAS)
 
 run: setup
-	HANDLER_FOLDER=examples/hello SERVER_PORT=8080 $(VENV)/bin/gunicorn funcwsgi:app
+	HANDLER_FOLDER=examples/hello SERVER_PORT=8080 $(VENV)/bin/funcwsgi serve
 
 test: setup
 	$(PY) -m pytest -q

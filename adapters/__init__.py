@@ -1,1 +1,114 @@
-"""HTTP servers that serve a funcwsgi application, behind one interface."""
+"""HTTP servers that serve a funcwsgi application, behind one interface.
+
+Each adapter is a module here with one function, ``serve(config) -> int``:
+it loads the function (printing the start-up lines once), runs
+:func:`funcwsgi.lifecycle.start_process` in every process before it serves,
+serves until SIGTERM or SIGINT, lets in-flight calls finish within
+``SERVER_GRACEFUL_TIMEOUT``, runs :func:`funcwsgi.lifecycle.stop_process`
+and returns the exit status. :func:`load_adapter` is the one place that
+turns ``SERVER_ADAPTER`` into a module; servers are imported only then, so a
+missing optional server is a one-line error naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from funcwsgi.config import SERVER_ADAPTERS
+from funcwsgi.errors import StartupError
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+    from funcwsgi.config import Config
+
+
+class Adapter(Protocol):
+    def serve(self, config: Config) -> int: ...
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    module: str  # the adapter module in this package
+    server: str  # the server's import name
+    extra: str | None  # the funcwsgi extra that installs it; None when always installed
+
+
+ADAPTERS: dict[str, AdapterSpec] = {
+    "gunicorn": AdapterSpec("adapters.gunicorn", "gunicorn", None),
+    "waitress": AdapterSpec("adapters.waitress", "waitress", "waitress"),
+    "werkzeug": AdapterSpec("adapters.werkzeug", "werkzeug", None),
+    "granian": AdapterSpec("adapters.granian", "granian", "granian"),
+}
+assert tuple(ADAPTERS) == SERVER_ADAPTERS, "config.SERVER_ADAPTERS and ADAPTERS name the same servers"
+
+
+def load_adapter(name: str) -> Adapter:
+    """The adapter module for ``name`` (already validated by the configuration)."""
+    spec = ADAPTERS[name]
+    if importlib.util.find_spec(spec.server) is None:
+        install = f"pip install 'funcwsgi[{spec.extra}]'" if spec.extra else f"pip install {spec.server}"
+        raise StartupError(f"SERVER_ADAPTER={name!r} needs the {spec.server} server, which is not installed: {install}")
+    module: Adapter = importlib.import_module(spec.module)  # type: ignore[assignment]
+    return module
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port``, with IPv6 addresses in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class InFlight:
+    """Counts calls until their response is closed, so a server without its own drain can wait for them."""
+
+    def __init__(self, app: WSGIApplication) -> None:
+        self.app = app
+        self.count = 0
+        self.changed = threading.Condition()
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        with self.changed:
+            self.count += 1
+        try:
+            body = self.app(environ, start_response)
+        except BaseException:
+            self.finished()
+            raise
+        return ClosingBody(body, self.finished)
+
+    def finished(self) -> None:
+        with self.changed:
+            self.count -= 1
+            if not self.count:
+                self.changed.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no call is in flight; False if some still were after ``timeout`` seconds."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.count <= 0, timeout)
+
+
+class ClosingBody:
+    """A response body that reports when the server has closed it."""
+
+    def __init__(self, body: Iterable[bytes], on_close: Callable[[], None]) -> None:
+        self.body = body
+        self.on_close: Callable[[], None] | None = on_close
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.body)
+
+    def close(self) -> None:
+        try:
+            close: Any = getattr(self.body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if self.on_close is not None:
+                self.on_close, done = None, self.on_close
+                done()

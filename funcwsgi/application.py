@@ -77,19 +77,20 @@ _default: FunctionService | None = None
 _default_lock = threading.Lock()
 
 
-def default_app() -> FunctionService:
-    """The app that ``funcwsgi:app`` names, built from ``os.environ`` on first use.
+def default_app(config: Config | None = None) -> FunctionService:
+    """The app that ``funcwsgi:app`` names, built on first use from ``config`` (default: ``os.environ``).
 
-    A bad setting or a function that cannot be loaded prints one line and
-    exits with status 2.
+    Servers that have already read the configuration pass it, so the
+    environment is parsed once. A bad setting or a function that cannot be
+    loaded prints one line and exits with status 2.
     """
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
                 try:
-                    config = Config.from_env()
-                    _default = print_startup_lines(config, lambda: build_service(config, load_function(config)))
+                    settings = Config.from_env() if config is None else config
+                    _default = print_startup_lines(settings, lambda: build_service(settings, load_function(settings)))
                     log_stack(_default)
                 except StartupError as error:
                     report_and_exit(error)

@@ -16,6 +16,7 @@ from . import __version__
 from .errors import EXIT_STARTUP_ERROR, StartupError
 
 COMMANDS: list[str] = [
+    "funcwsgi.commands.serve",
     "funcwsgi.commands.settings",
 ]
 

@@ -181,6 +181,8 @@ def megabytes(raw: str) -> int:
 
 SIGNATURES = ("req-res", "req", "none", "event-context")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
+#: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
+SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KYMA = "Kyma python314"
@@ -231,12 +233,13 @@ class Config:
         aliases=(Alias("CHERRYPY_NUMTHREADS", KUBELESS),),
     )
     server_call_timeout: float = setting(
-        "SERVER_CALL_TIMEOUT", 180.0, positive_float, "a positive number of seconds",
-        "Seconds a call may take before the client gets 408.",
+        "SERVER_CALL_TIMEOUT", 180.0, non_negative_float, "a non-negative number of seconds",
+        "Seconds a call may take before the client gets 408 (0 = no limit).",
         aliases=(Alias("FUNC_TIMEOUT", KYMA),),
     )
     server_adapter: str = setting(
-        "SERVER_ADAPTER", "gunicorn", parse_str, "an adapter name", "HTTP server that serves the function (gunicorn, waitress, werkzeug, granian).",
+        "SERVER_ADAPTER", "gunicorn", choice(*SERVER_ADAPTERS), "one of " + ", ".join(SERVER_ADAPTERS),
+        "HTTP server that serves the function (see docs/servers.md).",
     )
     server_workers: int = setting("SERVER_WORKERS", 1, positive_int, "a positive integer", "Worker processes (gunicorn and granian).")
     server_max_body_size: int = setting(
@@ -249,8 +252,8 @@ class Config:
         default_doc="104857600 (100 MiB)",
     )
     server_graceful_timeout: float = setting(
-        "SERVER_GRACEFUL_TIMEOUT", 30.0, non_negative_float, "a non-negative number of seconds",
-        "Seconds in-flight calls may run after SIGTERM before the server exits.",
+        "SERVER_GRACEFUL_TIMEOUT", 25.0, non_negative_float, "a non-negative number of seconds",
+        "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period).",
     )
     server_reload: bool = setting("SERVER_RELOAD", False, parse_bool, "true or false", "Reload when the function's folder changes (werkzeug adapter).")
     server_max_requests: int = setting(

@@ -106,7 +106,7 @@ def test_alias_precedence_with_units():
         pytest.param({"SERVER_PORT": "abc"}, "SERVER_PORT='abc' is invalid: expected an integer from 1 to 65535", id="port-text"),
         pytest.param({"SERVER_PORT": "70000"}, "SERVER_PORT='70000' is invalid: expected an integer from 1 to 65535", id="port-range"),
         pytest.param({"FUNC_PORT": "-1"}, "FUNC_PORT='-1' is invalid: expected an integer from 1 to 65535", id="alias-named"),
-        pytest.param({"SERVER_CALL_TIMEOUT": "-1"}, "SERVER_CALL_TIMEOUT='-1' is invalid: expected a positive number of seconds", id="timeout-negative"),
+        pytest.param({"SERVER_CALL_TIMEOUT": "-1"}, "SERVER_CALL_TIMEOUT='-1' is invalid: expected a non-negative number of seconds", id="timeout-negative"),
         pytest.param({"SERVER_CALL_TIMEOUT": "nan"}, "SERVER_CALL_TIMEOUT='nan' is invalid", id="timeout-nan"),
         pytest.param({"SERVER_NUMTHREADS": "0"}, "SERVER_NUMTHREADS='0' is invalid: expected a positive integer", id="threads-zero"),
         pytest.param({"FUNC_LABELS": "{not json"}, "FUNC_LABELS='{not json' is invalid: expected a JSON object or k=v,k2=v2", id="labels-json"),

@@ -1,0 +1,65 @@
+"""granian: a Rust HTTP server calling the function through WSGI (``funcwsgi[granian]``).
+
+``SERVER_WORKERS`` processes, each with ``SERVER_NUMTHREADS`` Python threads.
+The function is loaded once in the main process; workers forked from it
+inherit it (where workers are spawned instead, each loads it again, quietly).
+On SIGTERM granian stops accepting and lets each worker finish its calls;
+workers still running after ``SERVER_GRACEFUL_TIMEOUT`` are killed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.util
+import sys
+
+from granian.constants import Interfaces
+from granian.log import LogLevels
+from granian.server import Server
+
+from funcwsgi.application import FunctionService, build_service, default_app
+from funcwsgi.config import Config
+from funcwsgi.errors import StartupError
+from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.loader import load_function
+from funcwsgi.startup import mark_printed
+
+_service: FunctionService | None = None
+
+
+def serve(config: Config) -> int:
+    global _service
+    _service = default_app(config)
+    server = Server(
+        "funcwsgi:app",  # a label: workers get the app from worker_app()
+        address=config.server_host,
+        port=config.server_port,
+        interface=Interfaces.WSGI,
+        workers=config.server_workers,
+        blocking_threads=config.server_numthreads,
+        workers_kill_timeout=max(1, round(config.server_graceful_timeout)),
+        log_level=LogLevels(config.server_log_level),
+        log_access=False,
+        websockets=False,
+    )
+    server.serve(target_loader=worker_app, wrap_loader=False)
+    return 0
+
+
+def worker_app() -> FunctionService:
+    """Runs in each worker process before it serves."""
+    global _service
+    try:
+        if _service is None:  # a spawned worker: nothing was inherited
+            config = Config.from_env()
+            mark_printed()
+            _service = build_service(config, load_function(config))
+        start_process(_service)
+    except StartupError as error:
+        print(f"funcwsgi: error: {error}", file=sys.stderr)
+        if error.user_traceback:
+            print(error.user_traceback.rstrip(), file=sys.stderr)
+        sys.stderr.flush()
+        sys.exit(2)
+    # multiprocessing runs its finalizers when the worker process ends after its last call.
+    multiprocessing.util.Finalize(None, stop_process, args=(_service,), exitpriority=10)
+    return _service

@@ -1,0 +1,105 @@
+"""gunicorn, the default: ``SERVER_WORKERS`` processes x ``SERVER_NUMTHREADS`` threads (``gthread``).
+
+:func:`gunicorn_settings` is shared with the repository's ``gunicorn.conf.py``
+(through :mod:`funcwsgi.gunicorn_conf`), so ``gunicorn funcwsgi:app`` and
+``funcwsgi serve`` run the same server with the same hooks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from gunicorn.app.base import BaseApplication
+
+from adapters import host_port
+from funcwsgi import workers
+from funcwsgi.application import FunctionService, default_app
+from funcwsgi.errors import StartupError
+from funcwsgi.lifecycle import start_process, stop_process
+
+if TYPE_CHECKING:
+    from funcwsgi.config import Config
+
+log = logging.getLogger("funcwsgi")
+
+# gunicorn's arbiter stops the whole server when a worker exits with this status while booting.
+WORKER_BOOT_ERROR = 3
+
+
+def gunicorn_settings(config: Config) -> dict[str, Any]:
+    """gunicorn's settings and server hooks, from the runtime's configuration."""
+
+    def service_of(server: Any) -> FunctionService:
+        # Embedded, the application object carries the service; with gunicorn.conf.py
+        # it is `funcwsgi:app`, built once in the master by on_starting.
+        service = getattr(server.app, "service", None)
+        return service if isinstance(service, FunctionService) else default_app(config)
+
+    def on_starting(server: Any) -> None:
+        """Print the start-up lines and load the function once, in the master, before any fork."""
+        service_of(server)
+
+    def post_fork(server: Any, worker: Any) -> None:
+        """In each new worker, before it serves: per-worker state, then the function's start()."""
+        try:
+            start_process(service_of(server))
+        except StartupError as error:
+            print(f"funcwsgi: error: {error}", file=sys.stderr)
+            if error.user_traceback:
+                print(error.user_traceback.rstrip(), file=sys.stderr)
+            sys.stderr.flush()
+            sys.exit(WORKER_BOOT_ERROR)
+
+    def worker_exit(server: Any, worker: Any) -> None:
+        """In the worker, once it has stopped serving: the function's stop()."""
+        stop_process(service_of(server))
+
+    def child_exit(server: Any, worker: Any) -> None:
+        """In the master, after a worker process ended, for whatever reason."""
+        if server.LISTENERS:  # not shutting down: the worker crashed or was recycled
+            log.warning("Worker process %s exited; gunicorn starts a new one", worker.pid)
+        workers.worker_exited(worker.pid)
+
+    settings: dict[str, Any] = {
+        "bind": [host_port(config.server_host, config.server_port)],
+        "worker_class": "gthread",
+        "workers": config.server_workers,
+        "threads": config.server_numthreads,
+        "graceful_timeout": max(1, round(config.server_graceful_timeout)),
+        "max_requests": config.server_max_requests,
+        "loglevel": config.server_log_level,
+        "proc_name": f"funcwsgi {config.func_name}".strip(),
+        "on_starting": on_starting,
+        "post_fork": post_fork,
+        "worker_exit": worker_exit,
+        "child_exit": child_exit,
+    }
+    if os.path.isdir("/dev/shm"):
+        # The worker heartbeat file on tmpfs: containers often have a slow or read-only /tmp.
+        settings["worker_tmp_dir"] = "/dev/shm"
+    return settings
+
+
+class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]
+    """gunicorn run from code: settings from the configuration, the already loaded service as the app."""
+
+    def __init__(self, service: FunctionService, settings: dict[str, Any]) -> None:
+        self.service = service
+        self.settings = settings
+        super().__init__()
+
+    def load_config(self) -> None:
+        for name, value in self.settings.items():
+            self.cfg.set(name, value)
+
+    def load(self) -> FunctionService:
+        return self.service
+
+
+def serve(config: Config) -> int:
+    service = default_app(config)
+    EmbeddedGunicorn(service, gunicorn_settings(config)).run()  # exits the process itself
+    return 0

@@ -1,0 +1,67 @@
+"""waitress: one process, ``SERVER_NUMTHREADS`` threads, pure Python (``funcwsgi[waitress]``).
+
+waitress has no graceful stop of its own, so this adapter runs waitress's
+event loop one step at a time: after SIGTERM it closes the listening
+sockets, keeps the loop going until every connection has no request in
+progress and no unsent output (or ``SERVER_GRACEFUL_TIMEOUT`` passed), then
+stops the task threads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from waitress import create_server
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer
+
+from adapters import host_port
+from adapters._signals import StopRequest
+from funcwsgi.application import default_app
+from funcwsgi.lifecycle import start_process, stop_process
+
+if TYPE_CHECKING:
+    from funcwsgi.config import Config
+
+WAITRESS_BODY_SLACK = 1024 * 1024
+# How often the drain looks at the connections when nothing wakes the loop.
+DRAIN_TICK = 0.05
+
+
+def serve(config: Config) -> int:
+    service = default_app(config)
+    start_process(service)
+    options: dict[str, Any] = {
+        "listen": host_port(config.server_host, config.server_port),
+        "threads": config.server_numthreads,
+        "ident": "funcwsgi",
+    }
+    if config.server_max_body_size:
+        # waitress buffers a whole body before the app runs, so its own guard stops huge ones
+        # early; it counts chunked framing too, so it is set well above the limit that
+        # funcwsgi's body-limit layer then enforces exactly.
+        options["max_request_body_size"] = 2 * config.server_max_body_size + WAITRESS_BODY_SLACK
+    server = create_server(service, **options)
+    socket_map: dict[int, Any] = getattr(server, "map", None) or server._map
+    listeners = [d for d in socket_map.values() if isinstance(d, BaseWSGIServer)]
+    stop = StopRequest(on_stop=lambda: listeners[0].pull_trigger())
+    stop.install(config.server_graceful_timeout)
+    try:
+        while not stop.is_set():
+            wasyncore.loop(timeout=1.0, map=socket_map, use_poll=True, count=1)
+        for listener in listeners:
+            wasyncore.dispatcher.close(listener)  # the socket only: the trigger must keep waking the loop
+        while stop.left() > 0 and not _drained(socket_map):
+            wasyncore.loop(timeout=min(DRAIN_TICK, stop.left()), map=socket_map, use_poll=True, count=1)
+    finally:
+        listeners[0].task_dispatcher.shutdown(cancel_pending=True, timeout=1)
+        wasyncore.close_all(socket_map)
+        stop_process(service)
+    return 0
+
+
+def _drained(socket_map: dict[int, Any]) -> bool:
+    return not any(
+        channel.requests or channel.total_outbufs_len for channel in socket_map.values() if isinstance(channel, HTTPChannel)
+    )

@@ -1,0 +1,120 @@
+"""werkzeug's development server: threads, and with ``SERVER_RELOAD=true`` werkzeug's reloader.
+
+For development only. With the reloader, any change to a file in the
+function's folder restarts the serving process; a function that then fails to
+load (or whose ``start()`` fails) is shown as a 500 page with the error, and
+the next save recovers without a restart.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from werkzeug.serving import WSGIRequestHandler, is_running_from_reloader, make_server, run_simple
+
+from adapters import InFlight
+from adapters._signals import StopRequest
+from funcwsgi.application import default_app
+from funcwsgi.errors import StartupError
+from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.loader import load_function
+from funcwsgi.startup import print_startup_lines
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+    from funcwsgi.config import Config
+
+RELOADER_INTERVAL = 0.5  # seconds between two looks at the files
+
+
+class QuietRequestHandler(WSGIRequestHandler):
+    """No request line per call: funcwsgi's own access log records calls."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+def serve(config: Config) -> int:
+    if config.server_reload:
+        return serve_with_reloader(config)
+    service = default_app(config)
+    start_process(service)
+    tracked = InFlight(service)
+    server = make_server(config.server_host, config.server_port, tracked, threaded=True, request_handler=QuietRequestHandler)
+    # shutdown() waits for serve_forever() to return, so it cannot run in the signal handler,
+    # which runs on the very thread that is inside serve_forever().
+    stop = StopRequest(on_stop=lambda: threading.Thread(target=server.shutdown, name="funcwsgi-shutdown").start())
+    stop.install(config.server_graceful_timeout)
+    try:
+        server.serve_forever()
+        tracked.wait_idle(stop.left())
+    finally:
+        server.server_close()
+        stop_process(service)
+    return 0
+
+
+def serve_with_reloader(config: Config) -> int:
+    folder = os.path.abspath(config.handler_folder)
+    # The first process only watches files and restarts the second, which serves;
+    # only the second loads the function.
+    app: WSGIApplication = reloaded_app(config) if is_running_from_reloader() else _never_called
+    run_simple(
+        config.server_host,
+        config.server_port,
+        app,
+        use_reloader=True,
+        reloader_interval=RELOADER_INTERVAL,
+        extra_files=list(_files_under(folder)),
+        threaded=True,
+        request_handler=QuietRequestHandler,
+    )
+    return 0
+
+
+def reloaded_app(config: Config) -> WSGIApplication:
+    """The function's app, or, if it cannot load or start, a page showing why."""
+    try:
+        service = print_startup_lines(config, lambda: _build(config))
+        start_process(service)
+        return service
+    except StartupError as error:
+        return LoadErrorPage(error)
+
+
+def _build(config: Config) -> WSGIApplication:
+    from funcwsgi.application import build_service
+
+    return build_service(config, load_function(config))
+
+
+class LoadErrorPage:
+    """Development only: shows why the function could not load, until the next save reloads it."""
+
+    def __init__(self, error: StartupError) -> None:
+        text = f"funcwsgi could not load the function:\n\n{error}\n"
+        if error.user_traceback:
+            text += "\n" + error.user_traceback
+        text += "\nSave a change in the function's folder to reload.\n"
+        self.body = text.encode()
+        print(f"funcwsgi: error: {error}", flush=True)
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        start_response("500 Internal Server Error", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(self.body)))])
+        return [self.body]
+
+
+def _never_called(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:  # pragma: no cover
+    start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+    return [b"reloading"]
+
+
+def _files_under(folder: str) -> Iterable[str]:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+        for name in files:
+            yield os.path.join(root, name)

@@ -1,0 +1,71 @@
+"""Readiness and liveness: ``/health/readiness``, ``/health/liveness`` and ``/healthz``.
+
+Each answers ``200 OK`` when every check passes and ``503`` with the first
+problem otherwise. A check is a callable returning ``None`` when healthy or a
+short reason when not; the function's ``ready()`` and ``alive()`` hooks become
+checks through :func:`hook_check`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+log = logging.getLogger("funcwsgi.health")
+
+Check = Callable[[], "str | None"]
+
+OK = b"OK"
+
+
+class HealthCheck:
+    """A WSGI app for one probe path."""
+
+    def __init__(self, checks: Sequence[Check]) -> None:
+        self.checks = tuple(checks)
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        for check in self.checks:
+            problem = check()
+            if problem:
+                return _answer("503 Service Unavailable", problem.encode(), environ, start_response)
+        return _answer("200 OK", OK, environ, start_response)
+
+    def __repr__(self) -> str:
+        return f"HealthCheck({len(self.checks)} checks)"
+
+
+def _answer(status: str, body: bytes, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    start_response(status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
+    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [body]
+
+
+def hook_check(hook: Callable[[], Any], name: str, where: str) -> Check:
+    """Turn the function's ``ready``/``alive`` hook into a check.
+
+    The hook returns ``True`` or ``None`` when healthy, ``False`` when not,
+    or a string saying why not (sent as the 503 body). An exception is
+    logged with its traceback and answered with a fixed message, so nothing
+    of it reaches the caller.
+    """
+    failed = f"{name}() failed"
+    said_no = f"{name}() returned False"
+
+    def check() -> str | None:
+        try:
+            result = hook()
+        except Exception:
+            log.error("%s() in %s raised", name, where, exc_info=True)
+            return failed
+        if result is None or result is True:
+            return None
+        if isinstance(result, str):
+            return result or said_no
+        return None if result else said_no
+
+    check.__name__ = f"{name}_hook"
+    return check

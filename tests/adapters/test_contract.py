@@ -1,0 +1,261 @@
+"""The same contract on every server: `funcwsgi serve` as a real subprocess, configured by environment variables only.
+
+Each adapter's server starts once for the module (the `served` fixture);
+the SIGTERM and start-up failure tests start their own.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+from adapters import ADAPTERS
+
+from ..conftest import function_folder
+from ..servers import BIN, Server, base_env, free_port, run_to_exit
+
+SERVE = [str(BIN / "funcwsgi"), "serve"]
+CALL_TIMEOUT = 0.5
+MAX_BODY = 1024
+TIMEOUT_BODY = "Timeout while processing the function"
+
+
+@dataclass
+class Served:
+    adapter: str
+    server: Server
+    lifecycle_log: Path
+    health_dir: Path
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def events(self) -> list[str]:
+        return self.lifecycle_log.read_text().splitlines() if self.lifecycle_log.exists() else []
+
+
+def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str = "127.0.0.1", **settings: str) -> Served:
+    port = free_port(connect)
+    served = Served(adapter, None, folder / "lifecycle.log", folder)  # type: ignore[arg-type]
+    env = base_env(
+        SERVER_ADAPTER=adapter,
+        HANDLER_FOLDER=function_folder("serving"),
+        SERVER_HOST=bind,
+        SERVER_PORT=str(port),
+        SERVER_NUMTHREADS="4",
+        SERVER_CALL_TIMEOUT=str(CALL_TIMEOUT),
+        SERVER_MAX_BODY_SIZE=str(MAX_BODY),
+        LIFECYCLE_LOG=str(served.lifecycle_log),
+        HEALTH_DIR=str(folder),
+    )
+    env.update(settings)
+    served.server = Server(SERVE, env, port, host=connect)
+    try:
+        served.server.wait_ready()
+    except Exception:
+        served.server.stop()
+        raise
+    return served
+
+
+@pytest.fixture(scope="module", params=list(ADAPTERS))
+def served(request, tmp_path_factory):
+    running = start(request.param, tmp_path_factory.mktemp(request.param))
+    yield running
+    running.server.stop()
+
+
+def test_startup_lines_are_printed_once_before_serving(served):
+    folder = function_folder("serving")
+    expected = [
+        f"Importing function sources from {folder}/handler.py:main",
+        "Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set",
+        "Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set",
+        f"Starting python314 server 127.0.0.1:{served.server.port}",
+    ]
+    lines = served.server.stdout.splitlines()
+    assert lines[:4] == expected
+    assert sum(line.startswith("Importing function sources") for line in lines) == 1
+
+
+def test_calls_answer_200_and_failures_500(served):
+    assert requests.get(served.url + "/").text == "hello"
+    failed = requests.get(served.url + "/fail")
+    assert (failed.status_code, failed.text) == (500, "Internal Server Error")
+    assert "hunter2" not in failed.text
+    head = requests.head(served.url + "/")
+    assert head.status_code == 200 and head.content == b""
+    assert requests.get(served.url + "/").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/forever", "/spin"], ids=["blocked-in-sleep", "python-loop"])
+def test_a_call_past_its_deadline_gets_408_within_a_second(served, path):
+    began = time.monotonic()
+    response = requests.get(served.url + path, timeout=10)
+    took = time.monotonic() - began
+    assert (response.status_code, response.text) == (408, TIMEOUT_BODY)
+    assert CALL_TIMEOUT <= took < CALL_TIMEOUT + 1.0
+    assert requests.get(served.url + "/").text == "hello"
+
+
+def test_the_function_sees_its_request_and_its_thread_locals_under_the_timeout(served):
+    first = requests.get(served.url + "/context").json()
+    second = requests.get(served.url + "/context").json()
+    assert first["path"] == second["path"] == "/context"
+    # One call after another runs on the same long-lived thread, as on a server thread.
+    assert second["thread_calls"] == first["thread_calls"] + 1
+
+
+@pytest.mark.parametrize(
+    ("size", "chunked", "status"),
+    [
+        pytest.param(MAX_BODY, False, 200, id="at-the-limit"),
+        pytest.param(MAX_BODY + 1, False, 413, id="content-length-over"),
+        pytest.param(MAX_BODY, True, 200, id="chunked-at-the-limit"),
+        pytest.param(4 * MAX_BODY, True, 413, id="chunked-over"),
+    ],
+)
+def test_request_bodies_over_the_limit_get_413(served, size, chunked, status):
+    body = b"x" * size
+
+    def chunks():
+        for start in range(0, size, 256):
+            yield body[start : start + 256]
+
+    response = requests.post(served.url + "/size", data=chunks() if chunked else body, timeout=10)
+    assert response.status_code == status
+    if status == 200:
+        assert response.json() == {"size": size}
+    else:
+        assert response.text.startswith("Request Entity Too Large")
+
+
+def test_reserved_routes_and_health_hooks(served):
+    assert (requests.get(served.url + "/healthz").text, requests.get(served.url + "/healthz").status_code) == ("OK", 200)
+    assert requests.get(served.url + "/favicon.ico").status_code == 204
+    for path in ("/health/readiness", "/health/liveness"):
+        assert requests.get(served.url + path).text == "OK"
+    not_ready = served.health_dir / "not-ready"
+    not_ready.touch()
+    try:
+        response = requests.get(served.url + "/health/readiness")
+        assert (response.status_code, response.text) == (503, "warming up the cache")
+        assert requests.get(served.url + "/healthz").status_code == 200
+    finally:
+        not_ready.unlink()
+    not_alive = served.health_dir / "not-alive"
+    not_alive.touch()
+    try:
+        for path in ("/health/liveness", "/healthz"):
+            response = requests.get(served.url + path)
+            assert (response.status_code, response.text) == (503, "alive() returned False")
+    finally:
+        not_alive.unlink()
+    assert requests.get(served.url + "/health/readiness").status_code == 200
+
+
+def test_start_hook_ran_once_in_the_serving_process_before_it_served(served):
+    pid = requests.get(served.url + "/pid").json()["pid"]
+    events = served.events()
+    assert events.count(f"start {pid}") == 1
+    assert sum(event.startswith("start ") for event in events) == 1
+
+
+def _wait_for(predicate, timeout: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{what} not met in {timeout}s")
+
+
+def _refused(url: str, seen: list[str]) -> bool:
+    try:
+        response = requests.get(url + "/healthz", timeout=0.5)
+    except requests.ConnectionError:
+        return True
+    except requests.Timeout:
+        seen.append("timeout")
+        return False
+    seen.append(str(response.status_code))
+    return False
+
+
+@pytest.mark.parametrize("adapter", list(ADAPTERS))
+def test_sigterm_lets_a_call_in_flight_finish_then_runs_stop_and_exits_0(adapter, tmp_path):
+    # Bound to every IPv6 address ("::"), reached over IPv6 loopback.
+    running = start(adapter, tmp_path, bind="::", connect="::1", SERVER_CALL_TIMEOUT="30")
+    try:
+        result: dict[str, requests.Response] = {}
+        slow = threading.Thread(target=lambda: result.setdefault("slow", requests.get(running.url + "/sleep?s=1", timeout=20)))
+        slow.start()
+        _wait_for(lambda: any(event.startswith("sleeping ") for event in running.events()))
+        running.server.signal(signal.SIGTERM)
+        seen: list[str] = []
+        _wait_for(lambda: _refused(running.url, seen), timeout=5, what=f"connections refused (saw {seen})")
+        slow.join(timeout=20)
+        assert (result["slow"].status_code, result["slow"].text) == (200, "slept")
+        assert running.server.wait_exit(timeout=20) == 0
+        assert any(event.startswith("stop ") for event in running.events()), running.events()
+    finally:
+        running.server.stop()
+
+
+@pytest.mark.parametrize("adapter", list(ADAPTERS))
+def test_a_failing_start_hook_stops_start_up_with_one_line(adapter, tmp_path):
+    (tmp_path / "fail-start").touch()
+    port = free_port()
+    env = base_env(
+        SERVER_ADAPTER=adapter,
+        HANDLER_FOLDER=function_folder("serving"),
+        SERVER_HOST="127.0.0.1",
+        SERVER_PORT=str(port),
+        HEALTH_DIR=str(tmp_path),
+    )
+    result = run_to_exit(SERVE, env, timeout=30)
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("funcwsgi: error:")]
+    assert len(errors) == 1, result.stderr
+    assert errors[0].startswith("funcwsgi: error: start() in ") and errors[0].endswith("raised RuntimeError: cannot reach the database")
+
+
+def test_an_unknown_adapter_exits_2_listing_the_valid_names():
+    env = base_env(SERVER_ADAPTER="tomcat", HANDLER_FOLDER=function_folder("hello"), SERVER_PORT=str(free_port()))
+    result = run_to_exit(SERVE, env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "funcwsgi: error: SERVER_ADAPTER='tomcat' is invalid: expected one of gunicorn, waitress, werkzeug, granian"
+    ]
+    assert "Importing function sources" not in result.stdout
+
+
+@pytest.mark.parametrize("adapter", ["waitress", "granian"])
+def test_a_missing_optional_server_names_the_extra_to_install(adapter):
+    # The server is made unimportable for this one process, as if it were not installed.
+    code = f"import sys; sys.modules[{adapter!r}] = None; from funcwsgi.cli import main; sys.exit(main(['serve']))"
+    env = base_env(SERVER_ADAPTER=adapter, HANDLER_FOLDER=function_folder("hello"), SERVER_PORT=str(free_port()))
+    result = run_to_exit([sys.executable, "-c", code], env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"funcwsgi: error: SERVER_ADAPTER={adapter!r} needs the {adapter} server, which is not installed: pip install 'funcwsgi[{adapter}]'"
+    ]
+
+
+def test_python_dash_m_funcwsgi_serves(tmp_path):
+    port = free_port()
+    env = base_env(HANDLER_FOLDER=function_folder("hello"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_ADAPTER="waitress")
+    server = Server([sys.executable, "-m", "funcwsgi"], env, port)
+    try:
+        server.wait_ready()
+        assert requests.get(server.url + "/").status_code == 204
+    finally:
+        server.stop()
