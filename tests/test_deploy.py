@@ -25,6 +25,8 @@ import pytest
 import requests
 import yaml
 from jsonschema import Draft202012Validator
+from opentelemetry import environment_variables as otel_api_env
+from opentelemetry.sdk import environment_variables as otel_sdk_env
 from kubernetes_validate import utils as kubernetes
 from referencing import Registry, Resource
 from werkzeug.test import Client
@@ -41,18 +43,11 @@ OLDEST_KUBERNETES = "1.30.0"  # docs/deployment.md: preStop `sleep` needs 1.30
 KUBERNETES_VERSIONS = (OLDEST_KUBERNETES, kubernetes.latest_version())
 GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
 
-# OpenTelemetry's standard SDK variables (the specification's "Environment
-# Variable Specification"), which the tracing layer honours as they are.
-OTEL_NAMES = frozenset({
-    "OTEL_SDK_DISABLED", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_PROPAGATORS",
-    "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_TRACES_EXPORTER",
-    "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
-    "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT", "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
-    "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-    "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
-    "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
-    "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
-})
+# OpenTelemetry's standard variables, as the API and SDK the tracing layer is
+# built on declare them; it honours them as they are.
+OTEL_NAMES = frozenset(
+    getattr(module, name) for module in (otel_api_env, otel_sdk_env) for name in dir(module) if name.startswith("OTEL_")
+)
 # Settings whose values are cluster addresses: a test server must not reach them.
 ENDPOINT_SETTINGS = ("TRACE_COLLECTOR_ENDPOINT", "PUBLISHER_PROXY_ADDRESS")
 
@@ -64,6 +59,8 @@ KYMA_RUNTIMES = ("python312", "python314")
 KNATIVE_REVISION_FIELDS = {"containerConcurrency": (0, 1000), "timeoutSeconds": (1, 3600),
                            "responseStartTimeoutSeconds": (1, 3600), "idleTimeoutSeconds": (0, 3600)}
 KNATIVE_PORT_NAMES = ("http1", "h2c")
+# The pod annotations Prometheus' Kubernetes discovery is commonly set up to read.
+SCRAPE, SCRAPE_PORT, SCRAPE_PATH = "prometheus.io/scrape", "prometheus.io/port", "prometheus.io/path"
 
 
 def number(raw: str) -> float:
@@ -146,6 +143,10 @@ class Workload:
 
     def config(self, container: dict[str, Any]) -> Config:
         return Config.from_env(self.env(container))
+
+    @property
+    def pod_annotations(self) -> dict[str, str]:
+        return self.doc["spec"]["template"].get("metadata", {}).get("annotations", {})
 
     def probes(self, container: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
@@ -314,14 +315,28 @@ def probe_paths() -> list[str]:
     return sorted(paths)
 
 
+def scrape_paths() -> list[str]:
+    return sorted({w.pod_annotations[SCRAPE_PATH] for w in WORKLOADS if SCRAPE_PATH in w.pod_annotations})
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.name)
+def test_pods_ask_prometheus_to_scrape_the_runtime(workload):
+    annotations = workload.pod_annotations
+    assert annotations.get(SCRAPE) == "true"
+    (container,) = workload.containers
+    config = workload.config(container)
+    assert int(annotations[SCRAPE_PORT]) == config.server_port
+    assert config.server_metrics and annotations[SCRAPE_PATH] == config.server_metrics_path
+
+
 def test_every_container_has_readiness_and_liveness_probes():
     for workload, container in CONTAINERS:
         kinds = {kind for kind, _ in workload.probes(container)}
         assert {"readinessProbe", "livenessProbe"} <= kinds, container_id((workload, container))
 
 
-@pytest.mark.parametrize("path", probe_paths())
-def test_probe_paths_are_answered_by_the_runtime_itself(path):
+@pytest.mark.parametrize("path", probe_paths() + scrape_paths())
+def test_probe_and_scrape_paths_are_answered_by_the_runtime_itself(path):
     client = Client(make_app(environ={}, handler_folder=function_folder("probe_sentinel")))
     response = client.get(path)
     assert response.status_code == 200, f"{path} reached the function: the runtime does not serve it"
@@ -352,6 +367,9 @@ def test_a_server_with_the_manifest_environment_answers_its_probes(manifest_serv
     for kind, probe in workload.probes(container):
         response = requests.get(server.url + probe["httpGet"]["path"], timeout=5)
         assert response.status_code == 200, f"{kind} {probe['httpGet']['path']}: {response.status_code}"
+    if SCRAPE_PATH in workload.pod_annotations:
+        scrape = requests.get(server.url + workload.pod_annotations[SCRAPE_PATH], timeout=5)
+        assert scrape.status_code == 200 and "function_calls_total" in scrape.text
     assert requests.get(server.url + "/", timeout=5).status_code == 418
     config = workload.config(container)
     assert f"Starting {config.func_runtime} server 127.0.0.1:{server.port}" in server.stdout
