@@ -68,6 +68,9 @@ def serve_with_reloader(config: Config) -> int:
         config.server_port,
         app,
         use_reloader=True,
+        # "stat", not watchdog even when installed: watchdog watches every folder on
+        # sys.path (site-packages included), which overflows inotify and loses events.
+        reloader_type="stat",
         reloader_interval=RELOADER_INTERVAL,
         extra_files=list(_files_under(folder)),
         threaded=True,

@@ -66,7 +66,7 @@ class Server:
             try:
                 if requests.get(self.url + path, timeout=1).status_code < 500:
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # not listening yet, or listening but still booting
                 pass
             time.sleep(0.05)
         raise AssertionError(f"server not ready after {timeout}s\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}")

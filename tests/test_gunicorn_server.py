@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import socket
+import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -111,3 +114,109 @@ def test_startup_errors_exit_2_with_one_line(settings, message):
     assert len(errors) == 1 and errors[0].startswith(message), result.stderr
     assert "Traceback" not in result.stderr
     assert "Starting python314 server" not in result.stdout
+
+
+# -- the production path: lifecycle, timeout, crashes, shutdown (gunicorn.conf.py hooks) ---
+
+
+def serving(tmp_path, **settings: str) -> Server:
+    return start("serving", LIFECYCLE_LOG=str(tmp_path / "lifecycle.log"), HEALTH_DIR=str(tmp_path), **settings)
+
+
+def events(tmp_path) -> list[str]:
+    path = tmp_path / "lifecycle.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def poll(predicate, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            found = predicate()
+        except requests.ConnectionError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def worker_status(pid: int) -> dict[str, int]:
+    """Threads and resident memory (kB) of a process, from /proc."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return {"threads": int(fields["Threads"]), "rss_kb": int(fields["VmRSS"].split()[0])}
+
+
+def test_start_stop_and_408_under_gunicorn_conf(tmp_path):
+    running = serving(tmp_path, SERVER_CALL_TIMEOUT="0.5")
+    try:
+        pid = requests.get(running.url + "/pid").json()["pid"]
+        assert events(tmp_path) == [f"start {pid}"]
+        began = time.monotonic()
+        response = requests.get(running.url + "/forever")
+        assert (response.status_code, response.text) == (408, "Timeout while processing the function")
+        assert time.monotonic() - began < 1.5
+        running.signal(signal.SIGTERM)
+        assert running.wait_exit(timeout=20) == 0
+        assert events(tmp_path) == [f"start {pid}", f"stop {pid}"]
+    finally:
+        running.stop()
+
+
+def test_a_worker_that_kills_its_process_is_replaced_and_the_crash_logged(tmp_path):
+    running = serving(tmp_path)
+    try:
+        first = requests.get(running.url + "/pid").json()["pid"]
+        with pytest.raises(requests.ConnectionError):
+            requests.get(running.url + "/crash")
+        second = poll(lambda: requests.get(running.url + "/pid", timeout=2).json()["pid"])
+        assert second != first
+        assert all(requests.get(running.url + "/").text == "hello" for _ in range(3))
+        output = running.wait_for_output(f"Worker process {first} exited; gunicorn starts a new one")
+        assert f"Worker (pid:{first}) exited with code 1" in output
+        assert events(tmp_path) == [f"start {first}", f"start {second}"]  # start() ran in the new worker too
+    finally:
+        running.stop()
+
+
+def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path):
+    # 2 server threads: the timeout layer keeps at most 4 call threads, stuck ones included.
+    running = serving(tmp_path, SERVER_NUMTHREADS="2", SERVER_CALL_TIMEOUT="0.3")
+    try:
+        pid = requests.get(running.url + "/pid").json()["pid"]
+        before = worker_status(pid)
+
+        def stuck_calls(count: int) -> None:
+            for _ in range(count):
+                began = time.monotonic()
+                response = requests.get(running.url + "/forever", timeout=10)
+                assert (response.status_code, response.text) == (408, "Timeout while processing the function")
+                assert time.monotonic() - began < 1.3
+
+        stuck_calls(3)
+        assert requests.get(running.url + "/healthz").text == "OK"
+        assert requests.get(running.url + "/").text == "hello"  # the fourth call thread serves
+        after_some = worker_status(pid)
+        stuck_calls(12)
+        after_many = worker_status(pid)
+        assert after_many["threads"] <= before["threads"] + 4
+        assert after_many["rss_kb"] - after_some["rss_kb"] < 4096
+        # Every call thread is stuck now: calls still get their 408 on time, and liveness
+        # fails so that the platform restarts the process.
+        stuck_calls(1)
+        healthz = requests.get(running.url + "/healthz")
+        assert (healthz.status_code, healthz.text) == (503, "all 4 call threads are stuck in calls that timed out")
+        assert requests.get(running.url + "/health/readiness").status_code == 200
+    finally:
+        running.stop()
+
+
+def test_a_failing_start_hook_stops_gunicorn_with_one_line(tmp_path):
+    (tmp_path / "fail-start").touch()
+    env = base_env(
+        HANDLER_FOLDER=function_folder("serving"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(free_port()), HEALTH_DIR=str(tmp_path)
+    )
+    result = run_to_exit(GUNICORN, env)
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("funcwsgi: error:")]
+    assert errors == [f"funcwsgi: error: start() in {function_folder('serving')}/handler.py raised RuntimeError: cannot reach the database"]

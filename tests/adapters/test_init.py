@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from adapters import ADAPTERS, InFlight, host_port, load_adapter
+from funcwsgi.config import SERVER_ADAPTERS
+
+
+def test_every_configurable_name_has_an_adapter():
+    assert tuple(ADAPTERS) == SERVER_ADAPTERS
+
+
+@pytest.mark.parametrize("name", list(ADAPTERS))
+def test_each_adapter_loads_and_serves_through_one_interface(name):
+    assert callable(load_adapter(name).serve)
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [("127.0.0.1", "127.0.0.1:80"), ("::", "[::]:80"), ("::1", "[::1]:80"), ("localhost", "localhost:80")],
+)
+def test_host_port(host, expected):
+    assert host_port(host, 80) == expected
+
+
+def test_in_flight_counts_calls_until_their_body_is_closed():
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        return iter([b"a", b"b"])
+
+    tracked = InFlight(app)
+    body = tracked({}, lambda *a: None)
+    assert tracked.count == 1
+    assert not tracked.wait_idle(0.01)
+    assert list(body) == [b"a", b"b"]
+    threading.Timer(0.05, body.close).start()
+    assert tracked.wait_idle(5)
+    body.close()  # closing twice counts once
+    assert tracked.count == 0
+
+
+def test_in_flight_counts_a_call_that_raised_as_done():
+    def app(environ, start_response):
+        raise RuntimeError("x")
+
+    tracked = InFlight(app)
+    with pytest.raises(RuntimeError):
+        tracked({}, lambda *a: None)
+    assert tracked.count == 0

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from funcwsgi.middleware.health import HealthCheck, hook_check
+
+
+def boom():
+    raise RuntimeError("password=hunter2")
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        pytest.param(lambda: None, None, id="none"),
+        pytest.param(lambda: True, None, id="true"),
+        pytest.param(lambda: False, "ready() returned False", id="false"),
+        pytest.param(lambda: "database unreachable", "database unreachable", id="message"),
+        pytest.param(lambda: "", "ready() returned False", id="empty-message"),
+        pytest.param(boom, "ready() failed", id="raises"),
+    ],
+)
+def test_what_a_hook_returns_decides_the_probe(result, problem):
+    assert hook_check(result, "ready", "/fn/handler.py")() == problem
+
+
+def test_a_raising_hook_is_logged_never_shown(caplog):
+    with caplog.at_level(logging.ERROR):
+        assert hook_check(boom, "alive", "/fn/handler.py")() == "alive() failed"
+    assert "alive() in /fn/handler.py raised" in caplog.text
+    assert "hunter2" in caplog.text  # in the log, with the traceback; never in the response
+
+
+def test_the_first_failing_check_answers_503():
+    seen = {}
+
+    def start_response(status, headers):
+        seen["status"] = status
+
+    app = HealthCheck([lambda: None, lambda: "cache cold", lambda: "never asked"])
+    assert b"".join(app({"REQUEST_METHOD": "GET"}, start_response)) == b"cache cold"
+    assert seen["status"] == "503 Service Unavailable"
+    assert b"".join(HealthCheck([])({"REQUEST_METHOD": "GET"}, start_response)) == b"OK"
+    assert seen["status"] == "200 OK"
+    assert b"".join(HealthCheck([])({"REQUEST_METHOD": "HEAD"}, start_response)) == b""
+
+
+def test_probe_routes_call_the_functions_hooks(client_for, monkeypatch, tmp_path):
+    monkeypatch.setenv("HEALTH_DIR", str(tmp_path))
+    client = client_for("serving")
+    assert [client.get(path).text for path in ("/healthz", "/health/readiness", "/health/liveness")] == ["OK"] * 3
+    (tmp_path / "not-ready").touch()
+    response = client.get("/health/readiness")
+    assert (response.status_code, response.text) == (503, "warming up the cache")
+    (tmp_path / "not-alive").touch()
+    assert client.get("/healthz").status_code == 503
+    assert client.get("/health/liveness").text == "alive() returned False"
+
+
+def test_without_hooks_the_probes_answer_ok(client_for):
+    client = client_for("hello", server_call_timeout=0)
+    assert [client.get(path).text for path in ("/healthz", "/health/readiness", "/health/liveness")] == ["OK"] * 3

@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+import contextvars
+import io
+import threading
+import time
+
+import pytest
+
+from funcwsgi.middleware.timeout import BODY, CallTimeout, TimeoutMiddleware
+
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
+
+
+def call(app, method: str = "GET", **environ):
+    seen = {}
+
+    def start_response(status, headers, exc_info=None):
+        seen["status"], seen["headers"] = status, headers
+        return lambda data: seen.setdefault("written", []).append(data)
+
+    base = {"REQUEST_METHOD": method, "PATH_INFO": "/", "wsgi.input": io.BytesIO(b"")}
+    base.update(environ)
+    body = b"".join(app(base, start_response))
+    return seen["status"], dict(seen["headers"]), seen.get("written", []), body, base
+
+
+def test_a_call_in_time_passes_through_status_headers_and_written_data_in_order():
+    def inner(environ, start_response):
+        write = start_response("201 Created", [("X-One", "1")])
+        write(b"first,")
+        return [b"then the body"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
+    outcomes = set()
+    for _ in range(3):
+        status, headers, written, body, environ = call(wrapped)
+        outcomes.add((status, headers["X-One"], tuple(written), body))
+        assert "funcwsgi.failure" not in environ
+    assert outcomes == {("201 Created", "1", (b"first,",), b"then the body")}
+
+
+def test_one_call_after_another_runs_on_the_same_long_lived_thread():
+    threads = []
+
+    def inner(environ, start_response):
+        threads.append(threading.get_ident())
+        start_response("200 OK", [])
+        return [b""]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=4)
+    for _ in range(5):
+        call(wrapped)
+    assert len(set(threads)) == 1
+    assert threads[0] != threading.get_ident()
+
+
+def test_the_function_runs_in_the_callers_context():
+    def inner(environ, start_response):
+        start_response("200 OK", [])
+        return [request_id.get().encode()]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
+    token = request_id.set("abc-123")
+    try:
+        assert call(wrapped)[3] == b"abc-123"
+    finally:
+        request_id.reset(token)
+    assert call(wrapped)[3] == b"unset"
+
+
+def test_an_exception_of_the_function_reaches_the_outer_layers():
+    def inner(environ, start_response):
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        call(TimeoutMiddleware(inner, seconds=5, max_threads=2))
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_a_call_blocked_in_c_past_its_deadline_gets_408_on_time(method):
+    release = threading.Event()
+
+    def inner(environ, start_response):
+        release.wait()  # blocked inside C: the interrupt cannot land until it returns
+        start_response("200 OK", [])
+        return [b"late"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=0.2, max_threads=2)
+    began = time.monotonic()
+    status, headers, _, body, environ = call(wrapped, method)
+    took = time.monotonic() - began
+    release.set()
+    assert status == "408 Request Timeout"
+    assert body == (b"" if method == "HEAD" else BODY)
+    assert headers["Content-Length"] == str(len(BODY))
+    assert environ["funcwsgi.failure"] == "timeout"
+    assert 0.2 <= took < 1.0
+
+
+def test_python_code_past_its_deadline_is_stopped_at_its_next_instruction():
+    stopped = threading.Event()
+    caught = []
+
+    def inner(environ, start_response):
+        try:
+            while True:
+                pass
+        except CallTimeout as error:
+            caught.append(error)
+            raise
+        finally:
+            stopped.set()
+
+    status = call(TimeoutMiddleware(inner, seconds=0.1, max_threads=2))[0]
+    assert status == "408 Request Timeout"
+    assert stopped.wait(2)
+    assert isinstance(caught[0], CallTimeout) and not isinstance(caught[0], Exception)
+
+
+def test_calls_that_never_return_keep_threads_bounded_and_liveness_says_so():
+    release = threading.Event()
+    entered = []
+
+    def inner(environ, start_response):
+        if environ["PATH_INFO"] == "/forever":
+            entered.append(1)
+            release.wait()
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=0.05, max_threads=3)
+    before = threading.active_count()
+    try:
+        for _ in range(2):
+            assert call(wrapped, PATH_INFO="/forever")[0] == "408 Request Timeout"
+        assert wrapped.liveness_problem() is None
+        assert call(wrapped, PATH_INFO="/fine")[3] == b"ok"  # the one thread left serves
+        for _ in range(6):
+            assert call(wrapped, PATH_INFO="/forever")[0] == "408 Request Timeout"
+        assert threading.active_count() - before <= 3
+        assert len(entered) == 3  # the others never got a thread, and never ran
+        assert wrapped.liveness_problem() == "all 3 call threads are stuck in calls that timed out"
+        assert call(wrapped, PATH_INFO="/fine")[0] == "408 Request Timeout"
+    finally:
+        release.set()
+    deadline = time.monotonic() + 5
+    while wrapped.liveness_problem() is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert wrapped.liveness_problem() is None
+    assert call(wrapped, PATH_INFO="/fine")[3] == b"ok"
+    assert threading.active_count() - before <= 3
+
+
+def test_an_abandoned_call_can_no_longer_read_the_request_body():
+    release = threading.Event()
+    outcome = []
+
+    def inner(environ, start_response):
+        try:
+            release.wait()
+        except CallTimeout:
+            pass  # a function that swallows the interrupt and carries on
+        try:
+            environ["wsgi.input"].read()
+        except CallTimeout as error:
+            outcome.append(str(error))
+        start_response("200 OK", [])
+        return [b""]
+
+    wrapped = TimeoutMiddleware(inner, seconds=0.05, max_threads=2)
+    status = call(wrapped, "POST", CONTENT_LENGTH="4", **{"wsgi.input": io.BytesIO(b"body")})[0]
+    assert status == "408 Request Timeout"
+    release.set()
+    deadline = time.monotonic() + 5
+    while not outcome and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert outcome == ["the call timed out; its request body is no longer readable"]
+
+
+def test_the_request_body_is_readable_in_time():
+    def inner(environ, start_response):
+        start_response("200 OK", [])
+        return [environ["wsgi.input"].read()]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
+    assert call(wrapped, "POST", CONTENT_LENGTH="4", **{"wsgi.input": io.BytesIO(b"body")})[3] == b"body"
+
+
+def test_in_the_stack_by_default_and_left_out_with_0(client_for):
+    assert "timeout" in client_for("hello").application.layers
+    assert "timeout" not in client_for("hello", server_call_timeout=0).application.layers
+
+
+def test_sdk_get_request_works_inside_a_timed_call(client_for):
+    client = client_for("no_args", server_call_timeout=5)
+    assert client.get("/?id=7").json == {"id": "7", "again": "7"}
