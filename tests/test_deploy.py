@@ -460,7 +460,9 @@ def kyma_server(request, tmp_path_factory):
     (folder / "handler.py").write_text(doc["spec"]["source"]["inline"]["source"])
     port = free_port()
     env = serving_env(kyma_controller_env(doc, str(folder)), port)
-    server = Server(GUNICORN, env, port)
+    # The controller's command ends in `cd ..; python server.py`; the image's
+    # server.py does what `python -m funcwsgi` does.
+    server = Server([str(BIN / "python"), "-m", "funcwsgi"], env, port, cwd=folder.parent)
     try:
         server.wait_ready()
         yield doc, server
