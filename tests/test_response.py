@@ -37,6 +37,7 @@ def returns(request):
         pytest.param("tuple-content-type", 200, "text/html", b"<p>ok</p>", id="tuple-content-type-wins"),
         pytest.param("response", 203, "text/csv; charset=utf-8", b"from werkzeug", id="werkzeug-response"),
         pytest.param("generator", 200, TEXT, b"one,two,three", id="generator-streams"),
+        pytest.param("tuple-response", 201, "text/csv; charset=utf-8", b"r", id="tuple-with-a-response"),
     ],
 )
 def test_return_coercion(returns, kind, status, content_type, body):
@@ -50,6 +51,7 @@ def test_tuple_headers_are_sent(returns):
     assert returns.get("/tuple-headers").headers["X-A"] == "1"
     assert returns.get("/tuple-header-list").headers["X-B"] == "2"
     assert returns.get("/tuple-all").headers["X-C"] == "3"
+    assert returns.get("/tuple-response").headers["X-D"] == "4"
 
 
 def test_content_length_is_set_for_whole_bodies(returns):

@@ -28,6 +28,7 @@ RESULTS = {
     "tuple-content-type": lambda: ("<p>ok</p>", 200, {"Content-Type": "text/html"}),
     "response": lambda: Response("from werkzeug", status=203, mimetype="text/csv"),
     "generator": _stream,
+    "tuple-response": lambda: (Response("r", mimetype="text/csv"), 201, {"X-D": "4"}),
     "unsupported": lambda: Unsupported(),
     "int": lambda: 42,
     "bad-tuple": lambda: ("a", 1, 2, 3),
