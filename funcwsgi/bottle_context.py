@@ -18,6 +18,7 @@ from typing import Any
 
 import bottle
 
+from .legacy import has_body
 from .request import get_or_create_request
 
 Invoker = Callable[[dict[str, Any]], tuple[Any, None]]
@@ -31,7 +32,8 @@ def bottle_invoker(call: Callable[[dict[str, Any]], Any]) -> Invoker:
     def invoke(environ: dict[str, Any]) -> tuple[Any, None]:
         # bottle reads the body from this key when present: the bytes the
         # runtime's request already holds, so both see the same body.
-        environ["bottle.request.body"] = io.BytesIO(get_or_create_request(environ).get_data())
+        if has_body(environ):
+            environ["bottle.request.body"] = io.BytesIO(get_or_create_request(environ).get_data())
         bottle.request.bind(environ)
         bottle.response.bind()
         try:
@@ -58,10 +60,10 @@ def from_bottle_response(response: bottle.HTTPResponse) -> tuple[Any, int, list[
 
 def with_bottle_response_state(result: Any, response: Any) -> Any:
     """The result, with the status and headers the function set on ``bottle.response``."""
+    if response.status_code == 200 and not response._headers and not response._cookies:
+        return result  # the common case: the function left bottle's response alone
     headers = _explicit_headers(response)
     status = response.status_code
-    if status == 200 and not headers:
-        return result
     if type(result) is tuple:
         return result  # the function said it all in the tuple
     return result, status, headers
