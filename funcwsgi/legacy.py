@@ -66,8 +66,8 @@ class Event(dict):  # type: ignore[type-arg]
 
         if not isinstance(data, dict) or not data.get("type") or not data.get("source"):
             raise ValueError("publishCloudEvent needs a dict with at least 'type' and 'source', as buildResponseCloudEvent makes")
-        attributes = {k: v for k, v in data.items() if k not in ("type", "source", "data") and v is not None}
-        return sdk.emit_cloud_event(data["type"], data["source"], data.get("data"), attributes)
+        # Kyma's dicts carry None for attributes the incoming event lacked; CloudEvents has no null attributes.
+        return sdk.publish_cloud_event({k: v for k, v in data.items() if v is not None})
 
     def buildResponseCloudEvent(self, event_id: str, event_type: str, event_data: Any) -> dict[str, Any]:  # noqa: N802
         """A CloudEvent dict answering this event (its source and versions). Deprecated."""
