@@ -20,17 +20,22 @@ run: setup
 
 test: setup
 	$(PY) -m pytest -q
+	$(MAKE) test-cloudevents-1
 
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 # The CloudEvent tests against the 1.x generation of the cloudevents library
-# (the default install gets 2.x), in a virtual environment of their own.
+# (the default install gets 2.x), in a virtual environment of their own. The
+# 1.x generation comes with functions-framework, which pins it: that proves a
+# function's old-platform requirements install next to funcwsgi.
 CE1_VENV ?= .venv-cloudevents1
-CLOUDEVENTS_TESTS ?= tests/test_cloudevents_compat.py tests/middleware/test_cloudevents.py tests/test_sdk.py
+CLOUDEVENTS_TESTS ?= tests/test_cloudevents_compat.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
+	tests/test_legacy.py tests/corpus/test_kyma_eventing.py tests/corpus/test_functions_framework_library.py \
+	tests/conformance/test_cloudevents.py
 test-cloudevents-1:
 	$(MAKE) setup VENV=$(CE1_VENV)
-	$(CE1_VENV)/bin/python -m pip install --quiet 'cloudevents>=1.10,<2'
+	$(CE1_VENV)/bin/python -m pip install --quiet 'functions-framework>=3.5,<4' 'cloudevents>=1.10,<2'
 	$(CE1_VENV)/bin/python -m pytest -q $(CLOUDEVENTS_TESTS)
 
 settings-doc: setup
