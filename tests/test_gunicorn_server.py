@@ -220,3 +220,17 @@ def test_a_failing_start_hook_stops_gunicorn_with_one_line(tmp_path):
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if line.startswith("funcwsgi: error:")]
     assert errors == [f"funcwsgi: error: start() in {function_folder('serving')}/handler.py raised RuntimeError: cannot reach the database"]
+
+
+def test_an_installed_package_serves_without_the_repositorys_conf_file(tmp_path):
+    # In a container image there is no gunicorn.conf.py in the working directory.
+    port = free_port()
+    env = base_env(HANDLER_FOLDER=function_folder("serving"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_CALL_TIMEOUT="0.5")
+    command = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "funcwsgi:app"]
+    running = Server(command, env, port, cwd=tmp_path)
+    try:
+        running.wait_ready()
+        assert running.stdout.splitlines()[3] == f"Starting python314 server 127.0.0.1:{port}"
+        assert requests.get(running.url + "/forever").status_code == 408
+    finally:
+        running.stop()

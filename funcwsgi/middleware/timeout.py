@@ -102,35 +102,45 @@ class Doorbell:
     def ring(self) -> None:
         os.write(self._write_fd, _ONE)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a ring (at most ``timeout`` seconds); True if it rang."""
-        if timeout is not None and not self._poll.poll(max(0, int(timeout * 1000 + 0.999))):
-            return False
+    def wait(self) -> None:
         os.read(self._read_fd, 8)
-        return True
+
+    def wait_ms(self, milliseconds: int) -> bool:
+        """Wait at most ``milliseconds`` for a ring; True if it rang."""
+        if self._poll.poll(milliseconds):
+            os.read(self._read_fd, 8)
+            return True
+        return False
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(0, int(seconds * 1000 + 0.999))
 
 
 _ONE = (1).to_bytes(8, sys.byteorder)
 
 
 class Call:
-    """One call handed to a pool thread: its inputs, and what it produced."""
+    """One call handed to a pool thread: its inputs, and what it produced.
 
-    __slots__ = ("done", "context", "app", "environ", "status", "headers", "exc_info", "written", "result", "error", "finished", "abandoned")
+    No ``__slots__``: the class attributes below are the defaults, so making
+    a call sets only its four inputs.
+    """
+
+    status: str | None = None
+    headers: list[tuple[str, str]] = []
+    exc_info: Any = None
+    written: list[bytes] | None = None
+    result: Iterable[bytes] | None = None
+    error: BaseException | None = None
+    finished = False
+    abandoned = False
 
     def __init__(self, done: Doorbell, app: WSGIApplication, environ: WSGIEnvironment) -> None:
         self.done = done  # the waiting thread's own doorbell
         self.context = contextvars.copy_context()
         self.app = app
         self.environ = environ
-        self.status: str | None = None
-        self.headers: list[tuple[str, str]] = []
-        self.exc_info: Any = None
-        self.written: list[bytes] | None = None
-        self.result: Iterable[bytes] | None = None
-        self.error: BaseException | None = None
-        self.finished = False
-        self.abandoned = False
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
         # Recorded, and replayed by the server's thread only if the call ends in time.
@@ -141,14 +151,6 @@ class Call:
         if self.written is None:
             self.written = []
         self.written.append(data)
-
-    def run(self) -> None:
-        try:
-            self.result = self.context.run(self.app, self.environ, self.start_response)
-        except CallTimeout:
-            raise
-        except BaseException as error:  # handed to the server's thread, which re-raises it
-            self.error = error
 
 
 class CallThread:
@@ -178,13 +180,19 @@ class CallThread:
         return True
 
     def loop(self) -> None:
+        wait = self.go.wait
         while True:
             try:
-                self.go.wait()
-                assert self.call is not None
-                self.call.run()
+                wait()
+                call = self.call
+                assert call is not None
+                call.result = call.context.run(call.app, call.environ, call.start_response)
             except CallTimeout:
                 pass
+            except BaseException as error:  # handed to the waiting thread, which re-raises it
+                assert self.call is not None
+                self.call.error = error
+                del error
             # At most one interrupt is ever sent per call, and settle() withdraws
             # it, so this retries at most once.
             while True:
@@ -326,20 +334,21 @@ class TimeoutMiddleware:
     def __init__(self, app: WSGIApplication, *, seconds: float, max_threads: int) -> None:
         self.app = app
         self.seconds = seconds
+        self.milliseconds = _milliseconds(seconds)
         self.pool = CallThreads(max_threads)
         self.doorbells = threading.local()  # each server thread waits on its own
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        seconds = self.seconds
+        milliseconds = self.milliseconds
         try:
             worker = self.pool.idle.pop()  # the common case: an idle thread, no lock
         except IndexError:
             started = time.monotonic()
-            found = self.pool.acquire(seconds)
+            found = self.pool.acquire(self.seconds)
             if found is None:
                 return self.timed_out(environ, start_response, "no call thread became free")
             worker = found
-            seconds -= time.monotonic() - started
+            milliseconds = _milliseconds(self.seconds - (time.monotonic() - started))
         try:
             done = self.doorbells.bell
         except AttributeError:
@@ -348,7 +357,7 @@ class TimeoutMiddleware:
         if environ.get("CONTENT_LENGTH") or environ.get("wsgi.input_terminated"):
             environ["wsgi.input"] = CallInput(environ["wsgi.input"], call)
         worker.start(call)
-        if not done.wait(seconds):
+        if not done.wait_ms(milliseconds):
             if worker.abandon(call):
                 return self.timed_out(environ, start_response, "the function did not return")
             done.wait()  # it finished just as the deadline passed
