@@ -10,7 +10,9 @@ workers still running after ``SERVER_GRACEFUL_TIMEOUT`` are killed.
 from __future__ import annotations
 
 import multiprocessing.util
+import signal
 import sys
+import threading
 
 from granian.constants import Interfaces
 from granian.log import LogLevels
@@ -41,13 +43,38 @@ def serve(config: Config) -> int:
         log_access=False,
         websockets=False,
     )
+    _relay_stop_signals(server)
     server.serve(target_loader=worker_app, wrap_loader=False)
     return 0
+
+
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
+def _relay_stop_signals(server: Server) -> None:
+    """Deliver SIGTERM/SIGINT to granian's main loop whichever thread the kernel picks.
+
+    granian's main thread sleeps in ``threading.Event.wait()``, which only a
+    signal delivered to that very thread interrupts; the kernel may hand a
+    process's signal to any of its threads (granian's worker watchers
+    included), and then the server never stops. So the stop signals are
+    blocked in every thread (threads and workers made later inherit the mask)
+    and received by one thread with ``sigwait``.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def relay() -> None:
+        while True:
+            signal.sigwait(STOP_SIGNALS)
+            server.signal_handler_interrupt()
+
+    threading.Thread(target=relay, name="funcwsgi-signals", daemon=True).start()
 
 
 def worker_app() -> FunctionService:
     """Runs in each worker process before it serves."""
     global _service
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked in the main process only
     try:
         if _service is None:  # a spawned worker: nothing was inherited
             config = Config.from_env()

@@ -201,7 +201,10 @@ def test_sigterm_lets_a_call_in_flight_finish_then_runs_stop_and_exits_0(adapter
         _wait_for(lambda: any(event.startswith("sleeping ") for event in running.events()))
         running.server.signal(signal.SIGTERM)
         seen: list[str] = []
-        _wait_for(lambda: _refused(running.url, seen), timeout=5, what=f"connections refused (saw {seen})")
+        try:
+            _wait_for(lambda: _refused(running.url, seen), timeout=5, what="connections refused")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; answers seen: {seen}") from None
         slow.join(timeout=20)
         assert (result["slow"].status_code, result["slow"].text) == (200, "slept")
         assert running.server.wait_exit(timeout=20) == 0
