@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import socket
+from concurrent.futures import ThreadPoolExecutor
 import time
 from pathlib import Path
 
@@ -147,9 +148,22 @@ def worker_status(pid: int) -> dict[str, int]:
     return {"threads": int(fields["Threads"]), "rss_kb": int(fields["VmRSS"].split()[0])}
 
 
-def test_start_stop_and_408_under_gunicorn_conf(tmp_path):
-    running = serving(tmp_path, SERVER_CALL_TIMEOUT="0.5")
+def test_start_stop_and_408_from_an_installed_package(tmp_path):
+    # In a container image there is no gunicorn.conf.py in the working directory:
+    # `-c python:funcwsgi.gunicorn_conf` names the module the repository's file imports.
+    port = free_port()
+    env = base_env(
+        HANDLER_FOLDER=function_folder("serving"),
+        SERVER_HOST="127.0.0.1",
+        SERVER_PORT=str(port),
+        SERVER_CALL_TIMEOUT="0.5",
+        LIFECYCLE_LOG=str(tmp_path / "lifecycle.log"),
+    )
+    command = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "funcwsgi:app"]
+    running = Server(command, env, port, cwd=tmp_path)
     try:
+        running.wait_ready()
+        assert running.stdout.splitlines()[3] == f"Starting python314 server 127.0.0.1:{port}"
         pid = requests.get(running.url + "/pid").json()["pid"]
         assert events(tmp_path) == [f"start {pid}"]
         began = time.monotonic()
@@ -186,18 +200,22 @@ def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path):
         pid = requests.get(running.url + "/pid").json()["pid"]
         before = worker_status(pid)
 
-        def stuck_calls(count: int) -> None:
-            for _ in range(count):
-                began = time.monotonic()
-                response = requests.get(running.url + "/forever", timeout=10)
-                assert (response.status_code, response.text) == (408, "Timeout while processing the function")
-                assert time.monotonic() - began < 1.3
+        def stuck_call() -> None:
+            began = time.monotonic()
+            response = requests.get(running.url + "/forever", timeout=10)
+            assert (response.status_code, response.text) == (408, "Timeout while processing the function")
+            assert time.monotonic() - began < 1.3
+
+        def stuck_calls(count: int, at_once: int = 1) -> None:
+            with ThreadPoolExecutor(at_once) as pool:
+                for outcome in [pool.submit(stuck_call) for _ in range(count)]:
+                    outcome.result()
 
         stuck_calls(3)
         assert requests.get(running.url + "/healthz").text == "OK"
         assert requests.get(running.url + "/").text == "hello"  # the fourth call thread serves
         after_some = worker_status(pid)
-        stuck_calls(12)
+        stuck_calls(12, at_once=2)
         after_many = worker_status(pid)
         assert after_many["threads"] <= before["threads"] + 4
         assert after_many["rss_kb"] - after_some["rss_kb"] < 4096
@@ -221,16 +239,3 @@ def test_a_failing_start_hook_stops_gunicorn_with_one_line(tmp_path):
     errors = [line for line in result.stderr.splitlines() if line.startswith("funcwsgi: error:")]
     assert errors == [f"funcwsgi: error: start() in {function_folder('serving')}/handler.py raised RuntimeError: cannot reach the database"]
 
-
-def test_an_installed_package_serves_without_the_repositorys_conf_file(tmp_path):
-    # In a container image there is no gunicorn.conf.py in the working directory.
-    port = free_port()
-    env = base_env(HANDLER_FOLDER=function_folder("serving"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_CALL_TIMEOUT="0.5")
-    command = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "funcwsgi:app"]
-    running = Server(command, env, port, cwd=tmp_path)
-    try:
-        running.wait_ready()
-        assert running.stdout.splitlines()[3] == f"Starting python314 server 127.0.0.1:{port}"
-        assert requests.get(running.url + "/forever").status_code == 408
-    finally:
-        running.stop()

@@ -35,6 +35,7 @@ import select
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,18 @@ HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str
 
 #: What the layer stores in the environ when it answered 408 (the metrics layer counts it).
 FAILURE_KEY = "funcwsgi.failure"
+
+
+_instances: weakref.WeakSet[TimeoutMiddleware] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for layer in list(_instances):
+        layer.after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class CallTimeout(BaseException):
@@ -335,7 +348,13 @@ class TimeoutMiddleware:
         self.app = app
         self.seconds = seconds
         self.milliseconds = _milliseconds(seconds)
-        self.pool = CallThreads(max_threads)
+        self.max_threads = max_threads
+        self.after_fork()
+        _instances.add(self)
+
+    def after_fork(self) -> None:
+        """Start afresh: a forked child has none of its parent's threads, and must not share its doorbells."""
+        self.pool = CallThreads(self.max_threads)
         self.doorbells = threading.local()  # each server thread waits on its own
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextvars
+import os
 import io
 import threading
 import time
@@ -195,3 +196,23 @@ def test_in_the_stack_by_default_and_left_out_with_0(client_for):
 def test_sdk_get_request_works_inside_a_timed_call(client_for):
     client = client_for("no_args", server_call_timeout=5)
     assert client.get("/?id=7").json == {"id": "7", "again": "7"}
+
+
+def test_a_forked_child_gets_its_own_threads():
+    # A server that calls the app before forking workers must not leave them
+    # waiting on threads that only exist in the parent.
+    def inner(environ, start_response):
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
+    assert call(wrapped)[3] == b"ok"
+    pid = os.fork()
+    if pid == 0:  # the child: answer, or exit non-zero; never return into pytest
+        try:
+            os._exit(0 if call(wrapped)[3] == b"ok" else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert call(wrapped)[3] == b"ok"  # the parent's threads still serve
