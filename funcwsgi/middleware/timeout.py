@@ -126,8 +126,11 @@ class Doorbell:
         return False
 
 
+_LONGEST_POLL_MS = 2**31 - 1  # poll() takes a C int: about 24 days
+
+
 def _milliseconds(seconds: float) -> int:
-    return max(0, int(seconds * 1000 + 0.999))
+    return min(_LONGEST_POLL_MS, max(0, int(seconds * 1000 + 0.999)))
 
 
 _ONE = (1).to_bytes(8, sys.byteorder)

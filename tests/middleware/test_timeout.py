@@ -216,3 +216,11 @@ def test_a_forked_child_gets_its_own_threads():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert call(wrapped)[3] == b"ok"  # the parent's threads still serve
+
+
+def test_a_timeout_longer_than_poll_can_wait_still_serves():
+    def inner(environ, start_response):
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    assert call(TimeoutMiddleware(inner, seconds=1e12, max_threads=1))[3] == b"ok"
