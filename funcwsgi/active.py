@@ -1,13 +1,19 @@
 """The configuration of the service this process serves, for the ``sdk`` to read.
 
-A server builds its service once; building it makes its configuration the
-active one. Outside a server (a function's unit tests) there is none, and the
-sdk reads the environment instead, each time, so a test can change it.
+Inside a call, the configuration of the service serving it (the service puts
+it in the environ). Outside a call, the service a server built (building one
+makes its configuration the active one). Without a server (a function's unit
+tests) there is none, and the environment is read instead, each time, so a
+test can change it.
 """
 
 from __future__ import annotations
 
 from .config import Config
+from .context import current_environ
+
+#: Where a service leaves its configuration for the calls it serves.
+CONFIG_KEY = "funcwsgi.config"
 
 _config: Config | None = None
 
@@ -18,5 +24,10 @@ def activate(config: Config) -> None:
 
 
 def active_config() -> Config:
-    """The served configuration, else one read from ``os.environ`` now."""
+    """The configuration of the current call's service, else the served one, else ``os.environ``'s."""
+    environ = current_environ.get()
+    if environ is not None:
+        config = environ.get(CONFIG_KEY)
+        if config is not None:
+            return config  # type: ignore[no-any-return]
     return _config if _config is not None else Config.from_env()

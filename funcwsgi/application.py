@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .active import activate
+from .active import CONFIG_KEY, activate
 from .config import Config
 from .errors import StartupError, report_and_exit
 from .loader import LoadedFunction, load_function, wrap_callable
@@ -35,6 +35,8 @@ class FunctionService:
         activate(config)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
+        # The sdk reads the metadata of the service serving the call (several may be mounted).
+        environ[CONFIG_KEY] = self.config
         return self.wsgi(environ, start_response)
 
     def __repr__(self) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pythonjsonlogger.core import RESERVED_ATTRS
-from pythonjsonlogger.json import JsonEncoder, JsonFormatter
+from pythonjsonlogger.orjson import OrjsonFormatter
 
 from .config import Config
 from .context import current_environ
@@ -53,21 +53,21 @@ class CallFields(logging.Filter):
         return True
 
 
-class RecordFormatter(JsonFormatter):
-    """python-json-logger's formatter with a lean field collection for the hot path.
+class RecordFormatter(OrjsonFormatter):
+    """python-json-logger's orjson formatter with a lean field collection for the hot path.
 
-    The library's general field handling (renames, defaults, a datetime the
-    encoder converts) costs about as much as the rest of a call; this builds
-    the same object directly, and values JSON cannot hold still go through the
-    library's encoder.
+    An access-log record is written for every call, so its cost counts: the
+    library's general field handling (renames, defaults, a datetime for the
+    encoder to convert) and the standard library's ``json`` each cost about as
+    much as the rest of a call. This builds the same object directly and
+    encodes it with orjson; values JSON cannot hold still go through the
+    library's conversion.
     """
 
     def __init__(self, static_fields: dict[str, Any]) -> None:
         super().__init__(
             list(JSON_FIELDS),
             static_fields=static_fields,
-            json_default=JsonEncoder().default,
-            json_ensure_ascii=False,
             reserved_attrs=[*RESERVED_ATTRS, "taskName", "color_message"],
         )
         self._skip = frozenset(self._skip_fields)

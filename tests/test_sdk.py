@@ -145,3 +145,14 @@ def test_attributes_the_specification_refuses_raise_value_error(receiver, monkey
     monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
     with pytest.raises(ValueError, match="bad attribute\\(s\\) BadName"):
         sdk.emit_cloud_event("t", "/s", None, {"BadName": "x"})
+
+
+def test_each_mounted_service_sees_its_own_metadata():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    first = Client(make_app(environ={"FUNC_NAME": "first"}, handler_folder=function_folder("observed")))
+    second = Client(make_app(environ={"FUNC_NAME": "second"}, handler_folder=function_folder("observed")))
+    assert first.get("/metadata").get_json()["name"] == "first"
+    assert second.get("/metadata").get_json()["name"] == "second"

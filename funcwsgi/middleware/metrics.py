@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import glob
+import logging
 import os
 import shutil
 import tempfile
@@ -27,6 +28,8 @@ from ..workers import on_worker_exit
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
     from prometheus_client import Counter, Histogram
+
+log = logging.getLogger("funcwsgi.metrics")
 
 #: A layer that turns a failure into a response (the timeout layer's 408) names it here.
 FAILURE_KEY = "funcwsgi.failure"
@@ -112,9 +115,12 @@ def _use_multiprocess_dir() -> None:
     values.ValueClass = values.get_value_class()
     _multiprocess_dir = path
     on_worker_exit(_forget_worker)
+    log.debug("Metrics of all worker processes are collected in %s", path)
 
 
 def _forget_worker(pid: int) -> None:
+    """A worker ended: drop its live-gauge files. Its counter and histogram files stay,
+    so the totals never go down (Prometheus would read a decrease as a reset)."""
     from prometheus_client import multiprocess
 
     if _multiprocess_dir is not None:

@@ -153,3 +153,37 @@ def test_prometheus_scrapes_the_number_of_calls(two_workers, prometheus):
             break
         time.sleep(0.2)
     assert value == 7
+
+
+def test_a_dead_workers_counts_are_kept_and_the_directory_goes_at_exit():
+    import json
+    import os
+    import signal
+
+    port = free_port()
+    env = base_env(
+        HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_WORKERS="2", SERVER_NUMTHREADS="2",
+        SERVER_LOG_LEVEL="debug",  # the directory is named in a debug record
+    )
+    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    try:
+        server.wait_ready()
+        records = [json.loads(line) for line in server.stdout.splitlines() if line.startswith("{")]
+        folder = Path(next(r["message"] for r in records if r["message"].startswith("Metrics of all worker")).rsplit(" ", 1)[1])
+        pids, calls = set(), 0
+        while len(pids) < 2 and calls < 300:
+            pids.add(int(requests.patch(server.url + "/pid", timeout=5, headers={"Connection": "close"}).text))
+            calls += 1
+        assert len({p.name for p in folder.glob("*.db")}) >= 2  # one file set per worker
+        victim = pids.pop()
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # the master replaces the worker
+            seen = {int(requests.get(server.url + "/pid", timeout=5, headers={"Connection": "close"}).text) for _ in range(6)}
+            if seen - pids - {victim}:
+                break
+        total = samples(requests.get(server.url + "/metrics", timeout=5).text)[("function_calls_total", "PATCH")]
+        assert total == calls
+    finally:
+        server.stop()
+    assert not folder.exists()
