@@ -41,6 +41,7 @@ class Spec:
     description: str
     aliases: tuple[Alias, ...] = ()
     default_doc: str | None = None
+    secret: bool = False  # shown masked by `funcwsgi settings`
 
 
 def setting(
@@ -52,8 +53,9 @@ def setting(
     *,
     aliases: tuple[Alias, ...] = (),
     default_doc: str | None = None,
+    secret: bool = False,
 ) -> Any:
-    spec = Spec(env, parse, expected, description, aliases, default_doc)
+    spec = Spec(env, parse, expected, description, aliases, default_doc, secret)
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata={"spec": spec})
     return field(default=default, metadata={"spec": spec})
@@ -156,6 +158,15 @@ def parse_methods(raw: str) -> tuple[str, ...]:
     return methods
 
 
+def parse_brokers(raw: str) -> tuple[str, ...]:
+    brokers = parse_list(raw)
+    for broker in brokers:
+        host, sep, port = broker.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(raw)
+    return brokers
+
+
 def choice(*names: str) -> Parser:
     def parse(raw: str) -> str:
         value = raw.strip().lower()
@@ -184,6 +195,8 @@ DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 #: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
 SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
 
 KYMA = "Kyma python314"
 KUBELESS = "Kyma <=3.12 / Kubeless"
@@ -345,6 +358,73 @@ class Config:
         default_doc="tracecontext,baggage,b3multi",
     )
 
+    # -- the Kafka event trigger (SERVER_ADAPTER=kafka) ---------------------------
+    kafka_brokers: tuple[str, ...] = setting(
+        "KAFKA_BROKERS", (), parse_brokers, "a comma-separated list of host:port",
+        "Kafka bootstrap brokers the kafka adapter connects to.", default_doc="unset",
+    )
+    kafka_topics: tuple[str, ...] = setting(
+        "KAFKA_TOPICS", (), parse_list, "a comma-separated list of topic names",
+        "Topics whose records are delivered to the function.", default_doc="unset",
+    )
+    kafka_group_id: str = setting(
+        "KAFKA_GROUP_ID", "", parse_str, "a consumer group id",
+        "Consumer group shared by all replicas of the function.", default_doc="FUNC_NAME, else 'funcwsgi'",
+    )
+    kafka_reply_topic: str | None = setting(
+        "KAFKA_REPLY_TOPIC", None, parse_optional_str, "a topic name",
+        "Topic that CloudEvents returned by the function are produced to; unset drops them.", default_doc="unset",
+    )
+    kafka_dead_letter_topic: str | None = setting(
+        "KAFKA_DEAD_LETTER_TOPIC", None, parse_optional_str, "a topic name",
+        "Topic a record goes to, with its error, once its retries are used up; unset retries forever.",
+        default_doc="unset",
+    )
+    kafka_retries: int = setting(
+        "KAFKA_RETRIES", 3, non_negative_int, "a non-negative integer",
+        "Retries of a failed record before it is dead-lettered (needs KAFKA_DEAD_LETTER_TOPIC).",
+    )
+    kafka_retry_backoff: float = setting(
+        "KAFKA_RETRY_BACKOFF", 1.0, positive_float, "a positive number of seconds",
+        "Wait before the first retry of a failed record; doubled for each further retry.",
+    )
+    kafka_retry_backoff_max: float = setting(
+        "KAFKA_RETRY_BACKOFF_MAX", 60.0, positive_float, "a positive number of seconds",
+        "Longest wait between two retries of a failed record.",
+    )
+    kafka_security_protocol: str | None = setting(
+        "KAFKA_SECURITY_PROTOCOL", None, optional_choice(*KAFKA_PROTOCOLS), "one of " + ", ".join(KAFKA_PROTOCOLS),
+        "Protocol used to talk to the brokers (security.protocol).", default_doc="plaintext",
+    )
+    kafka_sasl_mechanism: str | None = setting(
+        "KAFKA_SASL_MECHANISM", None, parse_optional_str, "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER",
+        "SASL mechanism (sasl.mechanism).", default_doc="unset",
+    )
+    kafka_sasl_username: str | None = setting(
+        "KAFKA_SASL_USERNAME", None, parse_optional_str, "a user name", "SASL user name (sasl.username).", default_doc="unset",
+    )
+    kafka_sasl_password: str | None = setting(
+        "KAFKA_SASL_PASSWORD", None, parse_optional_str, "a password", "SASL password (sasl.password).",
+        default_doc="unset", secret=True,
+    )
+    kafka_ssl_ca_location: str | None = setting(
+        "KAFKA_SSL_CA_LOCATION", None, parse_optional_str, "a file path",
+        "CA certificate(s) that verify the brokers (ssl.ca.location).", default_doc="unset",
+    )
+    kafka_ssl_certificate_location: str | None = setting(
+        "KAFKA_SSL_CERTIFICATE_LOCATION", None, parse_optional_str, "a file path",
+        "Client certificate for mutual TLS (ssl.certificate.location).", default_doc="unset",
+    )
+    kafka_ssl_key_location: str | None = setting(
+        "KAFKA_SSL_KEY_LOCATION", None, parse_optional_str, "a file path",
+        "Client private key for mutual TLS (ssl.key.location).", default_doc="unset",
+    )
+    kafka_client_config: dict[str, str] = setting(
+        "KAFKA_CLIENT_CONFIG", {}, parse_mapping, "a JSON object or k=v,k2=v2",
+        "Further librdkafka properties for the consumer and producer; they win over the above.",
+        default_doc="''", secret=True,
+    )
+
     # ---------------------------------------------------------------------------
 
     @classmethod
@@ -406,11 +486,26 @@ class Config:
                 "SERVER_CORS_CREDENTIALS=true with SERVER_CORS_ORIGINS='*' is refused: browsers reject credentials "
                 "for a wildcard origin; list the allowed origins instead"
             )
+        if self.server_adapter == "kafka":
+            if not self.kafka_brokers:
+                raise ConfigError("KAFKA_BROKERS is not set: expected a comma-separated list of host:port for SERVER_ADAPTER=kafka")
+            if not self.kafka_topics:
+                raise ConfigError("KAFKA_TOPICS is not set: expected a comma-separated list of topic names for SERVER_ADAPTER=kafka")
+        if self.kafka_retry_backoff_max < self.kafka_retry_backoff:
+            raise ConfigError(
+                f"KAFKA_RETRY_BACKOFF_MAX={self.kafka_retry_backoff_max:g} is invalid: "
+                f"expected at least KAFKA_RETRY_BACKOFF ({self.kafka_retry_backoff:g})"
+            )
 
     @property
     def handler_path(self) -> str:
         """The handler file, as the start-up line prints it."""
         return os.path.join(self.handler_folder, self.handler_module_name + ".py")
+
+    @property
+    def kafka_group(self) -> str:
+        """The consumer group: KAFKA_GROUP_ID, else the function's name."""
+        return self.kafka_group_id or self.func_name or "funcwsgi"
 
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)

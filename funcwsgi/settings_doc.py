@@ -45,7 +45,14 @@ def effective_settings(config: Config) -> str:
     lines = []
     for name, _, spec in specs():
         value = getattr(config, name)
-        shown = json.dumps(value) if isinstance(value, dict) else ("" if value is None else str(value))
+        if spec.secret and value:
+            shown = "(set, not shown)"
+        elif isinstance(value, dict):
+            shown = json.dumps(value)
+        elif isinstance(value, tuple):
+            shown = ",".join(value)
+        else:
+            shown = "" if value is None else str(value)
         lines.append(f"{spec.env}={shown}")
     return "\n".join(lines) + "\n"
 

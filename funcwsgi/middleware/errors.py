@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi.errors")
 
+#: Where the exception behind a 500 is left in the environ, never in the response.
+ERROR_KEY = "funcwsgi.error"
+
 BODY = b"Internal Server Error"
 HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(BODY)))]
 
@@ -31,8 +34,10 @@ class ErrorMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         try:
             body = self.app(environ, start_response)
-        except Exception:
+        except Exception as error:
             failure = sys.exc_info()
+            # For triggers that report the failure elsewhere (a Kafka dead-letter record).
+            environ[ERROR_KEY] = error
             log_failure(environ)
             headers = list(HEADERS)
             request_id = environ.get("funcwsgi.request_id")

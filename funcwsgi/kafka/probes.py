@@ -1,0 +1,56 @@
+"""The HTTP side of the kafka adapter: probes and metrics on SERVER_PORT, nothing else."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from ..middleware.reserved import ROUTED_METHODS, StaticResponse
+from .consumer import TriggerStatus
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+OK = StaticResponse("200 OK", b"OK")
+NOT_CONNECTED = StaticResponse("503 Service Unavailable", b"Kafka brokers unreachable")
+NOT_RUNNING = StaticResponse("503 Service Unavailable", b"Kafka consumer stopped")
+NOT_FOUND = StaticResponse("404 Not Found", b"Not Found: this function is served from Kafka, not over HTTP")
+
+#: Paths the application's own reserved routes answer (metrics, when enabled).
+FORWARDED = frozenset({"/metrics"})
+
+
+class ProbeApp:
+    """Liveness, readiness and metrics; the function itself is not reachable over HTTP."""
+
+    def __init__(self, app: WSGIApplication, status: TriggerStatus) -> None:
+        self.app = app
+        self.status = status
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if environ.get("REQUEST_METHOD") not in ROUTED_METHODS:
+            return NOT_FOUND(environ, start_response)
+        if path in ("/healthz", "/health/liveness"):
+            return (OK if self.status.running else NOT_RUNNING)(environ, start_response)
+        if path == "/health/readiness":
+            return (OK if self.status.connected and self.status.running else NOT_CONNECTED)(environ, start_response)
+        if path in FORWARDED:
+            return self.app(environ, start_response)
+        return NOT_FOUND(environ, start_response)
+
+
+class QuietHandler(WSGIRequestHandler):
+    """No log line per probe: the platform calls them every few seconds."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+def start_probe_server(app: WSGIApplication, host: str, port: int) -> BaseWSGIServer:
+    server = make_server(host, port, app, threaded=True, request_handler=QuietHandler)
+    threading.Thread(target=server.serve_forever, name="kafka-probes", daemon=True).start()
+    return server
