@@ -223,3 +223,61 @@ def test_main_py_is_the_module_when_there_is_no_handler_py(tmp_path):
     (tmp_path / "handler.py").write_text("")
     assert Config.from_env({"HANDLER_FOLDER": str(tmp_path)}).handler_module_name == "handler"
     assert Config.from_env({"HANDLER_FOLDER": str(tmp_path), "HANDLER_MODULE_NAME": "main"}).handler_module_name == "main"
+
+
+# -- the Kafka event trigger ---------------------------------------------------
+
+
+def test_kafka_settings_are_parsed():
+    config = Config.from_env(
+        {
+            "SERVER_ADAPTER": "kafka",
+            "KAFKA_BROKERS": " kafka-0:9092, kafka-1:9093 ,",
+            "KAFKA_TOPICS": "orders,payments",
+            "KAFKA_RETRIES": "0",
+            "KAFKA_RETRY_BACKOFF": "0.5",
+            "KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "KAFKA_CLIENT_CONFIG": "session.timeout.ms=6000",
+        }
+    )
+    assert config.kafka_brokers == ("kafka-0:9092", "kafka-1:9093")
+    assert config.kafka_topics == ("orders", "payments")
+    assert config.kafka_retries == 0
+    assert config.kafka_retry_backoff == 0.5
+    assert config.kafka_security_protocol == "sasl_ssl"
+    assert config.kafka_client_config == {"session.timeout.ms": "6000"}
+    assert config.kafka_dead_letter_topic is None and config.kafka_reply_topic is None
+
+
+@pytest.mark.parametrize(
+    ("environ", "group"),
+    [
+        pytest.param({}, "funcwsgi", id="default"),
+        pytest.param({"FUNC_NAME": "orders-fn"}, "orders-fn", id="the function's name"),
+        pytest.param({"FUNC_NAME": "orders-fn", "KAFKA_GROUP_ID": "g"}, "g", id="set"),
+    ],
+)
+def test_the_consumer_group_defaults_to_the_function_name(environ, group):
+    assert Config.from_env(environ).kafka_group == group
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        pytest.param({"KAFKA_BROKERS": "kafka"}, "KAFKA_BROKERS='kafka' is invalid: expected a comma-separated list of host:port", id="no port"),
+        pytest.param({"KAFKA_BROKERS": "kafka:99999"}, "KAFKA_BROKERS='kafka:99999' is invalid", id="port out of range"),
+        pytest.param({"KAFKA_RETRIES": "-1"}, "KAFKA_RETRIES='-1' is invalid: expected a non-negative integer", id="negative retries"),
+        pytest.param({"KAFKA_SECURITY_PROTOCOL": "tls"}, "KAFKA_SECURITY_PROTOCOL='tls' is invalid: expected one of plaintext", id="protocol"),
+        pytest.param(
+            {"KAFKA_RETRY_BACKOFF": "5", "KAFKA_RETRY_BACKOFF_MAX": "1"},
+            "KAFKA_RETRY_BACKOFF_MAX=1 is invalid: expected at least KAFKA_RETRY_BACKOFF (5)",
+            id="max below first backoff",
+        ),
+        pytest.param({"SERVER_ADAPTER": "kafka", "KAFKA_TOPICS": "t"}, "KAFKA_BROKERS is not set", id="kafka without brokers"),
+        pytest.param({"SERVER_ADAPTER": "kafka", "KAFKA_BROKERS": "k:9092"}, "KAFKA_TOPICS is not set", id="kafka without topics"),
+    ],
+)
+def test_bad_kafka_settings_are_refused(environ, message):
+    with pytest.raises(ConfigError) as caught:
+        Config.from_env(environ)
+    assert message in str(caught.value)

@@ -25,3 +25,10 @@ def test_effective_settings_show_values():
     assert "SERVER_PORT=9\n" in text
     assert 'FUNC_LABELS={"a": "b"}\n' in text
     assert "TRACE_COLLECTOR_ENDPOINT=\n" in text
+
+
+def test_secrets_are_not_shown():
+    text = effective_settings(Config.from_env({"KAFKA_SASL_PASSWORD": "hunter2", "KAFKA_CLIENT_CONFIG": "sasl.oauthbearer.client.secret=s3"}))
+    assert "hunter2" not in text and "s3" not in text
+    assert "KAFKA_SASL_PASSWORD=(set, not shown)\n" in text
+    assert "KAFKA_SASL_USERNAME=\n" in text

@@ -42,11 +42,26 @@ def import_client() -> ModuleType:
     return confluent_kafka
 
 
+class ConnectionNoise(logging.Filter):
+    """Drops the client's own line per failed connection attempt.
+
+    The trigger logs one clear line when the brokers become unreachable and one
+    when they are back; the client would add one per reconnect attempt.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("FAIL ")
+
+
+client_log = logging.getLogger("funcwsgi.kafka.client")
+client_log.addFilter(ConnectionNoise())
+
+
 def common_config(config: Config) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "bootstrap.servers": ",".join(config.kafka_brokers),
         "client.id": config.func_name or "funcwsgi",
-        "logger": logging.getLogger("funcwsgi.kafka.client"),
+        "logger": client_log,
     }
     for name, key in _SECURITY.items():
         value = getattr(config, name)

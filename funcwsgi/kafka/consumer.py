@@ -72,7 +72,7 @@ class TriggerStatus:
 
     def __init__(self, brokers: str) -> None:
         self.brokers = brokers
-        self.connected = False
+        self.connected: bool | None = None  # None until the first sign either way
         self.running = False
         self.lag: dict[tuple[str, int], int] = {}
         self.dead_lettered: Counter[str] = Counter()
@@ -295,7 +295,9 @@ class KafkaTrigger:
         if code == self._KafkaError._ALL_BROKERS_DOWN:
             self.status.set_connected(False, error.str())
         elif code in (self._KafkaError._TRANSPORT, self._KafkaError._RESOLVE):
-            if self.status.connected:
+            if self.status.connected is None:
+                self.status.set_connected(False, error.str())
+            elif self.status.connected:
                 log.warning("Kafka: %s", error.str())
         elif error.fatal():
             log.critical("Kafka client failed for good: %s; restart the function", error.str())

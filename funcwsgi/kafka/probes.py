@@ -37,7 +37,7 @@ class ProbeApp:
         if path in ("/healthz", "/health/liveness"):
             return (OK if self.status.running else NOT_RUNNING)(environ, start_response)
         if path == "/health/readiness":
-            return (OK if self.status.connected and self.status.running else NOT_CONNECTED)(environ, start_response)
+            return (OK if self.status.connected is True and self.status.running else NOT_CONNECTED)(environ, start_response)
         if path in FORWARDED:
             return self.app(environ, start_response)
         return NOT_FOUND(environ, start_response)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -21,6 +22,9 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.servers import free_port
+
+
+CLIENT_LOG = logging.getLogger("tests.kafka.client")
 
 
 def broker_binary() -> str:
@@ -53,16 +57,13 @@ class Broker:
                 if time.monotonic() > deadline:
                     raise AssertionError("broker did not listen within 10 s") from None
                 time.sleep(0.01)
-        self.producer = Producer({"bootstrap.servers": self.bootstrap})
+        # Client log lines go through logging, so pytest shows them only for a failing test.
+        self.producer = Producer({"bootstrap.servers": self.bootstrap, "logger": CLIENT_LOG})
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            self.process.kill()  # memory only: nothing to save
+            self.process.wait()
         self._log.close()
         os.unlink(self._log.name)
 
@@ -81,7 +82,7 @@ class Broker:
 
     def read(self, topic: str, count: int, partitions: Iterable[int] = (0,), timeout: float = 20.0) -> list[Any]:
         """The first ``count`` records of ``topic`` (fails if they do not arrive in time)."""
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "reader-" + uuid.uuid4().hex, "enable.auto.commit": False})
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "reader-" + uuid.uuid4().hex, "enable.auto.commit": False, "logger": CLIENT_LOG})
         consumer.assign([TopicPartition(topic, number, 0) for number in partitions])
         found: list[Any] = []
         deadline = time.monotonic() + timeout
@@ -97,7 +98,7 @@ class Broker:
 
     def committed(self, group: str, topic: str, partitions: Iterable[int] = (0,)) -> list[int]:
         """The group's committed offsets (-1001: none yet)."""
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group, "enable.auto.commit": False})
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group, "enable.auto.commit": False, "logger": CLIENT_LOG})
         try:
             return [item.offset for item in consumer.committed([TopicPartition(topic, number) for number in partitions], timeout=10)]
         finally:

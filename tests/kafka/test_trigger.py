@@ -1,0 +1,261 @@
+"""The kafka adapter end to end: a real broker, the adapter as a real process.
+
+One broker serves the whole module; each test uses its own topics and group.
+Group joins take a few seconds on this broker, so each test starts as few
+consumers as it can and checks several things with each.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.kafka.broker import Broker, read_calls
+from tests.servers import FUNCTIONS, Server, base_env, free_port, run_to_exit
+
+COMMAND = [sys.executable, "-c", "from funcwsgi.kafka.runner import main; main()"]
+#: Quick failure detection and rebalances for the tests.
+CLIENT_CONFIG = "session.timeout.ms=3000,heartbeat.interval.ms=300,reconnect.backoff.max.ms=500"
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.fixture(scope="module")
+def broker() -> Iterator[Broker]:
+    running = Broker()
+    yield running
+    running.stop()
+
+
+def trigger_env(brokers: str, topics: str, group: str, calls: Path, **settings: str) -> dict[str, str]:
+    return base_env(
+        SERVER_ADAPTER="kafka",
+        KAFKA_BROKERS=brokers,
+        KAFKA_TOPICS=topics,
+        KAFKA_GROUP_ID=group,
+        KAFKA_CLIENT_CONFIG=CLIENT_CONFIG,
+        KAFKA_RETRY_BACKOFF="0.05",
+        HANDLER_FOLDER=str(FUNCTIONS / "kafka_events"),
+        SERVER_HOST="127.0.0.1",
+        SERVER_PORT=str(free_port()),
+        CALL_LOG=str(calls),
+        **settings,
+    )
+
+
+def start(env: dict[str, str], *, assigned: bool = True) -> Server:
+    server = Server(COMMAND, env, int(env["SERVER_PORT"]))
+    server.wait_ready("/healthz")
+    if assigned:
+        server.wait_for_output("Assigned", timeout=30)
+    return server
+
+
+def wait_calls(path: Path, count: int, timeout: float = 20.0) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        calls = read_calls(path)
+        if len(calls) >= count:
+            return calls
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(calls)} of {count} calls arrived: {calls}")
+        time.sleep(0.05)
+
+
+def group_name() -> str:
+    return "g-" + uuid.uuid4().hex[:8]
+
+
+def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(broker, tmp_path):
+    topic, replies = broker.create_topic(), broker.create_topic(prefix="replies")
+    group, calls = group_name(), tmp_path / "calls.log"
+    server = start(trigger_env(broker.bootstrap, topic, group, calls, KAFKA_REPLY_TOPIC=replies))
+    try:
+        broker.produce(topic, "plain", key="customer-1", headers={"traceparent": TRACEPARENT})
+        broker.produce(topic, '{"n": 1}', headers=[
+            ("ce_specversion", b"1.0"), ("ce_id", b"e-1"), ("ce_source", b"/shop"),
+            ("ce_type", b"order.created"), ("content-type", b"application/json"),
+        ])
+        structured = '{"specversion": "1.0", "id": "e-2", "source": "/shop", "type": "order.paid", "data": {}}'
+        broker.produce(topic, structured, headers={"content-type": "application/cloudevents+json"})
+        broker.produce(topic, "reply:order-7", key="k-7")
+        broker.wait_committed(group, topic, [4])
+        plain, binary, structured_call, replied = wait_calls(calls, 4)
+        assert plain["ce"]["type"] == "dev.knative.kafka.event"
+        assert plain["ce"]["source"] == f"/kafka/{topic}"
+        assert plain["ce"]["partitionkey"] == "customer-1"
+        assert plain["traceparent"] == TRACEPARENT
+        assert binary["ce"] == {"specversion": "1.0", "id": "e-1", "source": "/shop", "type": "order.created"}
+        assert binary["content_type"] == "application/json" and binary["body"] == '{"n": 1}'
+        assert structured_call["content_type"] == "application/cloudevents+json"
+        assert structured_call["body"] == structured
+        assert [call["offset"] for call in (plain, binary, structured_call, replied)] == [0, 1, 2, 3]
+
+        # Only the CloudEvent the function returned was produced; "ok" replies were not.
+        (reply,) = broker.read(replies, 1)
+        headers = dict(reply.headers())
+        assert headers["ce_type"] == b"dev.funcwsgi.test.reply"
+        assert headers["ce_id"] == b"reply-3"
+        assert reply.value() == b"replied to order-7"
+        assert reply.key() == b"k-7"
+        time.sleep(0.3)
+        assert len(broker.read(replies, 1)) == 1, "a non-CloudEvent response was produced as a reply"
+
+        # Probes answer over HTTP; the function does not.
+        assert requests.get(server.url + "/healthz", timeout=5).text == "OK"
+        assert requests.get(server.url + "/health/liveness", timeout=5).status_code == 200
+        server.wait_ready("/health/readiness")
+        assert requests.get(server.url + "/health/readiness", timeout=5).status_code == 200
+        assert requests.post(server.url + "/", data="x", timeout=5).status_code == 404
+    finally:
+        server.stop()
+
+
+def test_a_failing_record_is_retried_then_dead_lettered_and_its_partition_moves_on(broker, tmp_path):
+    topic, dead = broker.create_topic(), broker.create_topic(prefix="dead")
+    group, calls = group_name(), tmp_path / "calls.log"
+    server = start(trigger_env(broker.bootstrap, topic, group, calls, KAFKA_DEAD_LETTER_TOPIC=dead, KAFKA_RETRIES="2"))
+    try:
+        broker.produce(topic, "fail:order-9", key="k9", headers={"ce_specversion": "1.0", "ce_id": "e9", "ce_source": "/s", "ce_type": "t"})
+        broker.produce(topic, "after")
+        broker.wait_committed(group, topic, [2])
+        bodies = [call["body"] for call in wait_calls(calls, 4)]
+        assert bodies == ["fail:order-9"] * 3 + ["after"]  # 1 call + 2 retries, then the next record
+        (letter,) = broker.read(dead, 1)
+        headers = dict(letter.headers())
+        assert letter.value() == b"fail:order-9" and letter.key() == b"k9"
+        assert headers["ce_id"] == b"e9"  # still the same CloudEvent
+        assert headers["funcwsgi_error"] == b"500 Internal Server Error: RuntimeError: refusing order-9"
+        assert headers["funcwsgi_attempts"] == b"3"
+        assert headers["funcwsgi_original_offset"] == b"0"
+        log = server.wait_for_output("dead-lettered")
+        assert f"Record {topic}[0]@0 dead-lettered to {dead} after 3 attempt(s)" in log
+    finally:
+        server.stop()
+
+
+def test_a_crash_redelivers_what_was_not_committed_and_nothing_else(broker, tmp_path):
+    topic, group, calls = broker.create_topic(), group_name(), tmp_path / "calls.log"
+    env = trigger_env(broker.bootstrap, topic, group, calls)
+    first = start(env)
+    try:
+        broker.produce(topic, "a")
+        broker.produce(topic, "b")
+        broker.wait_committed(group, topic, [2])
+        broker.produce(topic, "crash")
+        broker.produce(topic, "c")
+        assert first.wait_exit(30) == 3  # the function killed the process at "crash"
+    finally:
+        first.stop()
+    assert broker.committed(group, topic) == [2], "nothing past the crashed record was committed"
+    assert [call["body"] for call in read_calls(calls)] == ["a", "b"]
+
+    second = start(env, assigned=False)
+    try:
+        broker.wait_committed(group, topic, [4], timeout=30)
+        assert [(call["offset"], call["body"]) for call in read_calls(calls)] == [(0, "a"), (1, "b"), (2, "crash"), (3, "c")]
+    finally:
+        second.stop()
+
+
+def test_two_consumers_in_one_group_split_the_partitions(broker, tmp_path):
+    topic, group, calls = broker.create_topic(partitions=4), group_name(), tmp_path / "calls.log"
+    first = start(trigger_env(broker.bootstrap, topic, group, calls))
+    second = start(trigger_env(broker.bootstrap, topic, group, calls))
+    try:
+        first.wait_for_output("Revoked", timeout=30)  # the rebalance that made room for the second
+        deadline = time.monotonic() + 30
+        while first.stdout.count("Assigned") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for partition in range(4):
+            for n in range(2):
+                broker.produce(topic, f"p{partition}-{n}", partition=partition)
+        broker.wait_committed(group, topic, [2, 2, 2, 2], partitions=range(4), timeout=30)
+        served: dict[int, set[int]] = {}
+        for call in read_calls(calls):
+            served.setdefault(call["partition"], set()).add(call["pid"])
+        assert sorted(served) == [0, 1, 2, 3]
+        assert all(len(pids) == 1 for pids in served.values()), f"a partition was served by both: {served}"
+        owners = {pid for pids in served.values() for pid in pids}
+        assert owners == {first.process.pid, second.process.pid}
+        assert len(read_calls(calls)) == 8
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_sigterm_finishes_records_in_flight_commits_and_leaves(broker, tmp_path):
+    topic, group, calls = broker.create_topic(partitions=2), group_name(), tmp_path / "calls.log"
+    server = start(trigger_env(broker.bootstrap, topic, group, calls, SERVER_NUMTHREADS="2"))
+    try:
+        broker.produce(topic, "slow:1.5", partition=0)
+        broker.produce(topic, "queued", partition=0)
+        broker.produce(topic, "fail:forever", partition=1)
+        broker.produce(topic, "behind-the-failure", partition=1)
+        wait_calls(calls, 2)  # the slow call is running, the failing one retrying
+        server.wait_for_output("KAFKA_DEAD_LETTER_TOPIC is not set")
+        server.signal(signal.SIGTERM)
+        assert server.wait_exit(15) == 0
+        output = server.stdout + server.stderr
+        assert "Stopping: finishing 2 record(s) in flight" in output
+        assert f"left group '{group}'" in output
+        # The slow record finished and was committed; nothing queued behind it started;
+        # the failing record and the one behind it stay uncommitted for the next consumer.
+        assert broker.committed(group, topic, [0, 1]) == [1, -1001]
+        bodies = [call["body"] for call in read_calls(calls)]
+        assert "queued" not in bodies and "behind-the-failure" not in bodies
+        assert bodies.count("slow:1.5") == 1 and bodies.count("fail:forever") >= 1
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_broker_means_not_ready_then_reconnects(tmp_path):
+    port = free_port()
+    env = trigger_env(f"127.0.0.1:{port}", "late", group_name(), tmp_path / "calls.log")
+    server = start(env, assigned=False)
+    late = None
+    try:
+        server.wait_for_output("unreachable", timeout=15)
+        assert requests.get(server.url + "/health/readiness", timeout=5).status_code == 503
+        assert requests.get(server.url + "/healthz", timeout=5).status_code == 200  # alive: no crash loop
+        assert server.process.poll() is None
+        late = Broker(port)
+        server.wait_for_output("Connected to the Kafka brokers", timeout=20)
+        server.wait_ready("/health/readiness", timeout=10)
+        assert requests.get(server.url + "/health/readiness", timeout=5).status_code == 200
+    finally:
+        server.stop()
+        if late is not None:
+            late.stop()
+
+
+def test_a_missing_extra_is_one_line_and_exit_2(tmp_path):
+    command = [sys.executable, "-c", "import sys; sys.modules['confluent_kafka'] = None; " + COMMAND[2]]
+    result = run_to_exit(command, trigger_env("127.0.0.1:9", "t", "g", tmp_path / "calls.log"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == "funcwsgi: error: SERVER_ADAPTER=kafka needs confluent-kafka: pip install 'funcwsgi[kafka]'"
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        pytest.param({"KAFKA_BROKERS": ""}, "KAFKA_BROKERS is not set", id="no brokers"),
+        pytest.param({"KAFKA_TOPICS": ""}, "KAFKA_TOPICS is not set", id="no topics"),
+        pytest.param({"KAFKA_BROKERS": "localhost"}, "KAFKA_BROKERS='localhost' is invalid: expected a comma-separated list of host:port", id="no port"),
+        pytest.param({"KAFKA_CLIENT_CONFIG": "no.such.property=1"}, "the Kafka client refused its configuration", id="bad client property"),
+    ],
+)
+def test_bad_kafka_settings_stop_start_up(tmp_path, settings, message):
+    env = trigger_env("127.0.0.1:9", "t", "g", tmp_path / "calls.log")
+    env.update(settings)
+    result = run_to_exit(COMMAND, env)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
