@@ -37,6 +37,7 @@ class AdapterSpec:
     module: str  # the adapter module in this package
     server: str  # the server's import name
     extra: str | None  # the funcwsgi extra that installs it; None when always installed
+    http: bool = True  # False: the function is not called over HTTP (kafka consumes a topic)
 
 
 ADAPTERS: dict[str, AdapterSpec] = {
@@ -44,7 +45,10 @@ ADAPTERS: dict[str, AdapterSpec] = {
     "waitress": AdapterSpec("adapters.waitress", "waitress", "waitress"),
     "werkzeug": AdapterSpec("adapters.werkzeug", "werkzeug", None),
     "granian": AdapterSpec("adapters.granian", "granian", "granian"),
+    "kafka": AdapterSpec("adapters.kafka", "confluent_kafka", "kafka", http=False),
 }
+#: The adapters that serve the function over HTTP (the contract suite runs on each).
+HTTP_ADAPTERS = tuple(name for name, spec in ADAPTERS.items() if spec.http)
 assert tuple(ADAPTERS) == SERVER_ADAPTERS, "config.SERVER_ADAPTERS and ADAPTERS name the same servers"
 
 

@@ -193,7 +193,7 @@ def megabytes(raw: str) -> int:
 SIGNATURES = ("req-res", "req", "none", "event-context")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 #: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
-SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
+SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
@@ -252,7 +252,7 @@ class Config:
     )
     server_adapter: str = setting(
         "SERVER_ADAPTER", "gunicorn", choice(*SERVER_ADAPTERS), "one of " + ", ".join(SERVER_ADAPTERS),
-        "HTTP server that serves the function (see docs/servers.md).",
+        "Server that serves the function: an HTTP server, or kafka to consume Kafka topics (docs/servers.md, docs/event-trigger.md).",
     )
     server_workers: int = setting("SERVER_WORKERS", 1, positive_int, "a positive integer", "Worker processes (gunicorn and granian).")
     server_max_body_size: int = setting(

@@ -8,7 +8,7 @@ from ..config import Config
 
 NAME = "serve"
 HELP = "Serve the function configured by the environment (what `python -m funcwsgi` does)."
-EPILOG = """The server is chosen by SERVER_ADAPTER (gunicorn, waitress, werkzeug, granian);
+EPILOG = """The server is chosen by SERVER_ADAPTER (gunicorn, waitress, werkzeug, granian, kafka);
 every setting comes from the environment: see `funcwsgi settings` and docs/servers.md.
 
 examples:

@@ -54,7 +54,7 @@ ABORTED = "aborted"
 class PartitionWork:
     """One assigned partition: the records waiting, and whether a worker serves it."""
 
-    __slots__ = ("topic", "partition", "waiting", "busy", "paused", "cancel")
+    __slots__ = ("topic", "partition", "waiting", "busy", "paused", "cancel", "committed", "first_offset")
 
     def __init__(self, topic: str, partition: int) -> None:
         self.topic = topic
@@ -65,19 +65,22 @@ class PartitionWork:
         #: Set when the partition is revoked or the trigger stops: no new record
         #: starts, and a retry waiting for its backoff gives up (uncommitted).
         self.cancel = threading.Event()
+        self.committed = -1  # the last offset this consumer committed (main thread only)
+        self.first_offset = -1  # the first record this consumer received
 
 
 class TriggerStatus:
     """What the probes and ``/metrics`` read: connectivity, lag, counters."""
 
-    def __init__(self, brokers: str) -> None:
+    def __init__(self, brokers: str, topics: tuple[str, ...] = ()) -> None:
         self.brokers = brokers
         self.connected: bool | None = None  # None until the first sign either way
         self.running = False
         self.lag: dict[tuple[str, int], int] = {}
-        self.dead_lettered: Counter[str] = Counter()
-        self.retried: Counter[str] = Counter()
-        self.processed: Counter[str] = Counter()
+        # Every topic's series exists from the start, at 0, so rates work from the first scrape.
+        self.dead_lettered: Counter[str] = Counter(dict.fromkeys(topics, 0))
+        self.retried: Counter[str] = Counter(dict.fromkeys(topics, 0))
+        self.processed: Counter[str] = Counter(dict.fromkeys(topics, 0))
         self._lock = threading.Lock()
 
     def set_connected(self, connected: bool, reason: str = "") -> None:
@@ -101,7 +104,7 @@ class KafkaTrigger:
         self.app = app
         self.config = config
         self.base = base_environ(config.server_port)
-        self.status = TriggerStatus(",".join(config.kafka_brokers))
+        self.status = TriggerStatus(",".join(config.kafka_brokers), config.kafka_topics)
         self.consumer, self.producer = make_clients(config, self._on_error, self._on_stats)
         from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
@@ -171,6 +174,8 @@ class KafkaTrigger:
             if work is None or work.cancel.is_set():
                 return  # revoked since it was fetched: the new owner gets it
             work.waiting.append(record)
+            if work.first_offset < 0:
+                work.first_offset = record.offset
             start = not work.busy
             if start:
                 work.busy = True
@@ -281,8 +286,12 @@ class KafkaTrigger:
             key = (item.topic, item.partition)
             if item.error is not None:
                 self._commit_failed([item], item.error.str())
-            elif self.uncommitted.get(key) == item.offset:
-                del self.uncommitted[key]
+            else:
+                work = self.partitions.get(key)
+                if work is not None:
+                    work.committed = item.offset
+                if self.uncommitted.get(key) == item.offset:
+                    del self.uncommitted[key]
 
     def _commit_failed(self, offsets: list[Any], reason: str) -> None:
         log.warning("Committing %s failed: %s; retrying in %gs", _names(offsets), reason, COMMIT_RETRY_SECONDS)
@@ -316,9 +325,19 @@ class KafkaTrigger:
         for topic, topic_stats in stats.get("topics", {}).items():
             for number, partition_stats in topic_stats.get("partitions", {}).items():
                 key = (topic, int(number))
-                value = partition_stats.get("consumer_lag", -1)
-                if key in self.partitions and value >= 0:
-                    lag[key] = value
+                work = self.partitions.get(key)
+                end = partition_stats.get("hi_offset", -1)
+                if work is None or end < 0:
+                    continue
+                # Where the group stands: what this consumer committed, else what the group had
+                # committed before, else where this consumer began reading.
+                done = work.committed
+                if done < 0:
+                    done = partition_stats.get("committed_offset", -1)
+                if done < 0:
+                    done = work.first_offset
+                if done >= 0:
+                    lag[key] = max(0, end - done)
         self.status.lag = lag
 
     # -- worker threads ----------------------------------------------------------

@@ -14,33 +14,37 @@ from .consumer import TriggerStatus
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-OK = StaticResponse("200 OK", b"OK")
 NOT_CONNECTED = StaticResponse("503 Service Unavailable", b"Kafka brokers unreachable")
 NOT_RUNNING = StaticResponse("503 Service Unavailable", b"Kafka consumer stopped")
 NOT_FOUND = StaticResponse("404 Not Found", b"Not Found: this function is served from Kafka, not over HTTP")
 
-#: Paths the application's own reserved routes answer (metrics, when enabled).
-FORWARDED = frozenset({"/metrics"})
+READINESS = "/health/readiness"
+LIVENESS = frozenset({"/healthz", "/health/liveness"})
 
 
 class ProbeApp:
-    """Liveness, readiness and metrics; the function itself is not reachable over HTTP."""
+    """The probes and ``/metrics``; the function itself is not reachable over HTTP.
 
-    def __init__(self, app: WSGIApplication, status: TriggerStatus) -> None:
+    The consumer's state comes first (readiness: a broker connection is up;
+    liveness: the consumer loop runs); then the application's own reserved
+    routes answer, with the function's ``ready()``/``alive()`` hooks and the
+    call metrics, exactly as on the HTTP servers.
+    """
+
+    def __init__(self, app: WSGIApplication, status: TriggerStatus, metrics_path: str = "/metrics") -> None:
         self.app = app
         self.status = status
+        self.forwarded = frozenset({READINESS, metrics_path, *LIVENESS})
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
-        if environ.get("REQUEST_METHOD") not in ROUTED_METHODS:
+        if environ.get("REQUEST_METHOD") not in ROUTED_METHODS or path not in self.forwarded:
             return NOT_FOUND(environ, start_response)
-        if path in ("/healthz", "/health/liveness"):
-            return (OK if self.status.running else NOT_RUNNING)(environ, start_response)
-        if path == "/health/readiness":
-            return (OK if self.status.connected is True and self.status.running else NOT_CONNECTED)(environ, start_response)
-        if path in FORWARDED:
-            return self.app(environ, start_response)
-        return NOT_FOUND(environ, start_response)
+        if path in LIVENESS and not self.status.running:
+            return NOT_RUNNING(environ, start_response)
+        if path == READINESS and not (self.status.running and self.status.connected):
+            return NOT_CONNECTED(environ, start_response)
+        return self.app(environ, start_response)
 
 
 class QuietHandler(WSGIRequestHandler):

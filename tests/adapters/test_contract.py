@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from adapters import ADAPTERS
+from adapters import HTTP_ADAPTERS
 
 from ..conftest import function_folder
 from ..servers import BIN, Server, base_env, free_port, run_to_exit
@@ -68,7 +68,7 @@ def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str =
     return served
 
 
-@pytest.fixture(scope="module", params=list(ADAPTERS))
+@pytest.fixture(scope="module", params=list(HTTP_ADAPTERS))
 def served(request, tmp_path_factory):
     running = start(request.param, tmp_path_factory.mktemp(request.param))
     yield running
@@ -192,7 +192,7 @@ def _refused(url: str, seen: list[str]) -> bool:
     return False
 
 
-@pytest.mark.parametrize("adapter", list(ADAPTERS))
+@pytest.mark.parametrize("adapter", list(HTTP_ADAPTERS))
 def test_sigterm_lets_a_call_in_flight_finish_then_runs_stop_and_exits_0(adapter, tmp_path):
     # Bound to every IPv6 address ("::"), reached over IPv6 loopback.
     running = start(adapter, tmp_path, bind="::", connect="::1", SERVER_CALL_TIMEOUT="30")
@@ -215,7 +215,7 @@ def test_sigterm_lets_a_call_in_flight_finish_then_runs_stop_and_exits_0(adapter
         running.server.stop()
 
 
-@pytest.mark.parametrize("adapter", list(ADAPTERS))
+@pytest.mark.parametrize("adapter", list(HTTP_ADAPTERS))
 def test_a_failing_start_hook_stops_start_up_with_one_line(adapter, tmp_path):
     (tmp_path / "fail-start").touch()
     port = free_port()
@@ -238,7 +238,7 @@ def test_an_unknown_adapter_exits_2_listing_the_valid_names():
     result = run_to_exit(SERVE, env)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "funcwsgi: error: SERVER_ADAPTER='tomcat' is invalid: expected one of gunicorn, waitress, werkzeug, granian"
+        "funcwsgi: error: SERVER_ADAPTER='tomcat' is invalid: expected one of gunicorn, waitress, werkzeug, granian, kafka"
     ]
     assert "Importing function sources" not in result.stdout
 

@@ -24,7 +24,7 @@ def local_targets() -> list[str]:
     except ImportError:
         return targets
     for name, spec in ADAPTERS.items():
-        if importlib.util.find_spec(spec.server) is not None:
+        if spec.http and importlib.util.find_spec(spec.server) is not None:
             targets.append(name)
     return targets
 

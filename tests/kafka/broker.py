@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.servers import free_port
+from tests.servers import BIN, FUNCTIONS, Server, base_env, free_port
 
 
 CLIENT_LOG = logging.getLogger("tests.kafka.client")
@@ -121,3 +121,50 @@ def read_calls(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# -- the kafka adapter as a real process ------------------------------------------
+
+COMMAND = [str(BIN / "funcwsgi"), "serve"]
+#: Quick failure detection and rebalances for the tests.
+CLIENT_CONFIG = "session.timeout.ms=3000,heartbeat.interval.ms=300,reconnect.backoff.max.ms=500"
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+def trigger_env(brokers: str, topics: str, group: str, calls: Path, **settings: str) -> dict[str, str]:
+    return base_env(
+        SERVER_ADAPTER="kafka",
+        KAFKA_BROKERS=brokers,
+        KAFKA_TOPICS=topics,
+        KAFKA_GROUP_ID=group,
+        KAFKA_CLIENT_CONFIG=CLIENT_CONFIG,
+        KAFKA_RETRY_BACKOFF="0.05",
+        HANDLER_FOLDER=str(FUNCTIONS / "kafka_events"),
+        SERVER_HOST="127.0.0.1",
+        SERVER_PORT=str(free_port()),
+        CALL_LOG=str(calls),
+        **settings,
+    )
+
+
+def start(env: dict[str, str], *, assigned: bool = True) -> Server:
+    server = Server(COMMAND, env, int(env["SERVER_PORT"]))
+    server.wait_ready("/healthz")
+    if assigned:
+        server.wait_for_output("Assigned", timeout=30)
+    return server
+
+
+def wait_calls(path: Path, count: int, timeout: float = 20.0) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        calls = read_calls(path)
+        if len(calls) >= count:
+            return calls
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(calls)} of {count} calls arrived: {calls}")
+        time.sleep(0.05)
+
+
+def group_name() -> str:
+    return "g-" + uuid.uuid4().hex[:8]

@@ -2,12 +2,15 @@
 
 Every call is appended to the file ``CALL_LOG`` names, as one JSON line, before
 the function acts: ``fail:x`` raises, ``crash`` kills the process the first
-time, ``slow:S`` sleeps S seconds, ``reply:x`` returns a CloudEvent.
+time, ``slow:S`` sleeps S seconds, ``reply:x`` returns a CloudEvent (of
+whichever generation of the cloudevents library is installed).
 """
 
 import json
 import os
 import time
+
+from funcwsgi.cloudevents_compat import make_event
 
 CALL_LOG = os.environ["CALL_LOG"]
 
@@ -37,10 +40,11 @@ def main(req, res):
     if command == "slow":
         time.sleep(float(argument))
     if command == "reply":
-        res.set_header("ce-specversion", "1.0")
-        res.set_header("ce-id", f"reply-{record.offset}")
-        res.set_header("ce-source", "/tests/kafka")
-        res.set_header("ce-type", "dev.funcwsgi.test.reply")
-        res.set_header("Content-Type", "text/plain")
-        return f"replied to {argument}"
+        attributes = {"id": f"reply-{record.offset}", "source": "/tests/kafka", "type": "dev.funcwsgi.test.reply", "datacontenttype": "text/plain"}
+        return make_event(attributes, f"replied to {argument}".encode())
     return "ok"
+
+
+def stop():
+    with open(CALL_LOG + ".stopped", "w") as marker:
+        marker.write("stopped\n")

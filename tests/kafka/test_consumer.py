@@ -1,4 +1,4 @@
-"""The kafka adapter end to end: a real broker, the adapter as a real process.
+"""Delivery from Kafka end to end: a real broker, ``funcwsgi serve`` with the kafka adapter as a real process.
 
 One broker serves the whole module; each test uses its own topics and group.
 Group joins take a few seconds on this broker, so each test starts as few
@@ -8,22 +8,14 @@ consumers as it can and checks several things with each.
 from __future__ import annotations
 
 import signal
-import sys
 import time
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import requests
 
-from tests.kafka.broker import Broker, read_calls
-from tests.servers import FUNCTIONS, Server, base_env, free_port, run_to_exit
-
-COMMAND = [sys.executable, "-c", "from funcwsgi.kafka.runner import main; main()"]
-#: Quick failure detection and rebalances for the tests.
-CLIENT_CONFIG = "session.timeout.ms=3000,heartbeat.interval.ms=300,reconnect.backoff.max.ms=500"
-TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+from tests.kafka.broker import Broker, TRACEPARENT, group_name, read_calls, start, trigger_env, wait_calls
+from tests.servers import free_port
 
 
 @pytest.fixture(scope="module")
@@ -31,45 +23,6 @@ def broker() -> Iterator[Broker]:
     running = Broker()
     yield running
     running.stop()
-
-
-def trigger_env(brokers: str, topics: str, group: str, calls: Path, **settings: str) -> dict[str, str]:
-    return base_env(
-        SERVER_ADAPTER="kafka",
-        KAFKA_BROKERS=brokers,
-        KAFKA_TOPICS=topics,
-        KAFKA_GROUP_ID=group,
-        KAFKA_CLIENT_CONFIG=CLIENT_CONFIG,
-        KAFKA_RETRY_BACKOFF="0.05",
-        HANDLER_FOLDER=str(FUNCTIONS / "kafka_events"),
-        SERVER_HOST="127.0.0.1",
-        SERVER_PORT=str(free_port()),
-        CALL_LOG=str(calls),
-        **settings,
-    )
-
-
-def start(env: dict[str, str], *, assigned: bool = True) -> Server:
-    server = Server(COMMAND, env, int(env["SERVER_PORT"]))
-    server.wait_ready("/healthz")
-    if assigned:
-        server.wait_for_output("Assigned", timeout=30)
-    return server
-
-
-def wait_calls(path: Path, count: int, timeout: float = 20.0) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while True:
-        calls = read_calls(path)
-        if len(calls) >= count:
-            return calls
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{len(calls)} of {count} calls arrived: {calls}")
-        time.sleep(0.05)
-
-
-def group_name() -> str:
-    return "g-" + uuid.uuid4().hex[:8]
 
 
 def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(broker, tmp_path):
@@ -102,6 +55,8 @@ def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(br
         headers = dict(reply.headers())
         assert headers["ce_type"] == b"dev.funcwsgi.test.reply"
         assert headers["ce_id"] == b"reply-3"
+        assert headers["ce_source"] == b"/tests/kafka"
+        assert headers["content-type"] == b"text/plain"
         assert reply.value() == b"replied to order-7"
         assert reply.key() == b"k-7"
         time.sleep(0.3)
@@ -123,17 +78,27 @@ def test_a_failing_record_is_retried_then_dead_lettered_and_its_partition_moves_
     server = start(trigger_env(broker.bootstrap, topic, group, calls, KAFKA_DEAD_LETTER_TOPIC=dead, KAFKA_RETRIES="2"))
     try:
         broker.produce(topic, "fail:order-9", key="k9", headers={"ce_specversion": "1.0", "ce_id": "e9", "ce_source": "/s", "ce_type": "t"})
+        broker.produce(topic, "malformed", headers={"ce_specversion": "1.0", "ce_id": "e10"})  # no source, no type
         broker.produce(topic, "after")
-        broker.wait_committed(group, topic, [2])
+        broker.wait_committed(group, topic, [3])
+        metrics = wait_metric(server, f'kafka_dead_lettered_records_total{{topic="{topic}"}} 2.0')
+        assert f'kafka_retried_records_total{{topic="{topic}"}} 2.0' in metrics
+        wait_metric(server, f'kafka_consumer_lag{{partition="0",topic="{topic}"}} 0.0')
         bodies = [call["body"] for call in wait_calls(calls, 4)]
-        assert bodies == ["fail:order-9"] * 3 + ["after"]  # 1 call + 2 retries, then the next record
-        (letter,) = broker.read(dead, 1)
+        assert bodies == ["fail:order-9"] * 3 + ["after"]  # 1 call + 2 retries; the malformed event never reaches it
+        letter, malformed = broker.read(dead, 2)
         headers = dict(letter.headers())
         assert letter.value() == b"fail:order-9" and letter.key() == b"k9"
         assert headers["ce_id"] == b"e9"  # still the same CloudEvent
         assert headers["funcwsgi_error"] == b"500 Internal Server Error: RuntimeError: refusing order-9"
         assert headers["funcwsgi_attempts"] == b"3"
         assert headers["funcwsgi_original_offset"] == b"0"
+        # A record no retry can fix (400: not a valid CloudEvent) is dead-lettered at once.
+        malformed_headers = dict(malformed.headers())
+        assert malformed.value() == b"malformed"
+        assert malformed_headers["funcwsgi_attempts"] == b"1"
+        assert malformed_headers["funcwsgi_error_status"] == b"400"
+        assert malformed_headers["funcwsgi_error"].startswith(b"400 Bad Request: ")
         log = server.wait_for_output("dead-lettered")
         assert f"Record {topic}[0]@0 dead-lettered to {dead} after 3 attempt(s)" in log
     finally:
@@ -194,25 +159,42 @@ def test_sigterm_finishes_records_in_flight_commits_and_leaves(broker, tmp_path)
     topic, group, calls = broker.create_topic(partitions=2), group_name(), tmp_path / "calls.log"
     server = start(trigger_env(broker.bootstrap, topic, group, calls, SERVER_NUMTHREADS="2"))
     try:
-        broker.produce(topic, "slow:1.5", partition=0)
+        broker.produce(topic, "slow:3", partition=0)
         broker.produce(topic, "queued", partition=0)
         broker.produce(topic, "fail:forever", partition=1)
         broker.produce(topic, "behind-the-failure", partition=1)
         wait_calls(calls, 2)  # the slow call is running, the failing one retrying
         server.wait_for_output("KAFKA_DEAD_LETTER_TOPIC is not set")
+        # Partition 1 is stuck on its failing record: both its records count as lag.
+        metrics = wait_metric(server, f'kafka_consumer_lag{{partition="1",topic="{topic}"}} 2.0')
+        assert f'kafka_retried_records_total{{topic="{topic}"}}' in metrics
+        assert "kafka_brokers_connected 1.0" in metrics
+        assert 'function_calls_total{method="POST"}' in metrics  # the call metrics count records too
         server.signal(signal.SIGTERM)
         assert server.wait_exit(15) == 0
         output = server.stdout + server.stderr
         assert "Stopping: finishing 2 record(s) in flight" in output
         assert f"left group '{group}'" in output
+        assert (tmp_path / "calls.log.stopped").exists(), "the function's stop() hook ran"
         # The slow record finished and was committed; nothing queued behind it started;
         # the failing record and the one behind it stay uncommitted for the next consumer.
         assert broker.committed(group, topic, [0, 1]) == [1, -1001]
         bodies = [call["body"] for call in read_calls(calls)]
         assert "queued" not in bodies and "behind-the-failure" not in bodies
-        assert bodies.count("slow:1.5") == 1 and bodies.count("fail:forever") >= 1
+        assert bodies.count("slow:3") == 1 and bodies.count("fail:forever") >= 1
     finally:
         server.stop()
+
+
+def wait_metric(server, line: str, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        text = requests.get(server.url + "/metrics", timeout=5).text
+        if line in text.splitlines():
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{line!r} not in /metrics:\n{text}")
+        time.sleep(0.1)
 
 
 def test_an_unreachable_broker_means_not_ready_then_reconnects(tmp_path):
@@ -233,29 +215,3 @@ def test_an_unreachable_broker_means_not_ready_then_reconnects(tmp_path):
         server.stop()
         if late is not None:
             late.stop()
-
-
-def test_a_missing_extra_is_one_line_and_exit_2(tmp_path):
-    command = [sys.executable, "-c", "import sys; sys.modules['confluent_kafka'] = None; " + COMMAND[2]]
-    result = run_to_exit(command, trigger_env("127.0.0.1:9", "t", "g", tmp_path / "calls.log"))
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1] == "funcwsgi: error: SERVER_ADAPTER=kafka needs confluent-kafka: pip install 'funcwsgi[kafka]'"
-    assert "Traceback" not in result.stderr
-
-
-@pytest.mark.parametrize(
-    ("settings", "message"),
-    [
-        pytest.param({"KAFKA_BROKERS": ""}, "KAFKA_BROKERS is not set", id="no brokers"),
-        pytest.param({"KAFKA_TOPICS": ""}, "KAFKA_TOPICS is not set", id="no topics"),
-        pytest.param({"KAFKA_BROKERS": "localhost"}, "KAFKA_BROKERS='localhost' is invalid: expected a comma-separated list of host:port", id="no port"),
-        pytest.param({"KAFKA_CLIENT_CONFIG": "no.such.property=1"}, "the Kafka client refused its configuration", id="bad client property"),
-    ],
-)
-def test_bad_kafka_settings_stop_start_up(tmp_path, settings, message):
-    env = trigger_env("127.0.0.1:9", "t", "g", tmp_path / "calls.log")
-    env.update(settings)
-    result = run_to_exit(COMMAND, env)
-    assert result.returncode == 2, result.stderr
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
