@@ -113,6 +113,7 @@ class ClosingBody:
             if close is not None:
                 close()
         finally:
-            if self.on_close is not None:
-                self.on_close, done = None, self.on_close
+            done = self.on_close
+            self.on_close = None
+            if done is not None:
                 done()

@@ -13,6 +13,7 @@ import multiprocessing.util
 import signal
 import sys
 import threading
+from typing import Any
 
 from granian.constants import Interfaces
 from granian.log import LogLevels
@@ -51,7 +52,7 @@ def serve(config: Config) -> int:
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 
 
-def _relay_stop_signals(server: Server) -> None:
+def _relay_stop_signals(server: Any) -> None:
     """Deliver SIGTERM/SIGINT to granian's main loop whichever thread the kernel picks.
 
     granian's main thread sleeps in ``threading.Event.wait()``, which only a

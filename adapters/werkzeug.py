@@ -17,7 +17,7 @@ from werkzeug.serving import WSGIRequestHandler, is_running_from_reloader, make_
 
 from adapters import InFlight
 from adapters._signals import StopRequest
-from funcwsgi.application import default_app
+from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.errors import StartupError
 from funcwsgi.lifecycle import start_process, stop_process
 from funcwsgi.loader import load_function
@@ -71,7 +71,7 @@ def serve_with_reloader(config: Config) -> int:
         # "stat", not watchdog even when installed: watchdog watches every folder on
         # sys.path (site-packages included), which overflows inotify and loses events.
         reloader_type="stat",
-        reloader_interval=RELOADER_INTERVAL,
+        reloader_interval=RELOADER_INTERVAL,  # type: ignore[arg-type]  # werkzeug sleeps this long: a float works
         extra_files=list(_files_under(folder)),
         threaded=True,
         request_handler=QuietRequestHandler,
@@ -89,9 +89,7 @@ def reloaded_app(config: Config) -> WSGIApplication:
         return LoadErrorPage(error)
 
 
-def _build(config: Config) -> WSGIApplication:
-    from funcwsgi.application import build_service
-
+def _build(config: Config) -> FunctionService:
     return build_service(config, load_function(config))
 
 
