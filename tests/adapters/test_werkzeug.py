@@ -27,7 +27,7 @@ def serves(url: str, check, timeout: float = 20.0) -> requests.Response:
             last = requests.get(url, timeout=2)
             if check(last):
                 return last
-        except (requests.ConnectionError, requests.Timeout):  # a reload in progress may hold the call past 2 s
+        except requests.RequestException:  # a reload in progress held the call past 2 s, or cut it
             pass
         time.sleep(0.1)
     raise AssertionError(f"not served in {timeout}s; last answer: {last and (last.status_code, last.text)}")
