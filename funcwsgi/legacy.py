@@ -12,6 +12,8 @@ import logging
 import threading
 from typing import Any
 
+from werkzeug.exceptions import BadRequest
+
 from .bottle_request import BottleRequest
 from .cloudevents_compat import STRUCTURED, attribute_strings, data_of
 from .config import Config
@@ -118,11 +120,16 @@ def build_event(request: FunctionRequest) -> Event:
     data: Any = b""
     if has_body(environ):
         data = request.get_data()
-        if data and request.mimetype in JSON_TYPES:
+    if environ.get("CONTENT_TYPE") and request.mimetype in JSON_TYPES:
+        # As bottle's request.json, which both runtimes used: no body is None,
+        # a body that is not JSON answers 400 without calling the function.
+        if not data:
+            data = None
+        else:
             try:
                 data = json.loads(data)
             except ValueError:
-                pass  # the old runtimes handed undecodable JSON over as it came
+                raise BadRequest("The request body is not valid JSON.") from None
     event = Event(_ABSENT)
     event["data"] = data
     event["extensions"] = {"request": BottleRequest(request)}

@@ -26,12 +26,21 @@ def test_kubeless_and_kyma_keys_are_always_there():
     ("content_type", "data", "expected"),
     [
         pytest.param("application/json", b'{"a": 1}', {"a": 1}, id="json"),
-        pytest.param("application/json", b"{bad", b"{bad", id="bad-json-as-it-came"),
+        pytest.param("application/json; charset=utf-8", b"[1]", [1], id="json-with-charset"),
+        pytest.param("application/json", b"", None, id="json-without-body-is-none"),
         pytest.param("text/plain", b"hi", b"hi", id="bytes"),
+        pytest.param("text/plain", b"", b"", id="no-body"),
     ],
 )
 def test_data(content_type, data, expected):
     assert event_for(method="POST", data=data, content_type=content_type)["data"] == expected
+
+
+def test_invalid_json_is_a_400_as_bottle_gave():
+    from werkzeug.exceptions import BadRequest
+
+    with pytest.raises(BadRequest):
+        event_for(method="POST", data=b"{bad", content_type="application/json")
 
 
 class _Decoded:

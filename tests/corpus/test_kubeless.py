@@ -117,3 +117,10 @@ def test_bottle_state_does_not_leak_between_calls(servers):
     assert requests.post(servers["bottle"].url + "/created", data="x").status_code == 201
     response = requests.get(servers["bottle"].url + "/")
     assert response.status_code == 200 and "Location" not in response.headers
+
+
+def test_invalid_json_is_400_and_empty_json_is_none(servers):
+    response = requests.post(servers["echo"].url + "/", data="{nope", headers={"Content-Type": "application/json"})
+    assert (response.status_code, response.text) == (400, "Bad Request: The request body is not valid JSON.")
+    response = requests.post(servers["raw-body"].url + "/", data=b"", headers={"Content-Type": "application/json"})
+    assert response.json()["data_type"] == "NoneType"
