@@ -86,3 +86,16 @@ def test_functions_without_flask_do_not_load_it():
     )
     result = run_to_exit([str(BIN / "python"), "-c", code], base_env(), cwd=REPO)
     assert "loaded: False False" in result.stdout.splitlines(), result.stdout + result.stderr
+
+
+def test_stream_with_context_reads_the_request_while_streaming(tmp_path):
+    folder = write(
+        tmp_path,
+        "from flask import request, Response, stream_with_context\n"
+        "def main():\n"
+        "    def chunks():\n"
+        "        yield 'a='\n"
+        "        yield request.args.get('a', '?')\n"
+        "    return Response(stream_with_context(chunks()), mimetype='text/plain')\n",
+    )
+    assert Client(make_app(environ={}, handler_folder=folder)).get("/?a=5").text == "a=5"
