@@ -1,11 +1,12 @@
 # `make run` serves the example function on port 8080; `make test` runs every test CI runs;
 # `make docs` builds the documentation site into build/site, failing on any broken link.
+# `make bench` runs the benchmark (docs/performance.md; `make bench BENCH_ARGS=--quick` for a short run).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs,waitress,granian
 
-.PHONY: setup run test docs settings-doc clean test-cloudevents-1
+.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1
 
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +39,11 @@ test-cloudevents-1:
 	$(CE1_VENV)/bin/python -m pip install --quiet 'functions-framework>=3.5,<4' 'cloudevents>=1.10,<2'
 	$(CE1_VENV)/bin/python -m pytest -q $(CLOUDEVENTS_TESTS)
 
+bench: setup
+	$(PY) -m bench $(BENCH_ARGS)
+
 settings-doc: setup
 	$(PY) -m funcwsgi.settings_doc docs/configuration.md
 
 clean:
-	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache .bench-cache

@@ -1,0 +1,5 @@
+"""The same hello world in the Kyma/Kubeless calling convention."""
+
+
+def main(event, context):
+    return "Hello, world!"

@@ -1,0 +1,81 @@
+"""What the harness needs besides the project's own environment: wrk, and the alternatives' venv."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "bench"
+ALTERNATIVES_REQUIREMENTS = BENCH / "alternatives" / "requirements.txt"
+APT_LOCK = "/tmp/funcwsgi-apt.lock"
+
+
+class SetupError(RuntimeError):
+    """Something the benchmark needs is missing and cannot be installed here."""
+
+
+def cache_dir() -> Path:
+    """Where the harness keeps its virtual environment (``BENCH_CACHE``, default ``.bench-cache``)."""
+    path = Path(os.environ.get("BENCH_CACHE") or REPO / ".bench-cache")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def ensure_wrk() -> str:
+    """The path of wrk, installed from Debian with apt-get when missing (as root)."""
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise SetupError("wrk is not installed; install the Debian package 'wrk' (apt-get install wrk)")
+    print("bench: installing wrk with apt-get", file=sys.stderr)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "wrk"]
+    if shutil.which("flock"):  # other users of this machine install packages too
+        install = ["flock", APT_LOCK, *install]
+    if subprocess.run(install, env=env, capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update", "-qq"], env=env, check=False, capture_output=True)
+        result = subprocess.run(install, env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"could not install wrk with apt-get: {result.stderr.strip()[-300:]}")
+    found = shutil.which("wrk")
+    if not found:
+        raise SetupError("apt-get installed wrk but it is not on PATH")
+    return found
+
+
+def alternatives_python() -> Path:
+    """The Python of a virtual environment holding functions-framework, bottle and cheroot.
+
+    Rebuilt when ``bench/alternatives/requirements.txt`` changes.
+    """
+    venv = cache_dir() / "alternatives-venv"
+    python = venv / "bin" / "python"
+    stamp = venv / ".requirements-sha256"
+    wanted = hashlib.sha256(ALTERNATIVES_REQUIREMENTS.read_bytes()).hexdigest()
+    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return python
+    print(f"bench: creating {venv} for the alternatives", file=sys.stderr)
+    shutil.rmtree(venv, ignore_errors=True)
+    steps = [
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(ALTERNATIVES_REQUIREMENTS)],
+    ]
+    for step in steps:
+        result = subprocess.run(step, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"{' '.join(step)} failed:\n{result.stderr.strip()[-2000:]}")
+    stamp.write_text(wanted)
+    return python
+
+
+def missing_modules(names: list[str]) -> list[str]:
+    """Which of the modules ``names`` the project's environment (this interpreter) lacks."""
+    import importlib.util
+
+    return [name for name in names if importlib.util.find_spec(name) is None]

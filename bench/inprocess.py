@@ -1,0 +1,169 @@
+"""In-process cost per request, no sockets: a WSGI server's view of each app.
+
+Every variant is called the way a server calls it (a fresh environ dict, a
+``start_response``, the body iterated and closed). The funcwsgi stack is
+measured with its layers added one at a time from the inside out, so each
+layer's cost is the difference from the row before it. Variants are
+interleaved round by round and the median round is reported.
+
+Run by the harness as a subprocess (its stdout, where access logs go, is
+discarded)::
+
+    python -m bench.inprocess --json out.json [--rounds 7] [--calls 20000]
+
+or one variant alone, for callgrind instruction counts::
+
+    python -m bench.inprocess --only call-path --calls 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from werkzeug.test import EnvironBuilder
+
+BENCH = Path(__file__).resolve().parent
+HELLO = BENCH / "apps" / "hello"
+sys.path.insert(0, str(BENCH / "apps"))
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+    return _write
+
+
+def _write(data: bytes) -> None:
+    pass
+
+
+def base_environ() -> dict[str, Any]:
+    environ = EnvironBuilder(path="/", base_url="http://127.0.0.1:8080/", headers={"User-Agent": "bench", "Accept": "*/*"}).get_environ()
+    environ["SERVER_SOFTWARE"] = "bench"
+    return environ
+
+
+def call_many(app: WSGIApp, environ: dict[str, Any], calls: int) -> float:
+    """Seconds per call over ``calls`` calls."""
+    started = time.perf_counter()
+    for _ in range(calls):
+        body = app(dict(environ), start_response)
+        for _chunk in body:
+            pass
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
+    return (time.perf_counter() - started) / calls
+
+
+def werkzeug_app() -> WSGIApp:
+    from werkzeug.wrappers import Request, Response
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        Request(environ)
+        return Response("Hello, world!")(environ, start_response)
+
+    return app
+
+
+def flask_app() -> WSGIApp:
+    from flask import Flask
+
+    app = Flask("bench")
+    app.add_url_rule("/", "hello", lambda: "Hello, world!")
+    return app  # type: ignore[return-value]
+
+
+REFERENCES = ("bare", "werkzeug", "flask")
+
+
+def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple[str, str, WSGIApp]]:
+    """(id, label, app) in table order: references, then funcwsgi's stack grown layer by layer."""
+    from bare import app as bare_app
+
+    from funcwsgi.application import FunctionService
+    from funcwsgi.config import Config
+    from funcwsgi.loader import load_function
+    from funcwsgi.stack import LAYERS, build_stack
+    from funcwsgi.workers import start_worker
+
+    found: list[tuple[str, str, WSGIApp]] = [
+        ("bare", "bare WSGI hello world", bare_app),
+        ("werkzeug", "werkzeug Request + Response", werkzeug_app()),
+    ]
+    try:
+        found.append(("flask", "Flask", flask_app()))
+    except ImportError:
+        pass
+    if not funcwsgi:
+        return found
+    config = Config.from_env({"HANDLER_FOLDER": str(HELLO)})
+    loaded = load_function(config)
+    enabled = [layer for layer in LAYERS if layer.enabled(config)]
+    for count in range(len(enabled) + 1):
+        layers = enabled[len(enabled) - count :]
+        app, names = build_stack(config, loaded, layers)
+        if count == 0:
+            found.append(("call-path", "funcwsgi call path (function only)", app))
+        else:
+            found.append((f"layer-{layers[0].name}", f"+ {layers[0].name}", app))
+    service = FunctionService(config, loaded)
+    found.append(("stack", f"funcwsgi default stack ({' > '.join(service.layers)})", service))
+    if trace_endpoint and any(layer.name == "tracing" for layer in LAYERS):
+        traced_config = config.replace(trace_collector_endpoint=trace_endpoint)
+        traced = FunctionService(traced_config, loaded)
+        found.append(("stack-tracing", f"funcwsgi stack, tracing on ({' > '.join(traced.layers)})", traced))
+    start_worker(service)
+    return found
+
+
+def measure(rounds: int, calls: int, trace_endpoint: str | None) -> list[dict[str, Any]]:
+    environ = base_environ()
+    apps = variants(trace_endpoint)
+    for _, _, app in apps:  # warm-up: first-call imports and caches
+        call_many(app, environ, max(100, calls // 20))
+    samples: dict[str, list[float]] = {key: [] for key, _, _ in apps}
+    for round_number in range(rounds):
+        ordered = apps if round_number % 2 == 0 else list(reversed(apps))
+        for key, _, app in ordered:
+            samples[key].append(call_many(app, environ, calls) * 1e6)
+    return [
+        {"id": key, "label": label, "us": round(statistics.median(samples[key]), 3), "samples_us": [round(s, 3) for s in samples[key]]}
+        for key, label, _ in apps
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.inprocess", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--trace-endpoint", help="OTLP/HTTP URL for the tracing-on variant")
+    parser.add_argument("--only", help="call one variant --calls times and exit (for callgrind)")
+    args = parser.parse_args(argv)
+    if args.only:
+        apps = {key: app for key, _, app in variants(args.trace_endpoint, funcwsgi=args.only not in REFERENCES)}
+        if args.only not in apps:
+            parser.error(f"--only {args.only!r}: expected one of {', '.join(apps)}")
+        environ = base_environ()
+        call_many(apps[args.only], environ, 50)
+        call_many(apps[args.only], environ, args.calls)
+        return 0
+    results = measure(args.rounds, args.calls, args.trace_endpoint)
+    text = json.dumps(results, indent=2)
+    if args.json:
+        args.json.write_text(text)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Server processes: start pinned to a core, time the first 200, read CPU and memory from /proc."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def pinned(command: list[str], core: int | None) -> list[str]:
+    """``command`` run on one core only (children inherit it), when the machine has two or more."""
+    if core is None:
+        return command
+    return ["taskset", "-c", str(core), *command]
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants."""
+    tree, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        tree.append(current)
+        pending += children(current)
+    return tree
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of ``pid`` and its descendants, in seconds."""
+    ticks = 0
+    for member in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return ticks / CLOCK_TICKS
+
+
+def worker_rss_mb(pid: int) -> float:
+    """Resident memory of one serving process: the mean over the tree's leaves (the workers)."""
+    tree = process_tree(pid)
+    leaves = [member for member in tree if not children(member)] or [pid]
+    sizes = []
+    for member in leaves:
+        try:
+            resident_pages = int(Path(f"/proc/{member}/statm").read_text().split()[1])
+        except OSError:
+            continue
+        sizes.append(resident_pages * PAGE_KB / 1024)
+    return sum(sizes) / len(sizes) if sizes else 0.0
+
+
+def get(port: int, path: str = "/", timeout: float = 2.0) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+class ServerFailed(RuntimeError):
+    """A server exited, or did not answer 200, within its start-up time."""
+
+
+@dataclass
+class RunningServer:
+    process: subprocess.Popen[bytes]
+    port: int
+    cold_start_ms: float
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=20)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=5)
+
+
+def start(
+    command: list[str], env: dict[str, str], cwd: Path, port: int, log: Path, *, core: int | None, expect: bytes, timeout: float = 60.0
+) -> RunningServer:
+    """Start a server and wait for its first 200 on ``/``; the wait is its cold start."""
+    with log.open("ab") as output:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            pinned(command, core), env=env, cwd=str(cwd), stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = RunningServer(process, port, 0.0, log)
+    deadline = started + timeout
+    last = "no answer"
+    while time.perf_counter() < deadline:
+        if process.poll() is not None:
+            raise ServerFailed(f"exited with status {process.returncode} before answering; see {log}:\n{tail(log)}")
+        try:
+            status, body = get(port)
+        except OSError:
+            time.sleep(0.005)
+            continue
+        if status == 200 and expect in body:
+            server.cold_start_ms = (time.perf_counter() - started) * 1000
+            return server
+        last = f"status {status}, body {body[:80]!r}"
+        time.sleep(0.005)
+    server.stop()
+    raise ServerFailed(f"no 200 with {expect!r} within {timeout:.0f} s (last: {last}); see {log}:\n{tail(log)}")
+
+
+def tail(log: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

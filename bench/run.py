@@ -1,0 +1,299 @@
+"""``make bench``: every target side by side, interleaved, with medians and ratios.
+
+Each round starts every target in turn (A B C …, the next round in reverse
+order), times its cold start, warms it up, loads it with wrk at 16
+connections and at 1, reads its CPU time and memory, and stops it. Medians
+over the rounds are reported, and ratios are medians of the per-round
+ratios, so drift on a shared machine cancels out as far as it can.
+
+    python -m bench            # full run (< 10 min); writes docs/performance.md and its chart
+    python -m bench --quick    # < 2 min; writes to .bench-cache/quick/ only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import callgrind, chart, report
+from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules
+from .load import run_wrk
+from .processes import ServerFailed, cores, free_port, get, start, worker_rss_mb
+from .targets import Target, all_targets, environment
+
+EXPECTED_BODY = b"Hello, world!"
+RESULTS = REPO / "bench" / "results" / "results.json"
+DOC = REPO / "docs" / "performance.md"
+CHART = REPO / "docs" / "performance.svg"
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    rounds: int
+    seconds: float  # per wrk run
+    warmup_seconds: int  # a wrk run at 16 connections before measuring; 0 = a few plain requests
+    connections: tuple[int, ...]
+    inprocess_rounds: int
+    inprocess_calls: int
+    callgrind: bool
+
+
+FULL = Mode("full", rounds=5, seconds=3, warmup_seconds=1, connections=(16, 1), inprocess_rounds=7, inprocess_calls=20000, callgrind=True)
+QUICK = Mode("quick", rounds=1, seconds=1, warmup_seconds=0, connections=(16, 1), inprocess_rounds=3, inprocess_calls=3000, callgrind=False)
+
+
+def log(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def loadavg() -> list[float]:
+    return [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    wrk_version = subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split("[")[0].strip()
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "wrk": wrk_version,
+    }
+
+
+class Sink:
+    """The stand-in OTLP receiver, on the load generator's core."""
+
+    def __init__(self, core: int | None) -> None:
+        self.port = free_port()
+        command = [sys.executable, "-m", "bench.sink", str(self.port)]
+        if core is not None:
+            command = ["taskset", "-c", str(core), *command]
+        self.process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                get(self.port, "/stats")
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise SetupError("the OTLP stand-in receiver did not start")
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/traces"
+
+    def stats(self) -> dict[str, int]:
+        return json.loads(get(self.port, "/stats")[1])  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def run_inprocess(mode: Mode, core: int | None, trace_endpoint: str | None) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="bench-inprocess-") as tmp:
+        out = Path(tmp) / "inprocess.json"
+        command = [sys.executable, "-m", "bench.inprocess", "--json", str(out), "--rounds", str(mode.inprocess_rounds), "--calls", str(mode.inprocess_calls)]
+        if trace_endpoint:
+            command += ["--trace-endpoint", trace_endpoint]
+        if core is not None:
+            command = ["taskset", "-c", str(core), *command]
+        # Access logs go to stdout; discarding them costs what writing to a pipe would, roughly.
+        result = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+        if result.returncode != 0:
+            raise RuntimeError(f"in-process benchmark failed:\n{result.stderr[-2000:]}")
+        return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
+def warm_up(port: int, pid: int, mode: Mode, load_core: int | None) -> None:
+    if mode.warmup_seconds:
+        run_wrk(port, pid, connections=16, seconds=mode.warmup_seconds, core=load_core)
+    else:
+        for _ in range(50):
+            get(port)
+
+
+def resolve_command(target: Target, port: int, alternatives_bin: Path) -> list[str]:
+    command = target.command(port)
+    if target.alternative_env:  # the alternatives' own interpreter and scripts
+        command = [str(alternatives_bin / command[0]), *command[1:]]
+    return command
+
+
+def run_round(target: Target, alternatives_bin: Path, trace_endpoint: str | None, mode: Mode, logs: Path, server_core: int | None, load_core: int | None) -> dict[str, Any]:
+    port = free_port()
+    command = resolve_command(target, port, alternatives_bin)
+    env = environment(target, port, alternatives_bin, trace_endpoint)
+    server = start(command, env, target.cwd, port, logs / f"{target.name}.log", core=server_core, expect=EXPECTED_BODY)
+    try:
+        warm_up(port, server.pid, mode, load_core)
+        sample: dict[str, Any] = {"cold_start_ms": round(server.cold_start_ms, 1)}
+        for connections in mode.connections:
+            sample[f"c{connections}"] = run_wrk(port, server.pid, connections=connections, seconds=mode.seconds, core=load_core).as_dict()
+        sample["rss_mb"] = round(worker_rss_mb(server.pid), 1)
+        return sample
+    finally:
+        server.stop()
+
+
+def median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
+def summarize(samples: list[dict[str, Any]], mode: Mode) -> dict[str, Any]:
+    summary: dict[str, Any] = {"cold_start_ms": median([s["cold_start_ms"] for s in samples]), "rss_mb": median([s["rss_mb"] for s in samples])}
+    for connections in mode.connections:
+        key = f"c{connections}"
+        runs = [s[key] for s in samples if key in s]
+        summary[key] = {
+            field: median([run[field] for run in runs]) for field in ("requests_per_s", "p50_us", "p99_us", "cpu_us_per_request")
+        }
+        summary[key]["errors"] = sum(run["errors"] for run in runs)
+        summary[key]["requests"] = sum(run["requests"] for run in runs)
+    return summary
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one short round, no callgrind (< 2 min); docs untouched")
+    parser.add_argument("--out", type=Path, help="folder for results.json, the chart and the report (default: bench/results, or .bench-cache/quick with --quick)")
+    parser.add_argument("--rounds", type=int, help="rounds of the interleaved HTTP runs")
+    parser.add_argument("--seconds", type=int, help="seconds per wrk run (whole seconds, at least 1)")
+    parser.add_argument("--only", nargs="+", metavar="TARGET", help="run only these targets (names as in the table)")
+    parser.add_argument("--no-inprocess", action="store_true", help="skip the in-process and callgrind measurements")
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/performance.md and its chart")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    mode = QUICK if args.quick else FULL
+    if args.rounds or args.seconds:
+        mode = Mode(**{**mode.__dict__, "rounds": args.rounds or mode.rounds, "seconds": args.seconds or mode.seconds})
+    out = args.out or (cache_dir() / "quick" if args.quick else RESULTS.parent)
+    out.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    try:
+        ensure_wrk()
+        alternatives_bin = alternatives_python().parent
+    except SetupError as error:
+        print(f"bench: error: {error}", file=sys.stderr)
+        return 2
+    available = cores()
+    server_core, load_core = (available[0], available[1]) if len(available) >= 2 else (None, None)
+    targets = all_targets()
+    if args.only:
+        unknown = set(args.only) - {t.name for t in targets}
+        if unknown:
+            print(f"bench: error: unknown target(s) {', '.join(sorted(unknown))}; known: {', '.join(t.name for t in targets)}", file=sys.stderr)
+            return 2
+        targets = [t for t in targets if t.name in args.only]
+
+    results: dict[str, Any] = {
+        "meta": {
+            "mode": mode.__dict__,
+            "started": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": machine(),
+            "loadavg_before": loadavg(),
+            "pinning": {"server_core": server_core, "load_core": load_core},
+            "command": "python -m bench" + (" --quick" if args.quick else ""),
+        },
+        "targets": [],
+    }
+    state: dict[str, dict[str, Any]] = {}
+    runnable: list[Target] = []
+    for target in targets:
+        entry: dict[str, Any] = {
+            "name": target.name,
+            "label": target.label,
+            "group": target.group,
+            "baseline": target.baseline,
+            "command": target.display_command(),
+            "samples": [],
+            "failures": [],
+        }
+        state[target.name] = entry
+        results["targets"].append(entry)
+        lacking = [] if target.alternative_env else missing_modules(list(target.needs))
+        if lacking:
+            entry["failures"].append(f"not installed in the project's environment: {', '.join(lacking)}")
+            log(f"{target.name}: skipped, {entry['failures'][-1]}")
+            continue
+        runnable.append(target)
+
+    sink = Sink(load_core) if any(t.tracing for t in runnable) or not args.no_inprocess else None
+    logs = Path(tempfile.mkdtemp(prefix="bench-logs-"))
+    failed = False
+    try:
+        if not args.no_inprocess:
+            log("in-process: µs per request, layer by layer")
+            results["inprocess"] = run_inprocess(mode, server_core, sink.endpoint if sink else None)
+            if mode.callgrind and callgrind.available():
+                log("callgrind: instructions per request")
+                ids = [row["id"] for row in results["inprocess"]]
+                chosen = [key for key in ("bare", "call-path", "stack", "stack-tracing") if key in ids]
+                results["callgrind"] = {key: callgrind.per_call(key, sink.endpoint if sink else None) for key in chosen}
+        for round_number in range(mode.rounds):
+            order = runnable if round_number % 2 == 0 else list(reversed(runnable))
+            for target in order:
+                entry = state[target.name]
+                log(f"round {round_number + 1}/{mode.rounds}: {target.name}")
+                try:
+                    sample = run_round(target, alternatives_bin, sink.endpoint if sink else None, mode, logs, server_core, load_core)
+                except (ServerFailed, RuntimeError, OSError) as error:
+                    entry["failures"].append(f"round {round_number + 1}: {error}")
+                    log(f"{target.name}: FAILED: {error}")
+                    continue
+                sample["round"] = round_number + 1
+                entry["samples"].append(sample)
+        if sink is not None:
+            results["meta"]["trace_exports"] = sink.stats()
+    finally:
+        if sink is not None:
+            sink.stop()
+    for entry in results["targets"]:
+        if entry["samples"]:
+            entry["summary"] = summarize(entry["samples"], mode)
+        errors = sum(entry["summary"][f"c{c}"]["errors"] for c in mode.connections) if entry["samples"] else 0
+        entry["ok"] = bool(entry["samples"]) and not entry["failures"] and errors == 0
+        failed = failed or not entry["ok"]
+    results["meta"]["loadavg_after"] = loadavg()
+    results["meta"]["elapsed_s"] = round(time.monotonic() - began, 1)
+    results["checks"] = report.checks(results)
+
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "performance.svg").write_text(chart.render(results))
+    generated = report.render(results, chart_path="performance.svg")
+    (out / "report.md").write_text(generated)
+    if not args.quick and not args.no_docs and not args.only:
+        CHART.write_text(chart.render(results))
+        report.update_doc(DOC, report.render(results, chart_path=CHART.name))
+        log(f"updated {DOC.relative_to(REPO)} and {CHART.relative_to(REPO)}")
+    print(report.summary_table(results))
+    log(f"results in {out} ({results['meta']['elapsed_s']} s)")
+    if failed:
+        log(f"some targets failed (see 'failures' in results.json); server logs kept in {logs}")
+    else:
+        for path in logs.iterdir():
+            path.unlink()
+        logs.rmdir()
+    return 1 if failed else 0

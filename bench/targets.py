@@ -1,0 +1,173 @@
+"""Every server the benchmark starts: reference points, funcwsgi on each adapter, the alternatives.
+
+Each serves the same hello world on ``GET /`` (body ``Hello, world!``). The
+funcwsgi targets follow what is on this branch: every adapter through
+``funcwsgi serve`` once that command exists, ``gunicorn funcwsgi:app`` with the
+repository's ``gunicorn.conf.py`` always, and tracing on when the stack has a
+tracing layer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .environment import BENCH, REPO
+
+APPS = BENCH / "apps"
+HELLO = APPS / "hello"
+ALTERNATIVES = BENCH / "alternatives"
+PYTHON = sys.executable
+
+#: The same thread count on every threaded server: funcwsgi's SERVER_NUMTHREADS default.
+THREADS = "50"
+ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    label: str
+    group: str  # "reference", "funcwsgi" or "alternative"
+    command: Callable[[int], list[str]]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path = REPO
+    needs: tuple[str, ...] = ()  # modules the project's environment must have
+    alternative_env: bool = False  # runs in the alternatives' venv
+    baseline: str | None = None  # the bare reference on the same server
+    tracing: bool = False  # needs the OTLP sink
+
+    def display_command(self, python: str = "python") -> str:
+        words = [python if word == PYTHON else word for word in self.command(8080)]
+        settings = " ".join(f"{key}={value}" for key, value in self.env.items() if key != "HANDLER_FOLDER")
+        return (settings + " " if settings else "") + " ".join(words)
+
+
+def bare(name: str, label: str, command: Callable[[int], list[str]], needs: tuple[str, ...] = ()) -> Target:
+    return Target(name, label, "reference", command, cwd=APPS, needs=needs)
+
+
+def reference_targets() -> list[Target]:
+    return [
+        bare("bare-gunicorn-sync", "bare WSGI, gunicorn sync", lambda port: [PYTHON, "-m", "gunicorn", "-k", "sync", "-w", "1", "-b", f"127.0.0.1:{port}", "bare:app"]),
+        bare(
+            "bare-gunicorn-gthread",
+            "bare WSGI, gunicorn gthread",
+            lambda port: [PYTHON, "-m", "gunicorn", "-k", "gthread", "-w", "1", "--threads", THREADS, "-b", f"127.0.0.1:{port}", "bare:app"],
+        ),
+        bare(
+            "bare-waitress",
+            "bare WSGI, waitress",
+            lambda port: [PYTHON, "-m", "waitress", "--host", "127.0.0.1", f"--port={port}", f"--threads={THREADS}", "bare:app"],
+            ("waitress",),
+        ),
+        bare(
+            "bare-granian",
+            "bare WSGI, granian",
+            lambda port: [PYTHON, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port), "--workers", "1", "bare:app"],
+            ("granian",),
+        ),
+    ]
+
+
+def has_serve_command() -> bool:
+    from funcwsgi.cli import COMMANDS
+
+    return any(name.rsplit(".", 1)[-1] == "serve" for name in COMMANDS)
+
+
+def has_layer(name: str) -> bool:
+    from funcwsgi.stack import LAYERS
+
+    return any(layer.name == name for layer in LAYERS)
+
+
+def funcwsgi_targets() -> list[Target]:
+    hello = {"HANDLER_FOLDER": str(HELLO)}
+    gunicorn_conf = Target(
+        "funcwsgi-gunicorn-conf",
+        "funcwsgi, gunicorn funcwsgi:app",
+        "funcwsgi",
+        lambda port: [PYTHON, "-m", "gunicorn", "funcwsgi:app"],
+        env=hello,
+        baseline="bare-gunicorn-gthread",
+    )
+    if not has_serve_command():
+        found = [gunicorn_conf]
+    else:
+        needs = {"waitress": ("waitress",), "granian": ("granian",)}
+        baselines = {"gunicorn": "bare-gunicorn-gthread", "waitress": "bare-waitress", "granian": "bare-granian"}
+        found = [
+            Target(
+                f"funcwsgi-{adapter}",
+                f"funcwsgi, {adapter}",
+                "funcwsgi",
+                lambda port: [PYTHON, "-m", "funcwsgi", "serve"],
+                env={**hello, "SERVER_ADAPTER": adapter},
+                needs=needs.get(adapter, ()),
+                baseline=baselines.get(adapter),
+            )
+            for adapter in ADAPTERS
+        ]
+        found.insert(1, gunicorn_conf)
+    if has_layer("tracing"):
+        default = found[0]
+        found.append(
+            Target(
+                f"{default.name}-tracing",
+                f"{default.label}, tracing on",
+                "funcwsgi",
+                default.command,
+                env=dict(default.env),
+                needs=default.needs,
+                baseline=default.baseline,
+                tracing=True,
+            )
+        )
+    return found
+
+
+def alternative_targets() -> list[Target]:
+    return [
+        Target(
+            "functions-framework",
+            "Google Functions Framework (defaults)",
+            "alternative",
+            lambda port: ["functions-framework", "--target", "hello", "--source", str(ALTERNATIVES / "ff_function" / "main.py"), "--host", "127.0.0.1", "--port", str(port)],
+            alternative_env=True,
+        ),
+        Target(
+            "kyma-shaped",
+            "Kyma-python312-shaped runtime",
+            "alternative",
+            lambda port: ["python", str(ALTERNATIVES / "kyma_runtime.py")],
+            env={"FUNCTION_PATH": str(ALTERNATIVES / "kyma_function"), "MOD_NAME": "handler", "FUNC_HANDLER": "main"},
+            alternative_env=True,
+        ),
+    ]
+
+
+def all_targets() -> list[Target]:
+    return reference_targets() + funcwsgi_targets() + alternative_targets()
+
+
+def environment(target: Target, port: int, alternatives_bin: Path | None, trace_endpoint: str | None) -> dict[str, str]:
+    """The process environment of ``target``: this one without any server or funcwsgi setting, plus the target's."""
+    from funcwsgi.config import known_env_names
+
+    dropped = known_env_names() | {"GUNICORN_CMD_ARGS", "WORKERS", "THREADS", "PORT"}
+    env = {key: value for key, value in os.environ.items() if key not in dropped and not key.startswith(("GRANIAN_", "OTEL_"))}
+    env.update(target.env)
+    if target.group == "funcwsgi":
+        env.update(SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    if target.name == "kyma-shaped":
+        env.update(FUNC_HOST="127.0.0.1", FUNC_PORT=str(port))
+    if target.tracing and trace_endpoint:
+        env["TRACE_COLLECTOR_ENDPOINT"] = trace_endpoint
+    if target.alternative_env and alternatives_bin is not None:
+        env["PATH"] = f"{alternatives_bin}{os.pathsep}{env.get('PATH', '')}"
+        env.pop("VIRTUAL_ENV", None)
+    return env
