@@ -1,0 +1,1 @@
+"""The benchmark harness: ``python -m bench`` (``make bench``); see docs/performance.md."""

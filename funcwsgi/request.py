@@ -7,6 +7,10 @@ from typing import Any
 from werkzeug.exceptions import BadRequest
 from werkzeug.wrappers import Request
 
+#: What werkzeug's ``Request.__init__`` computes from the environ (method, path,
+#: headers, ...), found by asking werkzeug itself rather than listing them here.
+_COMPUTED_IN_INIT = frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
+
 
 class FunctionRequest(Request):
     """werkzeug's :class:`~werkzeug.wrappers.Request`, with the names functions use.
@@ -24,6 +28,24 @@ class FunctionRequest(Request):
     @cloud_event.setter
     def cloud_event(self, event: Any) -> None:
         self.environ["funcwsgi.cloud_event"] = event
+
+    def __init__(self, environ: dict[str, Any], populate_request: bool = True, shallow: bool = False) -> None:
+        # werkzeug's __init__ decodes the path, the host and more for every request
+        # (most of a hello world's cost); it runs on first use instead (__getattr__).
+        self.environ = environ
+        self.shallow = shallow
+        if populate_request and not shallow:
+            environ["werkzeug.request"] = self
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for attributes not set yet: the first read of any value that
+        # werkzeug's __init__ computes runs it once; values assigned before that win.
+        if name in _COMPUTED_IN_INIT:
+            assigned = {key: value for key, value in vars(self).items() if key in _COMPUTED_IN_INIT}
+            Request.__init__(self, self.environ, populate_request=False, shallow=self.shallow)
+            vars(self).update(assigned)
+            return vars(self)[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def body(self) -> bytes:
