@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": machine(),
             "loadavg_before": loadavg(),
             "pinning": {"server_core": server_core, "load_core": load_core},
-            "command": "python -m bench" + (" --quick" if args.quick else ""),
+            "command": " ".join(["python -m bench", *(sys.argv[1:] if argv is None else argv)]),
         },
         "targets": [],
     }
