@@ -88,7 +88,7 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
     """(id, label, app) in table order: references, then funcwsgi's stack grown layer by layer."""
     from bare import app as bare_app
 
-    from funcwsgi.application import FunctionService
+    from funcwsgi.application import FunctionService, build_service
     from funcwsgi.config import Config
     from funcwsgi.loader import load_function
     from funcwsgi.stack import LAYERS, build_stack
@@ -106,6 +106,7 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
         return found
     config = Config.from_env({"HANDLER_FOLDER": str(HELLO)})
     loaded = load_function(config)
+    service = build_service(config, loaded)  # as a server does: logging configured, then the stack
     enabled = [layer for layer in LAYERS if layer.enabled(config)]
     for count in range(len(enabled) + 1):
         layers = enabled[len(enabled) - count :]
@@ -114,7 +115,6 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
             found.append(("call-path", "funcwsgi call path (function only)", app))
         else:
             found.append((f"layer-{layers[0].name}", f"+ {layers[0].name}", app))
-    service = FunctionService(config, loaded)
     found.append(("stack", f"funcwsgi default stack ({' > '.join(service.layers)})", service))
     if trace_endpoint and any(layer.name == "tracing" for layer in LAYERS):
         traced_config = config.replace(trace_collector_endpoint=trace_endpoint)
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(text)
     else:
-        print(text)
+        print(text, file=sys.stderr)  # stdout carries the access logs
     return 0
 
 

@@ -67,7 +67,7 @@ def reference_targets() -> list[Target]:
         bare(
             "bare-granian",
             "bare WSGI, granian",
-            lambda port: [PYTHON, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port), "--workers", "1", "bare:app"],
+            lambda port: [PYTHON, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--blocking-threads", THREADS, "bare:app"],
             ("granian",),
         ),
     ]

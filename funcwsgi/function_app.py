@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -95,6 +94,7 @@ _loops = threading.local()
 
 def _run_sync(function: Callable[..., Any]) -> Callable[..., Any]:
     """Run an ``async def`` function to completion on this thread's own event loop."""
+    import asyncio  # here, not at the top: a sync function's server never pays for importing it
 
     def run(*args: Any) -> Any:
         loop = getattr(_loops, "loop", None)
