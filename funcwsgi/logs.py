@@ -11,6 +11,7 @@ as they are, not through logging (see :mod:`funcwsgi.startup`).
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -73,6 +74,11 @@ class RecordFormatter(OrjsonFormatter):
         self._skip = frozenset(self._skip_fields)
         self._second = -1
         self._second_text = ""
+        # json.dumps with any option set builds a new encoder per call; one, made here, serves every record.
+        self._encode = json.JSONEncoder(default=self.json_default, ensure_ascii=False).encode
+
+    def jsonify_log_record(self, log_data: dict[str, Any]) -> str:
+        return self._encode(log_data)
 
     def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
         log_data["timestamp"] = self._timestamp(record.created)
