@@ -17,7 +17,7 @@ GUNICORN_APP = "gunicorn-app"
 
 
 def local_targets() -> list[str]:
-    """The ways to serve funcwsgi here: gunicorn funcwsgi:app, and every adapter whose server is installed."""
+    """The ways to serve funcwsgi here: gunicorn funcwsgi:app, and every HTTP adapter whose server is installed."""
     targets = [GUNICORN_APP]
     try:
         from adapters import ADAPTERS  # type: ignore[attr-defined]
