@@ -65,7 +65,7 @@ class Broker:
             self.process.kill()  # memory only: nothing to save
             self.process.wait()
         self._log.close()
-        os.unlink(self._log.name)
+        Path(self._log.name).unlink(missing_ok=True)  # stop() may be called twice
 
     def create_topic(self, partitions: int = 1, prefix: str = "t") -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:8]}"

@@ -7,6 +7,7 @@ consumers as it can and checks several things with each.
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 import requests
 
 from tests.kafka.broker import Broker, TRACEPARENT, group_name, read_calls, start, trigger_env, wait_calls
-from tests.servers import free_port
+from tests.servers import BIN, Server, base_env, free_port
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +26,32 @@ def broker() -> Iterator[Broker]:
     running.stop()
 
 
-def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(broker, tmp_path):
+@pytest.fixture(scope="module")
+def collector() -> Iterator[Server]:
+    port = free_port()
+    tap = Server([str(BIN / "oteltap"), "--port", str(port)], base_env(), port)
+    try:
+        tap.wait_for_output("Listening")
+        yield tap
+    finally:
+        tap.stop()
+
+
+def wait_for_span(collector: Server, trace_id: str, timeout: float = 15.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in collector.stdout.splitlines():
+            if line.startswith("{") and json.loads(line)["traceId"] == trace_id:
+                return json.loads(line)
+        time.sleep(0.1)
+    raise AssertionError(f"no span of trace {trace_id} arrived:\n{collector.stdout}")
+
+
+def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(broker, collector, tmp_path):
     topic, replies = broker.create_topic(), broker.create_topic(prefix="replies")
     group, calls = group_name(), tmp_path / "calls.log"
-    server = start(trigger_env(broker.bootstrap, topic, group, calls, KAFKA_REPLY_TOPIC=replies))
+    tracing = {"TRACE_COLLECTOR_ENDPOINT": f"http://127.0.0.1:{collector.port}/v1/traces", "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    server = start(trigger_env(broker.bootstrap, topic, group, calls, KAFKA_REPLY_TOPIC=replies, **tracing))
     try:
         broker.produce(topic, "plain", key="customer-1", headers={"traceparent": TRACEPARENT})
         broker.produce(topic, '{"n": 1}', headers=[
@@ -49,6 +72,10 @@ def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(br
         assert structured_call["content_type"] == "application/cloudevents+json"
         assert structured_call["body"] == structured
         assert [call["offset"] for call in (plain, binary, structured_call, replied)] == [0, 1, 2, 3]
+
+        # The record's trace context was continued: the call's span is a child of the producer's.
+        span = wait_for_span(collector, TRACEPARENT.split("-")[1])
+        assert span["parentSpanId"] == TRACEPARENT.split("-")[2]
 
         # Only the CloudEvent the function returned was produced; "ok" replies were not.
         (reply,) = broker.read(replies, 1)
@@ -197,7 +224,15 @@ def wait_metric(server, line: str, timeout: float = 10.0) -> str:
         time.sleep(0.1)
 
 
-def test_an_unreachable_broker_means_not_ready_then_reconnects(tmp_path):
+def wait_status(url: str, status: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while requests.get(url, timeout=5).status_code != status:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{url} did not answer {status} within {timeout}s")
+        time.sleep(0.1)
+
+
+def test_an_unreachable_broker_means_not_ready_then_reconnects_and_again_later(tmp_path):
     port = free_port()
     env = trigger_env(f"127.0.0.1:{port}", "late", group_name(), tmp_path / "calls.log")
     server = start(env, assigned=False)
@@ -211,6 +246,13 @@ def test_an_unreachable_broker_means_not_ready_then_reconnects(tmp_path):
         server.wait_for_output("Connected to the Kafka brokers", timeout=20)
         server.wait_ready("/health/readiness", timeout=10)
         assert requests.get(server.url + "/health/readiness", timeout=5).status_code == 200
+
+        # Gone again later: not ready, still alive, and said once more in the log.
+        late.stop()
+        wait_status(server.url + "/health/readiness", 503)
+        assert server.stdout.count("unreachable") == 2, server.stdout
+        assert requests.get(server.url + "/healthz", timeout=5).status_code == 200
+        assert server.process.poll() is None
     finally:
         server.stop()
         if late is not None:
