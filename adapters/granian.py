@@ -4,7 +4,8 @@
 The function is loaded once in the main process; workers forked from it
 inherit it (where workers are spawned instead, each loads it again, quietly).
 On SIGTERM granian stops accepting and lets each worker finish its calls;
-workers still running after ``SERVER_GRACEFUL_TIMEOUT`` are killed.
+workers still running after ``SERVER_GRACEFUL_TIMEOUT`` are killed. A worker
+that dies while serving is replaced.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def serve(config: Config) -> int:
         workers=config.server_workers,
         blocking_threads=config.server_numthreads,
         workers_kill_timeout=max(1, round(config.server_graceful_timeout)),
+        # A function that kills its worker (os._exit, a signal, the OOM killer) costs that
+        # worker, not the server: granian starts a new one, as gunicorn does. A worker that
+        # dies again within seconds of its restart is a crash loop, and granian then exits.
+        respawn_failed_workers=True,
         log_level=LogLevels(config.server_log_level),
         log_access=False,
         websockets=False,

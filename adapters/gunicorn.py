@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.workers.gthread import ThreadWorker
 
 from adapters import host_port
 from funcwsgi import workers
@@ -65,7 +66,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     settings: dict[str, Any] = {
         "bind": [host_port(config.server_host, config.server_port)],
-        "worker_class": "gthread",
+        "worker_class": f"{__name__}.RecyclingThreadWorker",
         "workers": config.server_workers,
         "threads": config.server_numthreads,
         "graceful_timeout": max(1, round(config.server_graceful_timeout)),
@@ -81,6 +82,21 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         # The worker heartbeat file on tmpfs: containers often have a slow or read-only /tmp.
         settings["worker_tmp_dir"] = "/dev/shm"
     return settings
+
+
+class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
+    """gunicorn's ``gthread`` worker, minus a connection reset when it is recycled.
+
+    Once a worker has served ``SERVER_MAX_REQUESTS`` calls it stops serving,
+    but gthread's loop can still accept one more connection before it exits,
+    and that connection is then reset (gunicorn issue 3038). A worker that is
+    on its way out leaves new connections in the listening socket's queue,
+    where the next worker picks them up.
+    """
+
+    def accept(self, server: Any, listener: Any) -> None:
+        if self.alive:
+            super().accept(server, listener)
 
 
 class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]

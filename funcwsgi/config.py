@@ -481,6 +481,11 @@ class Config:
         if self.otel_propagators != DEFAULT_PROPAGATORS:
             # OpenTelemetry itself fails with a traceback on an unknown name when first imported.
             _check_propagators(self.otel_propagators)
+        if self.server_max_requests and self.server_adapter != "gunicorn":
+            raise ConfigError(
+                f"SERVER_MAX_REQUESTS='{self.server_max_requests}' is refused with SERVER_ADAPTER={self.server_adapter!r}: "
+                "only gunicorn recycles a worker after a number of calls"
+            )
         if self.server_cors_credentials and "*" in self.server_cors_origins:
             raise ConfigError(
                 "SERVER_CORS_CREDENTIALS=true with SERVER_CORS_ORIGINS='*' is refused: browsers reject credentials "

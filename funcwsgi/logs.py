@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -129,3 +130,34 @@ def configure_logging(config: Config) -> None:
     if not root.handlers:
         root.addHandler(build_handler(config))
     root.setLevel(config.server_log_level.upper())
+
+
+class OncePerBurst:
+    """Logs a problem that repeats once when it starts, then at most once per ``seconds``.
+
+    For failures of a dependency (the publisher proxy down): a burst of calls
+    that all hit it gives one warning, not one per call; the next report says
+    how many were not logged in between.
+    """
+
+    def __init__(self, logger: logging.Logger, seconds: float = 10.0) -> None:
+        self.logger = logger
+        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._quiet_until = float("-inf")
+        self._unreported = 0
+
+    def warning(self, message: str, *args: Any) -> bool:
+        """Log ``message % args`` unless a report was made less than ``seconds`` ago; True if logged."""
+        now = time.monotonic()
+        with self._lock:
+            if now < self._quiet_until:
+                self._unreported += 1
+                return False
+            unreported, self._unreported = self._unreported, 0
+            self._quiet_until = now + self.seconds
+        if unreported:
+            message += " (%d more since the last report)"
+            args = (*args, unreported)
+        self.logger.warning(message, *args)
+        return True

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from funcwsgi.active import active_config
 from funcwsgi.context import current_environ
+from funcwsgi.logs import OncePerBurst
 from funcwsgi.request import FunctionRequest, get_or_create_request
 
 if TYPE_CHECKING:
@@ -173,15 +174,20 @@ def publish_cloud_event(event: Any) -> None:
     try:
         response = requests.post(address, data=body, headers=headers, timeout=config.publisher_proxy_timeout)
     except requests.RequestException as error:
+        _publish_failures.warning("cannot publish the CloudEvent to %s: %s", address, type(error).__name__)
         raise PublishError(f"cannot publish the CloudEvent to {address}: {type(error).__name__}: {error}") from error
     if not 200 <= response.status_code < 300:
         text = response.text[:1000]
+        _publish_failures.warning("cannot publish the CloudEvent to %s: the proxy answered %d", address, response.status_code)
         raise PublishError(
             f"the publisher proxy at {address} answered {response.status_code}: {text}",
             status=response.status_code,
             body=text,
         )
 
+
+# The function gets every failure as a PublishError; the log gets one line per burst of them.
+_publish_failures = OncePerBurst(logging.getLogger("funcwsgi.publisher"))
 
 publishCloudEvent = publish_cloud_event  # noqa: N816 - the spelling of the API rework document
 

@@ -96,3 +96,17 @@ def test_text_format_for_local_development():
     logger.info("hello %s", "you")
     line = stream.getvalue()
     assert line.endswith(" INFO isolated: hello you\n") and not line.startswith("{")
+
+
+def test_a_repeating_problem_is_logged_once_per_burst(caplog, monkeypatch):
+    from funcwsgi import logs
+
+    now = [100.0]
+    monkeypatch.setattr(logs.time, "monotonic", lambda: now[0])
+    burst = logs.OncePerBurst(logging.getLogger("funcwsgi.test-burst"), seconds=10)
+    with caplog.at_level(logging.WARNING, logger="funcwsgi.test-burst"):
+        logged = [burst.warning("proxy %s down", "p") for _ in range(50)]
+        now[0] += 10.5
+        logged.append(burst.warning("proxy %s down", "p"))
+    assert logged == [True] + [False] * 49 + [True]
+    assert [record.getMessage() for record in caplog.records] == ["proxy p down", "proxy p down (49 more since the last report)"]

@@ -5,12 +5,15 @@ ready()/alive() fail while HEALTH_DIR holds a file named not-ready/not-alive.
 """
 
 import os
+import signal
+import socket
 import threading
 import time
 
 import sdk
 
 _thread_state = threading.local()
+_leaked = []  # what /leak keeps, as a function with a memory leak would
 
 
 def _record(event):
@@ -60,6 +63,36 @@ def main(req, res):
         return {"size": len(req.get_data())}
     if action == "crash":
         os._exit(1)
+    if action == "kill":  # the function's process dies of a signal
+        os.kill(os.getpid(), signal.SIGKILL)
+    if action == "socket-read":  # blocked reading a socket whose peer never sends
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            with socket.create_connection(listener.getsockname()) as peer:
+                peer.recv(1)
+    if action == "leak":
+        _leaked.append(b"x" * (int(req.args.get("kb", "1024")) * 1024))
+        return {"pid": os.getpid(), "leaked_kb": sum(map(len, _leaked)) // 1024}
+    if action == "publish":  # a function that answers even when its event cannot be sent
+        try:
+            sdk.emit_cloud_event("order.created", "/shop", {"id": 7})
+        except sdk.PublishError:
+            return "event not published", 503
+        return "published"
+    if action == "traced":
+        with sdk.get_tracer().start_as_current_span("work"):
+            return "traced"
+    if action == "event":
+        event = req.cloud_event
+        return {"type": None if event is None else event.get_attributes()["type"]}
+    if action == "json":
+        return {"echo": req.get_json()}
+    if action == "path":
+        return {"path": req.path, "args": req.args.to_dict()}
+    if action == "bad-header":
+        res.set_header("X-Injected", req.args.get("value", "a\r\nSet-Cookie: evil=1"))
+        return "not sent"
+    if action == "unsupported":
+        return object()
     if action == "pid":
         return {"pid": os.getpid()}
     if action == "context":
