@@ -11,8 +11,10 @@ that dies while serving is replaced.
 from __future__ import annotations
 
 import multiprocessing.util
+import os
 import signal
 import sys
+import tempfile
 import threading
 from typing import Any
 
@@ -22,7 +24,7 @@ from granian.server import Server
 
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.config import Config
-from funcwsgi.errors import StartupError
+from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError
 from funcwsgi.lifecycle import start_process, stop_process
 from funcwsgi.loader import load_function
 from funcwsgi.startup import mark_printed
@@ -51,6 +53,10 @@ def serve(config: Config) -> int:
     )
     _relay_stop_signals(server)
     server.serve(target_loader=worker_app, wrap_loader=False)
+    marker = _boot_failure_marker(os.getpid())
+    if os.path.exists(marker):
+        os.remove(marker)
+        return EXIT_STARTUP_ERROR
     return 0
 
 
@@ -77,6 +83,11 @@ def _relay_stop_signals(server: Any) -> None:
     threading.Thread(target=relay, name="funcwsgi-signals", daemon=True).start()
 
 
+def _boot_failure_marker(main_pid: int) -> str:
+    """A file a worker leaves for the main process when it cannot start (works with fork and spawn)."""
+    return os.path.join(tempfile.gettempdir(), f"funcwsgi-granian-boot-failed-{main_pid}")
+
+
 def worker_app() -> FunctionService:
     """Runs in each worker process before it serves."""
     global _service
@@ -92,7 +103,12 @@ def worker_app() -> FunctionService:
         if error.user_traceback:
             print(error.user_traceback.rstrip(), file=sys.stderr)
         sys.stderr.flush()
-        sys.exit(2)
+        # A worker that cannot start must stop the server, not be restarted over and over:
+        # tell the main process, before exiting, so it shuts down instead of respawning.
+        with open(_boot_failure_marker(os.getppid()), "w"):
+            pass
+        os.kill(os.getppid(), signal.SIGTERM)
+        sys.exit(EXIT_STARTUP_ERROR)
     # multiprocessing runs its finalizers when the worker process ends after its last call.
     multiprocessing.util.Finalize(None, stop_process, args=(_service,), exitpriority=10)
     return _service
