@@ -11,14 +11,13 @@ until it is used.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from werkzeug.datastructures import ImmutableMultiDict, MultiDict
 from werkzeug.exceptions import BadRequest
 
-from .request import FunctionRequest
+from .request import FunctionRequest, loads_json
 
 #: The content types bottle's ``request.json`` decodes.
 BOTTLE_JSON_TYPES = frozenset({"application/json", "application/json-rpc"})
@@ -183,7 +182,7 @@ class BottleRequest:
         if not raw:
             return None
         try:
-            return json.loads(raw)
+            return loads_json(raw)
         except ValueError:
             raise BadRequest("The request body is not valid JSON.") from None
 

@@ -17,9 +17,10 @@ request that claims to be a CloudEvent without them is malformed.
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Mapping
 from typing import Any
+
+from .request import loads_json
 
 REQUIRED = ("id", "source", "specversion", "type")
 STRUCTURED = "application/cloudevents+json"
@@ -101,7 +102,7 @@ def decode(headers: Mapping[str, str], body: bytes) -> Any:
             raise MalformedCloudEvent("missing required CloudEvent header(s): " + ", ".join("ce-" + name for name in missing))
     else:
         try:
-            document = json.loads(body)
+            document = loads_json(body)
         except ValueError:
             raise MalformedCloudEvent("the structured CloudEvent is not valid JSON") from None
         if not isinstance(document, dict):

@@ -11,8 +11,10 @@ from these declarations (``python -m funcwsgi.docs_settings``).
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import os
+import re
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -146,6 +148,42 @@ def parse_path(raw: str) -> str:
     return path
 
 
+def parse_host(raw: str) -> str:
+    """An IP address to bind to: every server accepts those (granian accepts nothing else)."""
+    return str(ipaddress.ip_address(raw.strip()))
+
+
+_QUANTITY = re.compile(r"\d+(\.\d+)?([KMGTPE]i?|k|m)?")
+
+
+def parse_quantity(raw: str) -> str:
+    """A Kubernetes memory quantity such as ``128Mi`` or ``1G``; empty means unset."""
+    value = raw.strip()
+    if value and not _QUANTITY.fullmatch(value):
+        raise ValueError(raw)
+    return value
+
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?|\*")
+#: An HTTP header name (RFC 9110 token).
+TOKEN = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")
+
+
+def parse_origins(raw: str) -> tuple[str, ...]:
+    """Origins as browsers send them (``https://shop.example``, no path), or ``*``."""
+    origins = parse_list(raw)
+    if not all(_ORIGIN.fullmatch(origin) for origin in origins):
+        raise ValueError(raw)
+    return origins
+
+
+def parse_header_names(raw: str) -> tuple[str, ...]:
+    names = parse_list(raw)
+    if not all(name == "*" or TOKEN.fullmatch(name) for name in names):
+        raise ValueError(raw)
+    return names
+
+
 def parse_list(raw: str) -> tuple[str, ...]:
     """Comma-separated items, blanks dropped: ``"a, b,"`` is ``("a", "b")``."""
     return tuple(item.strip() for item in raw.split(",") if item.strip())
@@ -230,13 +268,13 @@ class Config:
         "Annotations of the function, exposed to it as a dict.", default_doc="''",
     )
     func_memory_limit: str = setting(
-        "FUNC_MEMORY_LIMIT", "", parse_str, "a string such as 128Mi",
+        "FUNC_MEMORY_LIMIT", "", parse_quantity, "a memory quantity such as 128Mi",
         "Memory limit reported to main(event, context); read from the cgroup when unset.",
     )
     func_runtime: str = setting("FUNC_RUNTIME", "python314", parse_str, "a string", "Runtime name reported in start-up lines and to the function.")
 
     # -- server -----------------------------------------------------------------
-    server_host: str = setting("SERVER_HOST", "0.0.0.0", parse_str, "a host name or IP address", "Address the server binds to; '::' for IPv6.")
+    server_host: str = setting("SERVER_HOST", "0.0.0.0", parse_host, "an IP address such as 0.0.0.0 or ::", "Address the server binds to; '::' for IPv6.")
     server_port: int = setting(
         "SERVER_PORT", 8080, parse_port, "an integer from 1 to 65535", "TCP port the server listens on.",
         aliases=(Alias("FUNC_PORT", KUBELESS), Alias("PORT", FUNCTIONS_FRAMEWORK)),
@@ -288,7 +326,7 @@ class Config:
         "Decode incoming CloudEvents (binary and structured); malformed ones get 400.",
     )
     server_cors_origins: tuple[str, ...] = setting(
-        "SERVER_CORS_ORIGINS", (), parse_list, "a comma-separated list of origins, or *",
+        "SERVER_CORS_ORIGINS", (), parse_origins, "a comma-separated list of origins such as https://shop.example, or *",
         "Origins allowed to call the function from a browser; empty disables CORS.", default_doc="''",
     )
     server_cors_methods: tuple[str, ...] = setting(
@@ -296,7 +334,7 @@ class Config:
         "a comma-separated list of HTTP methods", "Methods a CORS preflight allows.", default_doc="GET,HEAD,POST,PUT,PATCH,DELETE",
     )
     server_cors_headers: tuple[str, ...] = setting(
-        "SERVER_CORS_HEADERS", ("*",), parse_list, "a comma-separated list of header names, or *",
+        "SERVER_CORS_HEADERS", ("*",), parse_header_names, "a comma-separated list of header names, or *",
         "Request headers a CORS preflight allows; * allows what the browser asks for.", default_doc="*",
     )
     server_cors_max_age: int = setting(

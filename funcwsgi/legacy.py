@@ -7,7 +7,6 @@ re-implemented here.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import Any
@@ -17,7 +16,7 @@ from werkzeug.exceptions import BadRequest
 from .bottle_request import BottleRequest
 from .cloudevents_compat import STRUCTURED, attribute_strings, data_of
 from .config import Config
-from .request import FunctionRequest
+from .request import FunctionRequest, loads_json
 
 JSON_TYPES = ("application/json", "application/cloudevents+json")
 
@@ -127,7 +126,7 @@ def build_event(request: FunctionRequest) -> Event:
             data = None
         else:
             try:
-                data = json.loads(data)
+                data = loads_json(data)
             except ValueError:
                 raise BadRequest("The request body is not valid JSON.") from None
     event = Event(_ABSENT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from werkzeug.exceptions import BadRequest
@@ -12,6 +13,26 @@ from werkzeug.wrappers import Request
 _COMPUTED_IN_INIT = frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
 
 
+def loads_json(data: str | bytes) -> Any:
+    """``json.loads``, with a body nested too deeply for the parser also a ``ValueError``.
+
+    Python's parser recurses once per level, so a caller's ``[[[[...`` runs
+    out of stack with a ``RecursionError``; as a ``ValueError`` it is what it
+    is, a body that is not usable JSON (400, not 500).
+    """
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("the JSON document is nested too deeply") from None
+
+
+class _JSON:
+    """What werkzeug's ``get_json()`` parses with (``Request.json_module``)."""
+
+    loads = staticmethod(loads_json)
+    dumps = staticmethod(json.dumps)
+
+
 class FunctionRequest(Request):
     """werkzeug's :class:`~werkzeug.wrappers.Request`, with the names functions use.
 
@@ -19,6 +40,8 @@ class FunctionRequest(Request):
     ``get_json()``) is parsed on first access only, so a function that reads
     nothing pays for nothing.
     """
+
+    json_module = _JSON
 
     @property
     def cloud_event(self) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config
+from ..config import TOKEN, Config
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -77,7 +77,9 @@ class CorsMiddleware:
             start_response("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(FORBIDDEN)))])
             return [FORBIDDEN]
         requested = environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS")
-        allow_headers = (requested or "") if self.any_header else self.allow_headers
+        # With "*" the caller's own list is echoed: only when it is a list of header names,
+        # so nothing else a caller sends can reach a response header.
+        allow_headers = (requested if requested and _header_names(requested) else "") if self.any_header else self.allow_headers
         headers = [("Access-Control-Allow-Origin", "*" if self.wildcard else origin), *self.preflight_headers, ("Content-Length", "0")]
         if allow_headers:
             headers.append(("Access-Control-Allow-Headers", allow_headers))
@@ -86,3 +88,7 @@ class CorsMiddleware:
 
     def __repr__(self) -> str:
         return f"CorsMiddleware({', '.join(sorted(self.origins))})"
+
+
+def _header_names(value: str) -> bool:
+    return all(TOKEN.fullmatch(name.strip()) for name in value.split(","))

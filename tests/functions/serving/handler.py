@@ -86,7 +86,7 @@ def main(req, res):
         return {"type": None if event is None else event.get_attributes()["type"]}
     if action == "json":
         return {"echo": req.get_json()}
-    if action == "path":
+    if action == "path" or action.startswith("path/"):
         return {"path": req.path, "args": req.args.to_dict()}
     if action == "bad-header":
         res.set_header("X-Injected", req.args.get("value", "a\r\nSet-Cookie: evil=1"))
