@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs,waitress,granian
 
-.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1
+.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak
 
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ test-cloudevents-1:
 
 bench: setup
 	$(PY) -m bench $(BENCH_ARGS)
+
+# A bounded soak: 32 connections of mixed calls against gunicorn for SOAK_SECONDS (10 minutes),
+# then the figures (calls, statuses, latencies, each worker's memory, threads and descriptors).
+SOAK_SECONDS ?= 600
+soak: setup
+	$(PY) -m tests.reliability.soak --seconds $(SOAK_SECONDS)
 
 settings-doc: setup
 	$(PY) -m funcwsgi.settings_doc docs/configuration.md

@@ -94,6 +94,10 @@ def default_app(config: Config | None = None) -> FunctionService:
                     settings = Config.from_env() if config is None else config
                     _default = print_startup_lines(settings, lambda: build_service(settings, load_function(settings)))
                     log_stack(_default)
+                    if settings.server_metrics and settings.server_metrics_port:
+                        from .middleware.metrics import serve_metrics_port
+
+                        serve_metrics_port(settings)
                 except StartupError as error:
                     report_and_exit(error)
     return _default

@@ -81,6 +81,10 @@ def parse_port(raw: str) -> int:
     return port
 
 
+def parse_port_or_zero(raw: str) -> int:
+    return 0 if raw.strip() == "0" else parse_port(raw)
+
+
 def positive_int(raw: str) -> int:
     number = int(raw.strip())
     if number < 1:
@@ -321,6 +325,10 @@ class Config:
     server_metrics_path: str = setting(
         "SERVER_METRICS_PATH", "/metrics", parse_path, "a path starting with /", "Path of the Prometheus metrics endpoint.",
     )
+    server_metrics_port: int = setting(
+        "SERVER_METRICS_PORT", 0, parse_port_or_zero, "0 or an integer from 1 to 65535",
+        "Serve SERVER_METRICS_PATH on this port of SERVER_HOST instead of the calls' port (0 = the calls' port).",
+    )
     server_cloudevents: bool = setting(
         "SERVER_CLOUDEVENTS", True, parse_bool, "true or false",
         "Decode incoming CloudEvents (binary and structured); malformed ones get 400.",
@@ -519,6 +527,10 @@ class Config:
         if self.otel_propagators != DEFAULT_PROPAGATORS:
             # OpenTelemetry itself fails with a traceback on an unknown name when first imported.
             _check_propagators(self.otel_propagators)
+        if self.server_metrics_port and self.server_metrics_port == self.server_port:
+            raise ConfigError(
+                f"SERVER_METRICS_PORT={self.server_metrics_port} is refused: it is SERVER_PORT; choose another port, or 0 to serve metrics on SERVER_PORT"
+            )
         if self.server_max_requests and self.server_adapter != "gunicorn":
             raise ConfigError(
                 f"SERVER_MAX_REQUESTS='{self.server_max_requests}' is refused with SERVER_ADAPTER={self.server_adapter!r}: "

@@ -51,7 +51,7 @@ class Layer:
 def reserved_routes(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> dict[str, WSGIApplication]:
     routes = default_routes()
     routes.update(health_routes(loaded, inner))
-    if config.server_metrics:
+    if config.server_metrics and not config.server_metrics_port:  # else served on a port of its own
         routes[config.server_metrics_path] = MetricsEndpoint(config)
     return routes
 

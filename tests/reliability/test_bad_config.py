@@ -38,6 +38,7 @@ BAD_VALUES: dict[str, str] = {
     "SERVER_ACCESS_LOG": "2",
     "SERVER_METRICS": "enabled!",
     "SERVER_METRICS_PATH": "metrics",
+    "SERVER_METRICS_PORT": "99999",
     "SERVER_CLOUDEVENTS": "nope",
     "SERVER_CORS_ORIGINS": "shop.example",
     "SERVER_CORS_METHODS": "GET,P0ST",

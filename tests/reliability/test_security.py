@@ -1,0 +1,111 @@
+"""Security defaults: /metrics can be turned off or moved to a port of its own; dependencies carry both bounds."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import socket
+from importlib.metadata import version
+
+import pytest
+import requests
+
+from funcwsgi import make_app
+
+from ..conftest import function_folder
+from ..servers import REPO, base_env, free_port, run_to_exit
+from .harness import ADAPTERS, SERVE, serve, wait_for
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_metrics_on_a_port_of_their_own(adapter, tmp_path):
+    metrics_port = free_port()
+    workers = "1" if adapter == "waitress" else "2"
+    running = serve(adapter, tmp_path, SERVER_METRICS_PORT=str(metrics_port), SERVER_WORKERS=workers)
+    try:
+        metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+        # On the calls' port /metrics is the function's own path now.
+        assert running.get("/metrics").text == "hello"
+        for _ in range(3):
+            assert running.get("/").text == "hello"
+
+        def counted() -> float:
+            text = requests.get(metrics_url, timeout=5).text
+            found = re.search(r'^function_calls_total\{method="GET"\} (\S+)$', text, re.M)
+            return float(found.group(1)) if found else 0.0
+
+        # Every call that reached the function is counted (/metrics and 3 more), whichever worker served it.
+        wait_for(lambda: counted() == 4, what="the calls counted on the metrics port")
+        elsewhere = requests.get(f"http://127.0.0.1:{metrics_port}/", timeout=5)
+        assert (elsewhere.status_code, elsewhere.text) == (404, "Not Found")
+    finally:
+        running.server.stop()
+
+
+def test_metrics_can_be_turned_off():
+    app = make_app(environ={"SERVER_METRICS": "false"}, handler_folder=function_folder("serving"))
+    assert "metrics" not in app.layers
+    from werkzeug.test import Client
+
+    assert Client(app).get("/metrics").text == "hello"  # the function's own path
+
+
+def test_a_metrics_port_in_use_exits_2_with_one_line():
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        env = base_env(
+            HANDLER_FOLDER=function_folder("hello"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(free_port()), SERVER_METRICS_PORT=str(port)
+        )
+        result = run_to_exit(SERVE, env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"funcwsgi: error: cannot listen on SERVER_HOST='127.0.0.1' SERVER_METRICS_PORT={port}: Address already in use"
+    ]
+
+
+def test_the_metrics_port_cannot_be_the_calls_port():
+    port = str(free_port())
+    env = base_env(HANDLER_FOLDER=function_folder("hello"), SERVER_HOST="127.0.0.1", SERVER_PORT=port, SERVER_METRICS_PORT=port)
+    result = run_to_exit(SERVE, env)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(f"funcwsgi: error: SERVER_METRICS_PORT={port} is refused: it is SERVER_PORT")
+
+
+# -- dependencies ----------------------------------------------------------------------------
+
+REQUIREMENT = re.compile(r"^([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*(.*)$")
+
+
+def declared_requirements() -> list[tuple[str, str, str]]:
+    """(section, name, specifier) of every dependency setup.cfg declares."""
+    parser = configparser.ConfigParser()
+    parser.read(REPO / "setup.cfg")
+    found = [("install_requires", *_split(line)) for line in parser["options"]["install_requires"].split("\n") if line.strip()]
+    for extra, lines in parser["options.extras_require"].items():
+        found += [(f"extra {extra}", *_split(line)) for line in lines.split("\n") if line.strip()]
+    return found
+
+
+def _split(line: str) -> tuple[str, str]:
+    match = REQUIREMENT.match(line.strip())
+    assert match, line
+    return match.group(1), match.group(3)
+
+
+def test_every_dependency_has_a_lower_and_an_upper_bound():
+    for section, name, specifier in declared_requirements():
+        assert ">=" in specifier and "<" in specifier.replace("<=", ""), f"{section}: {name}{specifier} needs >=lower,<upper"
+
+
+def test_the_installed_versions_the_tests_ran_with_are_inside_the_bounds():
+    from packaging.specifiers import SpecifierSet
+
+    checked = 0
+    for section, name, specifier in declared_requirements():
+        try:
+            installed = version(name)
+        except Exception:
+            continue  # an extra this environment does not install
+        assert installed in SpecifierSet(specifier), f"{section}: {name} {installed} is outside {specifier}"
+        checked += 1
+    assert checked >= 15
