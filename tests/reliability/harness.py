@@ -6,6 +6,7 @@ the test at once if the answer shows a caller anything it must not see.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -100,6 +101,21 @@ class Served:
 
     def output(self) -> str:
         return self.server.stdout + self.server.stderr
+
+    def records(self) -> list[dict[str, Any]]:
+        """The JSON log records the server wrote so far."""
+        return log_records(self.output())
+
+
+def log_records(output: str) -> list[dict[str, Any]]:
+    found = []
+    for line in output.splitlines():
+        if line.startswith("{"):
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                pass
+    return found
 
 
 def serve(adapter: str, folder: Path, *, scenario: str = "serving", wait: bool = True, **settings: str) -> Served:

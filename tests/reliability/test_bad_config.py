@@ -52,12 +52,22 @@ BAD_VALUES: dict[str, str] = {
     "PUBLISHER_PROXY_ADDRESS": "/publish",
     "PUBLISHER_PROXY_TIMEOUT": "0",
     "OTEL_PROPAGATORS": "tracecontext,nosuch",
+    "KAFKA_BROKERS": "broker-without-port",
+    "KAFKA_RETRIES": "-1",
+    "KAFKA_RETRY_BACKOFF": "0",
+    "KAFKA_RETRY_BACKOFF_MAX": "soon",
+    "KAFKA_SECURITY_PROTOCOL": "tls",
+    "KAFKA_CLIENT_CONFIG": "acks",
     # compatibility names with units of their own
     "FUNC_BODY_MB_LIMIT": "-5",
     "FUNC_TIMEOUT": "-1",
 }
 #: Settings whose value is free text: any value is a valid one.
-FREE_FORM = {"FUNC_NAME", "FUNC_NAMESPACE", "FUNC_RUNTIME"}
+FREE_FORM = {"FUNC_NAME", "FUNC_NAMESPACE", "FUNC_RUNTIME"} | {
+    # names, credentials and files the Kafka client itself checks when it connects
+    "KAFKA_TOPICS", "KAFKA_GROUP_ID", "KAFKA_REPLY_TOPIC", "KAFKA_DEAD_LETTER_TOPIC", "KAFKA_SASL_MECHANISM",
+    "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION", "KAFKA_SSL_CERTIFICATE_LOCATION", "KAFKA_SSL_KEY_LOCATION",
+}
 #: HANDLER_FOLDER is checked when the function is loaded: see the folder tests below.
 CHECKED_AT_LOAD = {"HANDLER_FOLDER"}
 
