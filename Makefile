@@ -1,6 +1,7 @@
 # `make run` serves the example function on port 8080; `make test` runs every test CI runs;
 # `make docs` builds the documentation site into build/site, failing on any broken link.
 # `make bench` runs the benchmark (docs/performance.md; `make bench BENCH_ARGS=--quick` for a short run).
+# `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
