@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import configparser
+import os
 import re
+import shutil
 import socket
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 import requests
@@ -14,7 +17,7 @@ from funcwsgi import make_app
 
 from ..conftest import function_folder
 from ..servers import REPO, base_env, free_port, run_to_exit
-from .harness import ADAPTERS, SERVE, serve, wait_for
+from .harness import ADAPTERS, SERVE, children, serve, wait_for
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
@@ -109,3 +112,49 @@ def test_the_installed_versions_the_tests_ran_with_are_inside_the_bounds():
         assert installed in SpecifierSet(specifier), f"{section}: {name} {installed} is outside {specifier}"
         checked += 1
     assert checked >= 15
+
+
+# -- read-only friendly: nothing written outside the temporary directory ---------------------
+
+
+def _files_open_for_writing(pid: int) -> list[str]:
+    """Paths of the regular files a process holds open for writing."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            flags = int(next(line for line in Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines() if line.startswith("flags:")).split()[1], 8)
+        except (OSError, StopIteration):
+            continue  # closed meanwhile
+        if target.startswith("/") and flags & (os.O_WRONLY | os.O_RDWR):
+            found.append(target)
+    return found
+
+
+def test_nothing_is_written_outside_the_temporary_directory(tmp_path):
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    function = tmp_path / "function"
+    shutil.copytree(function_folder("serving"), function, ignore=shutil.ignore_patterns("__pycache__"))
+    before = sorted(str(path.relative_to(function)) for path in function.rglob("*"))
+    running = serve(
+        "gunicorn", tmp_path, HANDLER_FOLDER=str(function), TMPDIR=str(private_tmp), SERVER_WORKERS="2",
+        SERVER_MAX_BODY_SIZE=str(8 * 1024 * 1024), PYTHONDONTWRITEBYTECODE="1", LIFECYCLE_LOG="",
+    )
+    try:
+        # Several workers keep their metrics in files; a chunked body over 1 MiB is spooled to one.
+        chunked = running.request("POST", "/size", data=iter([b"x" * 65536] * 40))
+        assert chunked.json() == {"size": 40 * 65536}
+        assert running.get("/fail").status_code == 500
+        assert "function_calls_total" in running.get("/metrics").text
+        master = running.server.process.pid
+        written = [path for pid in [master, *children(master)] for path in _files_open_for_writing(pid)]
+        allowed = (str(private_tmp), "/dev/shm/", "/dev/null", "/dev/pts/", "/dev/tty")
+        own_logs = (running.server._out.name, running.server._err.name)  # where the test sends the server's stdout and stderr
+        outside = [path for path in written if not path.startswith(allowed) and path not in own_logs]
+        assert outside == []
+        assert any(path.startswith(str(private_tmp)) for path in written)  # the metrics files, where they belong
+    finally:
+        running.server.stop()
+    assert sorted(str(path.relative_to(function)) for path in function.rglob("*")) == before  # no bytecode, no files
+    assert list(private_tmp.iterdir()) == []  # and what was written in TMPDIR is gone
