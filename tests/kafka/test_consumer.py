@@ -257,3 +257,46 @@ def test_an_unreachable_broker_means_not_ready_then_reconnects_and_again_later(t
         server.stop()
         if late is not None:
             late.stop()
+
+
+def test_a_partition_paused_for_backpressure_loses_and_repeats_nothing(broker, monkeypatch):
+    # In-process, with the pause threshold lowered so that a short run crosses it many times.
+    import threading
+
+    import funcwsgi.kafka.consumer as consumer
+    from funcwsgi import make_app
+
+    monkeypatch.setattr(consumer, "PAUSE_AT", 5)
+    topic, group, seen = broker.create_topic(), group_name(), []
+
+    def main(req):
+        seen.append(req.environ["funcwsgi.kafka.record"].offset)
+        time.sleep(0.005)
+
+    for number in range(60):
+        broker.producer.produce(topic, value=str(number).encode(), partition=0)
+    broker.producer.flush(10)
+    app = make_app(
+        main, environ={}, server_adapter="kafka", kafka_brokers=(broker.bootstrap,), kafka_topics=(topic,),
+        kafka_group_id=group, kafka_client_config={"session.timeout.ms": "3000", "heartbeat.interval.ms": "300"}, server_access_log=False,
+    )
+    trigger = consumer.KafkaTrigger(app, app.config)
+    pauses: list[int] = []
+    original_accept = trigger._accept
+
+    def accept_and_watch(message):
+        original_accept(message)
+        work = trigger.partitions.get((topic, 0))
+        if work is not None and work.paused and (not pauses or pauses[-1] != id(work)):
+            pauses.append(id(work))
+
+    trigger._accept = accept_and_watch  # type: ignore[method-assign]
+    running = threading.Thread(target=trigger.run)
+    running.start()
+    try:
+        broker.wait_committed(group, topic, [60], timeout=30)
+    finally:
+        trigger.stop()
+        running.join(30)
+    assert pauses, "the partition was never paused"
+    assert seen == list(range(60))
