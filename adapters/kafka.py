@@ -35,7 +35,8 @@ def serve(config: Config) -> int:
     if config.server_metrics:
         register_trigger_metrics(trigger.status)
     start_process(service)
-    probes = start_probe_server(ProbeApp(service, trigger.status, config.server_metrics_path), config.server_host, config.server_port)
+    metrics_here = config.server_metrics_path if config.server_metrics and not config.server_metrics_port else None
+    probes = start_probe_server(ProbeApp(service, trigger.status, metrics_here), config.server_host, config.server_port)
     StopRequest(on_stop=trigger.stop).install(config.server_graceful_timeout)
     try:
         return trigger.run()

@@ -41,6 +41,6 @@ class TriggerCollector:
 
 
 def register_trigger_metrics(status: TriggerStatus) -> None:
-    from prometheus_client import REGISTRY
+    from ..middleware.metrics import register_collector
 
-    REGISTRY.register(TriggerCollector(status))  # type: ignore[arg-type]
+    register_collector(TriggerCollector(status))

@@ -31,10 +31,12 @@ class ProbeApp:
     call metrics, exactly as on the HTTP servers.
     """
 
-    def __init__(self, app: WSGIApplication, status: TriggerStatus, metrics_path: str = "/metrics") -> None:
+    def __init__(self, app: WSGIApplication, status: TriggerStatus, metrics_path: str | None = "/metrics") -> None:
+        """``metrics_path``: where the application answers metrics on this port; None when it does not."""
         self.app = app
         self.status = status
-        self.forwarded = frozenset({READINESS, metrics_path, *LIVENESS})
+        # Only paths the application answers itself: anything else would reach the function.
+        self.forwarded = frozenset({READINESS, *LIVENESS} | ({metrics_path} if metrics_path else set()))
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")

@@ -199,6 +199,21 @@ class MeasuredBody:
                 self._series.record(perf_counter() - self._started, failed)
 
 
+_own_collectors: list[Any] = []
+
+
+def register_collector(collector: Any) -> None:
+    """Serve ``collector``'s series (read at each scrape, in this process) next to the call metrics.
+
+    For state only the serving process has, such as the Kafka trigger's lag.
+    """
+    from prometheus_client import REGISTRY
+
+    with _lock:
+        _own_collectors.append(collector)
+    REGISTRY.register(collector)
+
+
 class MetricsEndpoint:
     """``GET /metrics``: the Prometheus text exposition of this process, or of all workers."""
 
@@ -216,6 +231,8 @@ class MetricsEndpoint:
 
             registry = CollectorRegistry()
             MultiProcessCollector(registry, path)
+            for collector in _own_collectors:
+                registry.register(collector)
         data = generate_latest(registry)
         start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(data)))])
         return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]

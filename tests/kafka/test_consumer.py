@@ -233,13 +233,17 @@ def wait_status(url: str, status: int, timeout: float = 15.0) -> None:
 
 
 def test_an_unreachable_broker_means_not_ready_then_reconnects_and_again_later(tmp_path):
-    port = free_port()
-    env = trigger_env(f"127.0.0.1:{port}", "late", group_name(), tmp_path / "calls.log")
+    port, metrics_port = free_port(), free_port()
+    env = trigger_env(f"127.0.0.1:{port}", "late", group_name(), tmp_path / "calls.log", SERVER_METRICS_PORT=str(metrics_port))
     server = start(env, assigned=False)
     late = None
     try:
         server.wait_for_output("unreachable", timeout=15)
         assert requests.get(server.url + "/health/readiness", timeout=5).status_code == 503
+        # Metrics on a port of their own carry the trigger's series too; SERVER_PORT then has none.
+        metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).text
+        assert "kafka_brokers_connected 0.0" in metrics.splitlines()
+        assert requests.get(server.url + "/metrics", timeout=5).status_code == 404
         assert requests.get(server.url + "/healthz", timeout=5).status_code == 200  # alive: no crash loop
         assert server.process.poll() is None
         late = Broker(port)

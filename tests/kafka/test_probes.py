@@ -65,3 +65,15 @@ def test_the_function_is_not_reachable_over_http(probes, method, path):
     response = client.open(path, method=method)
     assert response.status_code == 404
     assert "served from Kafka" in response.text
+
+
+def test_without_metrics_on_this_port_the_path_is_not_forwarded(monkeypatch, tmp_path):
+    # SERVER_METRICS_PORT or SERVER_METRICS=false: /metrics must not reach the function.
+    status = TriggerStatus("kafka-0:9092", ("orders",))
+    status.running = status.connected = True
+    called = []
+    app = make_app(lambda req: called.append(req.path) or "function", environ={}, server_metrics=False)
+    client = Client(ProbeApp(app, status, None))
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/health/readiness").status_code == 200
+    assert called == []
