@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FEW, MANY = 200, 2200
+FEW, MANY = 200, 1200
 TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
 

@@ -56,9 +56,10 @@ def paired(results: dict[str, Any], a: str, b: str, path: str, *, ratio: bool = 
 
 
 def _inprocess(results: dict[str, Any], key: str) -> float | None:
+    """CPU µs per request of an in-process variant (wall µs from runs that predate the CPU column)."""
     for row in results.get("inprocess", []):
         if row["id"] == key:
-            return float(row["us"])
+            return float(row.get("cpu_us", row["us"]))
     return None
 
 
@@ -75,9 +76,9 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     bare = _inprocess(results, "bare")
     call_path, stack = _inprocess(results, "call-path"), _inprocess(results, "stack")
     if bare is not None and call_path is not None:
-        check("in-process: call path over bare WSGI", call_path - bare, 10, at_least=False, unit=" µs")
+        check("in-process: call path over bare WSGI (CPU)", call_path - bare, 10, at_least=False, unit=" µs")
     if bare is not None and stack is not None:
-        check("in-process: default stack over bare WSGI", stack - bare, 20, at_least=False, unit=" µs")
+        check("in-process: default stack over bare WSGI (CPU)", stack - bare, 20, at_least=False, unit=" µs")
     default = default_target(results)
     if default is None:
         return found
@@ -137,16 +138,23 @@ def inprocess_table(results: dict[str, Any]) -> list[str]:
     rows = results.get("inprocess")
     if not rows:
         return []
-    bare = next((row["us"] for row in rows if row["id"] == "bare"), 0.0)
-    lines = ["| in-process variant | µs/request (median) | best round | over bare WSGI | this layer adds |", "|---|---:|---:|---:|---:|"]
+
+    def cpu(row: dict[str, Any]) -> float:
+        return float(row.get("cpu_us", row["us"]))
+
+    bare = next((cpu(row) for row in rows if row["id"] == "bare"), 0.0)
+    lines = [
+        "| in-process variant | CPU µs/request | wall µs/request | over bare WSGI (CPU) | this layer adds (CPU) |",
+        "|---|---:|---:|---:|---:|",
+    ]
     previous: float | None = None
     for row in rows:
         adds = "–"
         if row["id"].startswith("layer-") and previous is not None:
-            adds = f"{row['us'] - previous:+.2f}"
+            adds = f"{cpu(row) - previous:+.2f}"
         if row["id"] == "call-path" or row["id"].startswith("layer-"):
-            previous = row["us"]
-        lines.append(f"| {row['label']} | {row['us']:.2f} | {min(row['samples_us']):.2f} | {row['us'] - bare:+.2f} | {adds} |")
+            previous = cpu(row)
+        lines.append(f"| {row['label']} | {cpu(row):.2f} | {row['us']:.2f} | {cpu(row) - bare:+.2f} | {adds} |")
     return lines
 
 
@@ -181,7 +189,8 @@ def render(results: dict[str, Any], *, chart_path: str) -> str:
         out += [f"The stand-in trace receiver got {exports['exports']:,} OTLP exports ({exports['bytes']:,} bytes) during the run.", ""]
     inprocess = inprocess_table(results)
     if inprocess:
-        out += ["### In-process, per layer", "", *inprocess, ""]
+        note = f" ({meta['inprocess_note']})" if meta.get("inprocess_note") else ""
+        out += ["### In-process, per layer", "", f"Medians of {mode['inprocess_rounds']} interleaved rounds of {mode['inprocess_calls']:,} calls{note}.", "", *inprocess, ""]
     if results.get("callgrind"):
         out += ["Instructions per request under callgrind (`python -m bench.callgrind`):", "", "| variant | instructions/request |", "|---|---:|"]
         out += [f"| {key} | {value:,} |" for key, value in results["callgrind"].items()]
@@ -218,3 +227,38 @@ def summary_table(results: dict[str, Any]) -> str:
     for check in results.get("checks", []):
         lines.append(f"  {'ok  ' if check['ok'] else 'MISS'} {check['check']}: {check['value']}{check['unit'] if check['unit'] != '×' else '×'} (limit {check['limit']})")
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Re-render docs/performance.md and its chart from a results file (after editing this module).
+
+    ``--inprocess FILE`` replaces the in-process rows with a newer measurement
+    (``python -m bench.inprocess --json FILE``) and says so in the results.
+    """
+    import argparse
+    import json
+    from pathlib import Path
+
+    from . import chart
+    from .run import CHART, DOC
+
+    parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__.splitlines()[0] if main.__doc__ else None)
+    parser.add_argument("results", type=Path)
+    parser.add_argument("--inprocess", type=Path, help="in-process results to use instead of the run's own")
+    args = parser.parse_args(argv)
+    results = json.loads(args.results.read_text())
+    if args.inprocess:
+        results["inprocess"] = json.loads(args.inprocess.read_text())
+        results["meta"]["inprocess_note"] = "in-process rows re-measured after the HTTP rounds (python -m bench.inprocess)"
+    results["checks"] = checks(results)
+    args.results.write_text(json.dumps(results, indent=2) + "\n")
+    CHART.write_text(chart.render(results))
+    update_doc(DOC, render(results, chart_path=CHART.name))
+    print(summary_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

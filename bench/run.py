@@ -50,7 +50,7 @@ class Mode:
     callgrind: bool
 
 
-FULL = Mode("full", rounds=5, seconds=2, warmup_seconds=1, connections=(16, 1), inprocess_rounds=7, inprocess_calls=10000, callgrind=True)
+FULL = Mode("full", rounds=4, seconds=2, warmup_seconds=1, connections=(16, 1), inprocess_rounds=7, inprocess_calls=10000, callgrind=True)
 QUICK = Mode("quick", rounds=1, seconds=1, warmup_seconds=0, connections=(16, 1), inprocess_rounds=3, inprocess_calls=3000, callgrind=False)
 
 

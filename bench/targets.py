@@ -41,9 +41,9 @@ class Target:
     tracing: bool = False  # needs the OTLP sink
 
     def display_command(self, python: str = "python") -> str:
-        words = [python if word == PYTHON else word for word in self.command(8080)]
+        words = [python if word == PYTHON else word.replace(f"{REPO}/", "") for word in self.command(8080)]
         env = {**self.env, "TRACE_COLLECTOR_ENDPOINT": "http://127.0.0.1:SINK/v1/traces"} if self.tracing else self.env
-        settings = " ".join(f"{key}={value}" for key, value in env.items() if key != "HANDLER_FOLDER")
+        settings = " ".join(f"{key}={value.replace(f'{REPO}/', '')}" for key, value in env.items() if key != "HANDLER_FOLDER")
         return (settings + " " if settings else "") + " ".join(words)
 
 

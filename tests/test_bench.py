@@ -53,7 +53,7 @@ def test_quick_mode_reports_layers_checks_and_a_chart(quick_run):
     ids = [row["id"] for row in results["inprocess"]]
     assert ids[:2] == ["bare", "werkzeug"] and "call-path" in ids and ids[-1] in ("stack", "stack-tracing")
     assert {check["check"] for check in results["checks"]} >= {
-        "in-process: call path over bare WSGI",
+        "in-process: call path over bare WSGI (CPU)",
         "req/s: funcwsgi ÷ Functions Framework",
         "cold start: funcwsgi ÷ bare gunicorn",
     }
