@@ -313,7 +313,7 @@ class Config:
     server_reload: bool = setting("SERVER_RELOAD", False, parse_bool, "true or false", "Reload when the function's folder changes (werkzeug adapter).")
     server_max_requests: int = setting(
         "SERVER_MAX_REQUESTS", 0, non_negative_int, "a non-negative integer",
-        "Recycle a gunicorn worker after this many calls (0 = never).",
+        "Recycle a gunicorn worker after this many calls (0 = never); refused with the other adapters.",
     )
     server_log_format: str = setting("SERVER_LOG_FORMAT", "json", choice("json", "text"), "json or text", "Log record format on stdout.")
     server_log_level: str = setting("SERVER_LOG_LEVEL", "info", choice(*LOG_LEVELS), "one of " + ", ".join(LOG_LEVELS), "Lowest level of log records written.")
