@@ -325,7 +325,7 @@ def test_pods_ask_prometheus_to_scrape_the_runtime(workload):
     assert annotations.get(SCRAPE) == "true"
     (container,) = workload.containers
     config = workload.config(container)
-    assert int(annotations[SCRAPE_PORT]) == config.server_port
+    assert int(annotations[SCRAPE_PORT]) == (config.server_metrics_port or config.server_port)
     assert config.server_metrics and annotations[SCRAPE_PATH] == config.server_metrics_path
 
 
