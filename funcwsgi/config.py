@@ -317,7 +317,12 @@ class Config:
     )
     server_log_format: str = setting("SERVER_LOG_FORMAT", "json", choice("json", "text"), "json or text", "Log record format on stdout.")
     server_log_level: str = setting("SERVER_LOG_LEVEL", "info", choice(*LOG_LEVELS), "one of " + ", ".join(LOG_LEVELS), "Lowest level of log records written.")
-    server_access_log: bool = setting("SERVER_ACCESS_LOG", True, parse_bool, "true or false", "Write one access-log record per call.")
+    # Off by default, as in Kyma's runtimes and gunicorn: the platform's ingress usually logs
+    # requests already, and a JSON record per call is most of the per-request cost.
+    server_access_log: bool = setting(
+        "SERVER_ACCESS_LOG", False, parse_bool, "true or false", "Write one access-log record per call.",
+        aliases=(Alias("SERVER_INTERNAL_LOGGER", KYMA), Alias("KYMA_INTERNAL_LOGGER_ENABLED", KUBELESS)),
+    )
     server_metrics: bool = setting(
         "SERVER_METRICS", True, parse_bool, "true or false",
         "Count calls, failures and durations and serve them at SERVER_METRICS_PATH.",

@@ -46,7 +46,7 @@ def test_function_records_carry_fields_extras_and_request_id(captured):
 def test_one_access_record_per_call(captured):
     from werkzeug.test import Client
 
-    client = Client(make_app(environ={}, handler_folder=function_folder("observed")))
+    client = Client(make_app(environ={"SERVER_ACCESS_LOG": "true"}, handler_folder=function_folder("observed")))
     client.get("/stream?x=1", headers={"X-Request-Id": "s-1"}, buffered=True)  # buffered: read and closed
     client.get("/fail", headers={"X-Request-Id": "f-1"})
     client.get("/healthz")
@@ -71,13 +71,29 @@ def test_traceback_is_one_field_of_one_record(captured):
     assert "RuntimeError: the database is down" in failures[0]["exc_info"]
 
 
-def test_access_log_can_be_switched_off(captured):
+@pytest.mark.parametrize(
+    "environ",
+    [
+        pytest.param({}, id="off-by-default"),
+        pytest.param({"SERVER_ACCESS_LOG": "false"}, id="off"),
+        pytest.param({"KYMA_INTERNAL_LOGGER_ENABLED": "false"}, id="kyma-name"),
+    ],
+)
+def test_access_log_is_off_unless_asked_for(captured, environ):
     from werkzeug.test import Client
 
-    client = Client(make_app(environ={}, handler_folder=function_folder("observed"), server_access_log=False))
+    client = Client(make_app(environ=environ, handler_folder=function_folder("observed")))
     assert "access-log" not in client.application.layers
     client.get("/")
     assert not [r for r in captured() if r["logger"] == "funcwsgi.access"]
+
+
+@pytest.mark.parametrize("name", ["SERVER_ACCESS_LOG", "SERVER_INTERNAL_LOGGER", "KYMA_INTERNAL_LOGGER_ENABLED"])
+def test_access_log_switched_on(name):
+    from werkzeug.test import Client
+
+    client = Client(make_app(environ={name: "true"}, handler_folder=function_folder("observed")))
+    assert "access-log" in client.application.layers
 
 
 def test_values_json_cannot_hold_are_written_as_text():

@@ -41,7 +41,7 @@ def server(collector, receiver):
     env = base_env(
         HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_WORKERS="2",
         TRACE_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{collector.port}/v1/traces", FUNC_NAME="orders", FUNC_NAMESPACE="shop",
-        PUBLISHER_PROXY_ADDRESS=receiver.url + "/ok", OTEL_BSP_SCHEDULE_DELAY="100",
+        PUBLISHER_PROXY_ADDRESS=receiver.url + "/ok", OTEL_BSP_SCHEDULE_DELAY="100", SERVER_ACCESS_LOG="true",
     )
     running = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
     try:

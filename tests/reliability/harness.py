@@ -129,6 +129,7 @@ def serve(adapter: str, folder: Path, *, scenario: str = "serving", wait: bool =
         SERVER_NUMTHREADS="4",
         SERVER_CALL_TIMEOUT=str(CALL_TIMEOUT),
         SERVER_MAX_BODY_SIZE=str(MAX_BODY),
+        SERVER_ACCESS_LOG="true",  # the matrices check the access record of each case
         LIFECYCLE_LOG=str(folder / "lifecycle.log"),
         HEALTH_DIR=str(folder),
         RELIABILITY_CANARY=CANARY,

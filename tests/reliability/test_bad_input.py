@@ -60,7 +60,7 @@ IN_PROCESS = [
 def client():
     from werkzeug.test import Client
 
-    return Client(make_app(environ={}, handler_folder=function_folder("serving"), server_max_body_size=LIMIT))
+    return Client(make_app(environ={"SERVER_ACCESS_LOG": "true"}, handler_folder=function_folder("serving"), server_max_body_size=LIMIT))
 
 
 @pytest.mark.parametrize(("method", "path", "options", "status", "body", "log_line"), [case[1:] for case in IN_PROCESS], ids=[case[0] for case in IN_PROCESS])
