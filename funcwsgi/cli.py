@@ -16,6 +16,11 @@ from . import __version__
 from .errors import EXIT_STARTUP_ERROR, StartupError
 
 COMMANDS: list[str] = [
+    "funcwsgi.commands.create",
+    "funcwsgi.commands.run",
+    "funcwsgi.commands.invoke",
+    "funcwsgi.commands.build",
+    "funcwsgi.commands.scaffold",
     "funcwsgi.commands.serve",
     "funcwsgi.commands.settings",
 ]
@@ -37,16 +42,25 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         command.add_arguments(sub)
-        sub.set_defaults(run=command.run)
+        sub.set_defaults(run=command.run, accepts_extra=getattr(command, "ACCEPTS_EXTRA", False))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Arguments after `--` are passed through (to the image build or the service command).
+    extra: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, extra = argv[:split], argv[split + 1 :]
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 0
+    if extra and not args.accepts_extra:
+        parser.error(f"'funcwsgi {args.command}' takes no arguments after --")
+    args.extra = extra
     try:
         return int(args.run(args) or 0)
     except StartupError as error:

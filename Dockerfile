@@ -1,0 +1,44 @@
+# The funcwsgi runtime image: funcwsgi in a virtual environment, run as a
+# non-root user, serving the function found at HANDLER_FOLDER (/function) with
+# the adapter SERVER_ADAPTER names. Function images ('funcwsgi build') start
+# FROM this image and add the function and its requirements.
+#
+#   DOCKER_BUILDKIT=1 docker build --tag funcwsgi-runtime:0.1.0 .
+#   docker run -v "$PWD/examples/hello:/function:ro" -p 8080:8080 funcwsgi-runtime:0.1.0
+#
+# Where package downloads need an extra CA (a TLS proxy), pass the bundle as a
+# build secret; it is used for the install only and is not kept in any layer:
+#   docker build --secret id=pip-cert,src=/etc/ssl/certs/ca-certificates.crt ...
+ARG BASE_IMAGE=python:3.14-slim
+
+FROM ${BASE_IMAGE} AS install
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1
+WORKDIR /src
+COPY pyproject.toml setup.cfg README.md ./
+COPY funcwsgi ./funcwsgi
+COPY sdk ./sdk
+COPY adapters ./adapters
+ARG EXTRAS=""
+RUN --mount=type=secret,id=pip-cert \
+    if [ -s /run/secrets/pip-cert ]; then export PIP_CERT=/run/secrets/pip-cert; fi \
+    && python3 -m venv /opt/funcwsgi/venv \
+    && /opt/funcwsgi/venv/bin/pip install --no-compile ".${EXTRAS:+[$EXTRAS]}"
+
+FROM ${BASE_IMAGE}
+ARG USER_ID=10001
+RUN groupadd --system --gid "${USER_ID}" funcwsgi \
+    && useradd --system --uid "${USER_ID}" --gid funcwsgi --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin funcwsgi \
+    && mkdir -p /function
+COPY --from=install /opt/funcwsgi/venv /opt/funcwsgi/venv
+ENV PATH=/opt/funcwsgi/venv/bin:${PATH} \
+    VIRTUAL_ENV=/opt/funcwsgi/venv \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    HANDLER_FOLDER=/function \
+    SERVER_HOST=0.0.0.0 \
+    SERVER_PORT=8080
+WORKDIR /function
+USER ${USER_ID}:${USER_ID}
+EXPOSE 8080
+ENTRYPOINT ["funcwsgi", "serve"]

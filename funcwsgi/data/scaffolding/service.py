@@ -1,0 +1,30 @@
+"""Scaffolding written by funcwsgi: the function as a service.
+
+The function is a dependency: it is imported from ./f (a link to the
+function's folder) by the funcwsgi runtime library, which serves it with the
+HTTP server SERVER_ADAPTER names. Nothing here is specific to one function.
+This file is regenerated for every run and build unless the project is
+scaffolded ('funcwsgi scaffold'), in which case it is yours to change.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+# Without a HANDLER_FOLDER of its own (a container sets one), the function is ./f.
+os.environ.setdefault("HANDLER_FOLDER", str(Path(__file__).parent / "f"))
+
+
+def __getattr__(name: str):
+    # `gunicorn -c gunicorn.conf.py service:app`: the runtime's app, built on first use.
+    if name == "app":
+        import funcwsgi
+
+        return funcwsgi.app
+    raise AttributeError(name)
+
+
+if __name__ == "__main__":
+    from funcwsgi.cli import main
+
+    sys.exit(main(["serve", *sys.argv[1:]]))
