@@ -1,6 +1,6 @@
 #!/bin/sh
 # Scaffolding written by funcwsgi: starts the function as a service.
-# Arguments are passed on to the service command (func.yaml run.args are
+# Arguments are settings for the service, NAME=value (func.yaml run.args are
 # appended by 'funcwsgi run'). The image built by build.sh runs this script.
 set -eu
 HERE=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)

@@ -24,7 +24,19 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-if __name__ == "__main__":
-    from funcwsgi.cli import main
+def main(arguments: list[str]) -> int:
+    """Serve the function; each argument is a setting, NAME=value (func.yaml run.args)."""
+    from funcwsgi.cli import main as funcwsgi
+    from funcwsgi.config import known_env_names
 
-    sys.exit(main(["serve", *sys.argv[1:]]))
+    for argument in arguments:
+        name, sep, value = argument.partition("=")
+        if not sep or name not in known_env_names():
+            print(f"service.py: argument {argument!r} is invalid: expected NAME=value of a funcwsgi setting, e.g. SERVER_WORKERS=2", file=sys.stderr)
+            return 2
+        os.environ[name] = value
+    return funcwsgi(["serve"])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
