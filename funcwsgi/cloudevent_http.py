@@ -132,6 +132,11 @@ def _decode_data(body: bytes, content_type: str) -> Any:
     if not body:
         return None
     media = content_type.split(";")[0].strip().lower()
+    if not media:  # no content type: JSON if it parses as JSON, else text
+        try:
+            return json.loads(body)
+        except ValueError:
+            pass
     if media == JSON or media.endswith("+json"):
         try:
             return json.loads(body)
