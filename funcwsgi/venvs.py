@@ -120,14 +120,15 @@ def _create(environment: Path, requirements: Path, progress: Callable[[str], Non
 
 def _link_runtime(environment: Path) -> None:
     """Make the runtime the CLI runs from importable in ``environment``, after its own packages."""
-    result = subprocess.run(
-        [str(python_of(environment)), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True, text=True, check=True,
-    )
-    site_packages = Path(result.stdout.strip())
-    own = [runtime_location(), *(_location(name) for name in _RUNTIME_PACKAGES), sysconfig.get_path("purelib")]
-    unique = list(dict.fromkeys(os.path.realpath(path) for path in own))
-    # An `import` line in a .pth file runs at start-up; addsitedir also reads that
-    # folder's own .pth files, which is where editable installs put their paths.
-    line = "import site; " + "; ".join(f"site.addsitedir({path!r})" for path in unique)
-    (site_packages / _RUNTIME_PTH).write_text(line + "\n")
+    python = str(python_of(environment))
+    result = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True, check=True)
+    pth = Path(result.stdout.strip()) / _RUNTIME_PTH
+    folders = [*(_location(name) for name in _RUNTIME_PACKAGES), sysconfig.get_path("purelib")]
+    # addsitedir (unlike a plain path line) also reads the folder's own .pth files,
+    # which is how editable installs make their packages importable.
+    for candidates in (folders, [*folders, runtime_location()]):
+        unique = list(dict.fromkeys(os.path.realpath(path) for path in candidates))
+        pth.write_text("import site; " + "; ".join(f"site.addsitedir({path!r})" for path in unique) + "\n")
+        if subprocess.run([python, "-c", "import funcwsgi, adapters"], capture_output=True).returncode == 0:
+            return
+    raise StartupError(f"the funcwsgi runtime at {runtime_location()} cannot be imported by {python}; reinstall funcwsgi")

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import FrameType
 
 from .. import scaffolding, venvs
+from ..config import specs
 from ..containers import ENGINE_ENV, find_engine
 from ..errors import StartupError
 from ..project import Project, load_project
@@ -106,7 +107,6 @@ def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int
     env = {
         **os.environ,
         **project.function_env(),
-        "HANDLER_FOLDER": str(scripts / scaffolding.LINK),
         "SERVER_HOST": args.host,
         "SERVER_PORT": str(record.port),
         "VIRTUAL_ENV": str(environment),
@@ -114,11 +114,21 @@ def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("PYTHONHOME", None)
+    for name in handler_folder_names():  # the scaffolding finds the function through its link
+        env.pop(name, None)
     if args.reload:
         env.update(SERVER_ADAPTER="werkzeug", SERVER_RELOAD="true")
     command = [str(scripts / "run.sh"), *project.run_args, *args.extra]
     process = subprocess.Popen(command, env=env, cwd=project.root, start_new_session=True)
     return supervise(project, process, record, scripts, reload=args.reload)
+
+
+def handler_folder_names() -> list[str]:
+    """HANDLER_FOLDER and its compatibility names, which a developer's shell may have set."""
+    for field_name, _, spec in specs():
+        if field_name == "handler_folder":
+            return [spec.env, *(alias.name for alias in spec.aliases)]
+    return ["HANDLER_FOLDER"]
 
 
 def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -> int:

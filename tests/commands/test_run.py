@@ -90,7 +90,7 @@ def test_create_run_invoke(reloading, module_env):
 def test_startup_lines_and_function_env(reloading):
     project, server, url, folder = reloading
     output = server.wait_for_output("Starting ")
-    assert f"Importing function sources from {folder}/f/handler.py:main" in output
+    assert f"Importing function sources from {project.resolve()}/handler.py:main" in output, "the link f is followed to the real files"
 
 
 def test_edit_reloads(reloading, module_env):
@@ -164,8 +164,9 @@ def test_scaffolded_project_runs_from_dist(tmp_path: Path, cli, cli_env):
     server, url, folder = start_run(project, cli_env)
     try:
         assert requests.get(url + "/").json() == {"GREETING": "Howdy", "FROM_DIST": "yes", "FUNC_NAME": "owned", "SERVER_LOG_LEVEL": "debug"}
-        assert f"({project / 'dist'})" in server.stdout
-        assert sorted(path.name for path in folder.iterdir()) == ["run.json"], "nothing is generated for a scaffolded project"
+        assert folder == project / "dist"
+        state = project / ".func" / "runs" / "0"
+        assert sorted(path.name for path in state.iterdir()) == ["run.json"], "nothing is generated for a scaffolded project"
     finally:
         server.stop()
 

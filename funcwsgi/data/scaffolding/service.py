@@ -11,8 +11,9 @@ import os
 import sys
 from pathlib import Path
 
-# Without a HANDLER_FOLDER of its own (a container sets one), the function is ./f.
-os.environ.setdefault("HANDLER_FOLDER", str(Path(__file__).parent / "f"))
+# Without a HANDLER_FOLDER of its own (a container sets one), the function is
+# where the link ./f leads: its real path, so a reloader watches the real files.
+os.environ.setdefault("HANDLER_FOLDER", str((Path(__file__).parent / "f").resolve()))
 
 
 def __getattr__(name: str):
