@@ -24,6 +24,13 @@ test: setup
 	$(PY) -m pytest -q
 	$(MAKE) test-cloudevents-1
 
+# The runtime image and a function image built and run by a real docker: starts
+# its own dockerd, makes the python:3.14-slim stand-in with debootstrap (cached in
+# ~/.cache/funcwsgi-test), needs root, docker.io and debootstrap; skips loudly without.
+.PHONY: test-container
+test-container: setup
+	FUNCWSGI_CONTAINER_TESTS=1 $(PY) -m pytest -q -rs tests/container
+
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir build/site
 

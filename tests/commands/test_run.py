@@ -48,7 +48,7 @@ def wait_for_body(url: str, expected: str, timeout: float = 30) -> None:
             last = requests.get(url, timeout=2).text
             if expected in last:
                 return
-        except requests.ConnectionError as error:
+        except requests.RequestException as error:  # restarting: refused, reset or slow
             last = str(error)
         time.sleep(0.1)
     raise AssertionError(f"{expected!r} never answered by {url}; last: {last!r}")

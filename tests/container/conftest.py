@@ -1,0 +1,171 @@
+"""A docker daemon of the tests' own, and a local stand-in for the base image.
+
+`make test-container` sets FUNCWSGI_CONTAINER_TESTS=1. The fixtures start
+`dockerd` on a private socket (no bridge, no iptables: containers use host
+networking), make `python:3.14-slim` from Debian sid with debootstrap (image
+registries are unreachable here; the root filesystem is cached as a tarball
+under $FUNCWSGI_TEST_CACHE, default ~/.cache/funcwsgi-test) and stop and
+remove everything they started. Where docker cannot run, every test here is
+skipped with the reason, and a warning says so on the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..servers import base_env
+
+ENABLE = "FUNCWSGI_CONTAINER_TESTS"
+BASE_IMAGE = "python:3.14-slim"
+ROOTFS_CACHE = "python-3.14-slim-rootfs.tar"
+
+
+def cannot_run(reason: str) -> None:
+    """Skip, loudly: a skipped container test must never pass for a run one."""
+    banner = f"\n{'!' * 78}\n!! CONTAINER TESTS SKIPPED: {reason}\n{'!' * 78}\n"
+    sys.stderr.write(banner)
+    pytest.skip(f"container tests cannot run: {reason}")
+
+
+def docker_cli() -> str | None:
+    # Debian's own CLI first: BuildKit (needed for RUN --mount secrets) works through it.
+    for candidate in ("/usr/bin/docker", shutil.which("docker")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def apt_mirror() -> str | None:
+    """The Debian mirror apt is configured with (deb822 or one-line sources)."""
+    for path in sorted(Path("/etc/apt").glob("sources.list.d/*.sources")):
+        for line in path.read_text().splitlines():
+            if line.startswith("URIs:") and "security" not in line:
+                return line.split()[1]
+    sources = Path("/etc/apt/sources.list")
+    if sources.exists():
+        for line in sources.read_text().splitlines():
+            parts = line.split()
+            if len(parts) > 2 and parts[0] == "deb" and "security" not in parts[1]:
+                return parts[1] if not parts[1].startswith("[") else parts[2]
+    return None
+
+
+class Docker:
+    """A docker CLI bound to the tests' daemon."""
+
+    def __init__(self, cli: str, socket: str) -> None:
+        self.cli = cli
+        self.env = {**base_env(), "DOCKER_HOST": f"unix://{socket}", "DOCKER_BUILDKIT": "1", "CONTAINER_ENGINE": cli}
+
+    def __call__(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([self.cli, *args], env=self.env, capture_output=True, timeout=timeout)
+        completed = subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode(errors="replace"), result.stderr.decode(errors="replace"))
+        if check and completed.returncode != 0:
+            raise AssertionError(f"docker {' '.join(args)} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
+        return completed
+
+
+@pytest.fixture(scope="session")
+def docker() -> Iterator[Docker]:
+    if os.environ.get(ENABLE) != "1":
+        pytest.skip(f"container tests run with `make test-container` ({ENABLE}=1)")
+    cli, dockerd = docker_cli(), shutil.which("dockerd")
+    if cli is None or dockerd is None:
+        cannot_run("docker is not installed (apt-get install docker.io)")
+    if os.geteuid() != 0:
+        cannot_run("starting dockerd needs root")
+    workdir = Path(tempfile.mkdtemp(prefix="funcwsgi-docker-", dir="/tmp"))
+    socket = workdir / "docker.sock"
+    log = open(workdir / "dockerd.log", "w")
+    daemon = subprocess.Popen(
+        [dockerd, "--iptables=false", "--ip6tables=false", "--bridge=none",
+         "--data-root", str(workdir / "data"), "--exec-root", str(workdir / "exec"),
+         "--pidfile", str(workdir / "dockerd.pid"), "-H", f"unix://{socket}"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    client = Docker(cli, str(socket))
+    try:
+        deadline = time.monotonic() + 60
+        while client("version", check=False, timeout=10).returncode != 0:
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                cannot_run(f"dockerd did not start: {(workdir / 'dockerd.log').read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield client
+    finally:
+        leftover = client("ps", "-aq", check=False, timeout=30).stdout.split()
+        if leftover:
+            client("rm", "-f", *leftover, check=False, timeout=60)
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+        log.close()
+        unmount_under(workdir)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def unmount_under(folder: Path) -> None:
+    """Unmount what dockerd left mounted below ``folder`` (its network namespace file), deepest first."""
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    for mount in sorted((m for m in mounts if m.startswith(str(folder) + "/")), key=len, reverse=True):
+        subprocess.run(["umount", "--lazy", mount], capture_output=True)
+
+
+def cache_dir() -> Path:
+    folder = Path(os.environ.get("FUNCWSGI_TEST_CACHE") or Path.home() / ".cache" / "funcwsgi-test")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def base_image(docker: Docker) -> str:
+    """python:3.14-slim as a local image: Debian sid with Python 3.14, made by debootstrap."""
+    tarball = cache_dir() / ROOTFS_CACHE
+    if not tarball.exists():
+        debootstrap, mirror = shutil.which("debootstrap"), apt_mirror()
+        if debootstrap is None:
+            cannot_run("debootstrap is not installed (apt-get install debootstrap)")
+        if mirror is None:
+            cannot_run("no Debian mirror found in /etc/apt to bootstrap the base image from")
+        with tempfile.TemporaryDirectory(prefix="funcwsgi-rootfs-", dir="/tmp") as scratch:
+            root = Path(scratch) / "root"
+            sys.stderr.write(f"\nbootstrapping {BASE_IMAGE} from Debian sid (cached in {tarball}) ...\n")
+            result = subprocess.run(
+                [debootstrap, "--variant=minbase", "--include=python3.14,python3.14-venv,ca-certificates", "sid", str(root), mirror],
+                capture_output=True, text=True, timeout=900,
+            )
+            if result.returncode != 0:
+                cannot_run(f"debootstrap failed: {result.stdout[-1500:]}{result.stderr[-1500:]}")
+            # Like the official image: `python3` and `python` name Python 3.14; no docs.
+            for name in ("python3", "python"):
+                link = root / "usr" / "bin" / name
+                if link.exists() or link.is_symlink():
+                    link.unlink()
+                link.symlink_to("python3.14")
+            for bulky in ("usr/share/doc", "usr/share/man", "usr/share/locale", "var/cache/apt/archives", "var/lib/apt/lists"):
+                shutil.rmtree(root / bulky, ignore_errors=True)
+            partial = tarball.with_suffix(".partial")
+            subprocess.run(["tar", "-C", str(root), "-cf", str(partial), "."], check=True)
+            partial.rename(tarball)
+    docker("import", str(tarball), BASE_IMAGE)
+    return BASE_IMAGE
+
+
+def pip_cert() -> str | None:
+    """The CA bundle pip uses on this host, handed to builds as a secret."""
+    for candidate in (os.environ.get("PIP_CERT"), "/etc/ssl/certs/ca-certificates.crt"):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    return None

@@ -1,0 +1,159 @@
+"""The runtime image and a function image built by `funcwsgi build`, run by a real docker.
+
+Run with `make test-container` (see conftest.py for the daemon and the base image).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from funcwsgi import __version__
+from funcwsgi.scaffolding import RUNTIME_IMAGE
+
+from ..servers import REPO, Server, base_env, free_port
+from .conftest import Docker, pip_cert
+
+FUNCTIONS = REPO / "tests" / "functions"
+FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
+
+
+def build_args() -> list[str]:
+    """For `docker build` itself; build.sh adds the PIP_CERT secret on its own."""
+    cert = pip_cert()
+    return ["--network", "host", *(["--secret", f"id=pip-cert,src={cert}"] if cert else [])]
+
+
+def engine_env(docker: Docker) -> dict[str, str]:
+    cert = pip_cert()
+    return {**docker.env, **({"PIP_CERT": cert} if cert else {})}
+
+
+def wait_ready(url: str, docker: Docker, container: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        state = docker("inspect", "--format", "{{.State.Running}}", container, check=False).stdout.strip()
+        if state == "false":
+            break
+        time.sleep(0.1)
+    logs = docker("logs", container, check=False)
+    raise AssertionError(f"{container} never answered on {url}\n{logs.stdout}\n{logs.stderr}")
+
+
+def run_container(docker: Docker, image: str, name: str, *args: str) -> str:
+    port = free_port()
+    docker("run", "--detach", "--name", name, "--network", "host",
+           "--env", "SERVER_HOST=127.0.0.1", "--env", f"SERVER_PORT={port}", *args, image)
+    url = f"http://127.0.0.1:{port}"
+    wait_ready(url, docker, name)
+    return url
+
+
+def server_uid(docker: Docker, container: str) -> int:
+    status = docker("exec", container, "cat", "/proc/1/status").stdout
+    real_uid = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1]
+    return int(real_uid)
+
+
+@pytest.fixture(scope="module")
+def runtime_image(docker: Docker, base_image: str) -> str:
+    docker("build", "--tag", RUNTIME_IMAGE, "--build-arg", f"BASE_IMAGE={base_image}", *build_args(), str(REPO), timeout=900)
+    return RUNTIME_IMAGE
+
+
+def test_runtime_image_serves_a_mounted_function(docker: Docker, runtime_image: str):
+    name = "funcwsgi-test-runtime"
+    url = run_container(docker, runtime_image, name, "--volume", f"{FUNCTIONS / 'req_res'}:/function:ro")
+    try:
+        assert requests.get(url + "/code").status_code == 201
+        assert requests.post(url + "/json", json={"a": 1}).json() == {"ok": True, "echo": {"a": 1}}
+        assert requests.get(url + "/healthz").text == "OK"
+        for method in ("GET", "POST", "PUT", "DELETE"):
+            assert requests.request(method, url + "/any").text == f"{method} /any"
+        lines = docker("logs", name).stdout.splitlines()
+        port = url.rsplit(":", 1)[1]
+        assert lines[:4] == [
+            "Importing function sources from /function/handler.py:main",
+            "Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set",
+            "Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set",
+            f"Starting python314 server 127.0.0.1:{port}",
+        ]
+        assert server_uid(docker, name) == 10001, "the server does not run as root"
+        config = json.loads(docker("inspect", "--format", "{{json .Config}}", runtime_image).stdout)
+        assert "8080/tcp" in config["ExposedPorts"]
+        assert config["Env"] and "HANDLER_FOLDER=/function" in config["Env"]
+    finally:
+        docker("rm", "--force", name, check=False)
+
+
+def test_runtime_image_refuses_a_missing_function(docker: Docker, runtime_image: str):
+    result = docker("run", "--rm", "--network", "host", "--env", f"SERVER_PORT={free_port()}", runtime_image, check=False, timeout=120)
+    assert result.returncode == 2
+    assert "funcwsgi: error: no handler.py in /function: the folder is empty" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def function_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("image")
+    env = base_env()
+    assert subprocess.run([*FUNCWSGI, "create", "boxed"], cwd=root, env=env, capture_output=True).returncode == 0
+    project = root / "boxed"
+    (project / "requirements.txt").write_text("six==1.17.0\n")
+    (project / "handler.py").write_text(
+        "import os\n\nimport six\n\n\ndef main(req, res):\n"
+        "    res.set_body({'six': six.__version__, 'greeting': os.environ.get('GREETING'), 'uid': os.getuid()})\n"
+    )
+    text = (project / "func.yaml").read_text().replace("envs: {}", "envs: {GREETING: hi}")
+    text = text.replace('args: []             # appended to the image build', f'args: ["--network", "host"] # appended to the image build')
+    (project / "func.yaml").write_text(text)
+    return project
+
+
+def test_context_only_builds_a_function_image(docker: Docker, runtime_image: str, function_project: Path):
+    result = subprocess.run([*FUNCWSGI, "build", "--context-only"], cwd=function_project, env=engine_env(docker), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    context = function_project / ".func" / "build" / "0"
+    image = "boxed:context"
+    built = subprocess.run([str(context / "build.sh"), image, "--network", "host"], env=engine_env(docker), capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stdout + built.stderr
+    name = "funcwsgi-test-function"
+    url = run_container(docker, image, name)
+    try:
+        assert requests.get(url + "/").json() == {"six": "1.17.0", "greeting": None, "uid": 10001}
+        lines = docker("logs", name).stdout.splitlines()
+        assert lines[0] == "Importing function sources from /function/handler.py:main"
+        assert server_uid(docker, name) == 10001
+        listing = docker("exec", name, "ls", "-A", "/function").stdout.split()
+        assert "handler.py" in listing and ".func" not in listing
+    finally:
+        docker("rm", "--force", name, check=False)
+
+
+def test_run_container(docker: Docker, runtime_image: str, function_project: Path):
+    port = free_port()
+    server = Server([*FUNCWSGI, "run", "--container", "--port", str(port)], {**engine_env(docker), "PYTHONUNBUFFERED": "1"}, port, cwd=function_project)
+    try:
+        server.wait_for_output("Ctrl-C stops it", timeout=600)
+        answer = requests.get(f"http://127.0.0.1:{port}/").json()
+        assert answer == {"six": "1.17.0", "greeting": "hi", "uid": 10001}, "func.yaml envs reach the container"
+        invoked = subprocess.run([*FUNCWSGI, "invoke"], cwd=function_project, env=docker.env, capture_output=True, text=True, timeout=60)
+        assert invoked.returncode == 0 and invoked.stdout.startswith("HTTP 200 OK"), invoked.stderr
+        server.signal(signal.SIGTERM)
+        assert server.wait_exit(60) == 0
+    finally:
+        server.stop()
+    assert docker("ps", "-aq", "--filter", "name=funcwsgi-boxed").stdout.strip() == "", "the container is gone"
+    assert not (function_project / ".func" / "runs" / "0").exists()
+    assert __version__ in RUNTIME_IMAGE
