@@ -148,17 +148,17 @@ def print_response(status: int, reason: str, headers: list[tuple[str, str]], bod
     for name, value in headers:
         print(f"{name}: {value}")
     print()
-    lowered = {}
-    for name, value in headers:
-        lowered[name.lower()] = value
+    lowered = {name.lower(): value for name, value in headers}
     event = cloudevent_http.decode(lowered, body)
     if event is not None:
         print("CloudEvent:")
         for name, value in sorted(event.attributes.items()):
             print(f"  {name}: {value}")
-        print("  data:", _render(event.data) if not isinstance(event.data, (dict, list)) else "")
         if isinstance(event.data, (dict, list)):
-            print(json.dumps(event.data, indent=2, ensure_ascii=False))
+            print("  data:")
+            print(_render(event.data))
+        else:
+            print(f"  data: {_render(event.data)}")
         return
     if body:
         print(_render(_as_json_or_text(body) if "json" in lowered.get("content-type", "") else body))

@@ -192,7 +192,7 @@ def test_invoke_cloudevent_shows_the_reply(tmp_path: Path, cli, cli_env):
         assert "CloudEvent:" in result.stdout
         assert "  type: com.example.ping.reply" in result.stdout
         assert "  source: /functions/events" in result.stdout
-        assert json.loads(result.stdout.split("  data: \n", 1)[1]) == {"received": {"n": 1}, "from": "/cli"}
+        assert json.loads(result.stdout.split("  data:\n", 1)[1]) == {"received": {"n": 1}, "from": "/cli"}
         plain = invoke(project, cli_env, "--data", "hi")
         assert plain.returncode == 1, "a 4xx answer exits 1"
         assert plain.stdout.startswith("HTTP 400 BAD REQUEST") or plain.stdout.startswith("HTTP 400 Bad Request")
