@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class Stop(Exception):
-    """SIGTERM or SIGHUP arrived: stop the function and clean up, like Ctrl-C."""
+    """SIGINT (Ctrl-C), SIGTERM or SIGHUP arrived: stop the function and clean up."""
 
 
 def _raise_stop(signum: int, frame: FrameType | None) -> None:
@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         raise StartupError(f"--port {args.port} is invalid: expected an integer from 1 to 65535")
     project = load_project(args.directory)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too: a shell that starts us in the background leaves it ignored, and Ctrl-C must still stop a run.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stop)
     folder = scaffolding.claim(project.func_dir / "runs")
     try:
