@@ -23,6 +23,7 @@ run: setup
 test: setup
 	$(PY) -m pytest -q
 	$(MAKE) test-cloudevents-1
+	$(MAKE) test-container
 
 # The runtime image and a function image built and run by a real docker: starts
 # its own dockerd, makes the python:3.14-slim stand-in with debootstrap (cached in
