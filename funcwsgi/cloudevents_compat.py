@@ -44,7 +44,7 @@ try:  # 2.x
     EVENT_TYPES: tuple[type, ...] = (CloudEvent, _V1Event)
     _ERRORS: tuple[type[BaseException], ...] = (_CoreError, _V1Error, ValueError, TypeError, AttributeError)
 except ImportError:  # 1.x
-    from cloudevents import conversion as _v1_conversion  # type: ignore[no-redef]
+    from cloudevents import conversion as _v1_conversion  # type: ignore[no-redef,attr-defined]
     from cloudevents import http as _v1_http  # type: ignore[no-redef]
     from cloudevents.abstract import CloudEvent as _V1Event  # type: ignore[no-redef]
     from cloudevents.exceptions import GenericException as _V1Error  # type: ignore[no-redef]

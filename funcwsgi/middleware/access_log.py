@@ -26,6 +26,7 @@ class AccessLogMiddleware:
     def __init__(self, app: WSGIApplication, logger: logging.Logger = log) -> None:
         self.app = app
         self.log = logger
+        self.direct = logs.direct_writer(logger)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         started = perf_counter()
@@ -68,6 +69,9 @@ class AccessLogMiddleware:
             ids = logs.span_ids(environ)
             if ids is not None:
                 extra["trace_id"], extra["span_id"] = ids
+        if self.direct is not None:
+            self.direct.write(logger.name, f"{method} {path} {code}", extra)
+            return
         # makeRecord + handle is what logger.info does, minus looking up the
         # caller's file and line (a stack walk per call) that no field shows.
         logger.handle(logger.makeRecord(logger.name, logging.INFO, __file__, 0, "%s %s %d", (method, path, code), None, extra=extra))

@@ -107,8 +107,7 @@ def _use_multiprocess_dir() -> None:
         path = given
     else:
         path = tempfile.mkdtemp(prefix="funcwsgi-metrics-")
-        owner = os.getpid()
-        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(path, ignore_errors=True))
+        atexit.register(_remove_in, os.getpid(), path)
         os.environ[MULTIPROCESS_ENV] = path
     from prometheus_client import values
 
@@ -118,6 +117,12 @@ def _use_multiprocess_dir() -> None:
     _multiprocess_dir = path
     on_worker_exit(_forget_worker)
     log.debug("Metrics of all worker processes are collected in %s", path)
+
+
+def _remove_in(owner: int, path: str) -> None:
+    """Remove the directory at exit, in the process that made it (not in a forked worker)."""
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _forget_worker(pid: int) -> None:
