@@ -33,9 +33,9 @@ STACKS: list[tuple[str, dict[str, Any]]] = [
     ("+ cloudevents", dict(OFF, server_cloudevents=True)),
     ("+ metrics", dict(OFF, server_cloudevents=True, server_metrics=True)),
     ("+ body limit", dict(OFF, server_cloudevents=True, server_metrics=True, server_max_body_size=100 * 1024 * 1024)),
-    ("+ timeout = default with the access log off", dict(server_access_log=False)),
-    ("+ access log = the default stack", {}),
-    ("default + tracing (not exporting)", dict(trace_collector_endpoint="http://127.0.0.1:9/v1/traces")),
+    ("+ timeout = the default stack (access log off)", dict(server_access_log=False)),
+    ("+ access log (SERVER_ACCESS_LOG=true)", dict(server_access_log=True)),
+    ("+ tracing (not exporting)", dict(server_access_log=True, trace_collector_endpoint="http://127.0.0.1:9/v1/traces")),
 ]
 
 
