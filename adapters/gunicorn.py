@@ -7,9 +7,12 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
@@ -20,6 +23,7 @@ from funcwsgi import workers
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import StartupError
 from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.timeouts.watchdog import stuck_calls, use_server_threads
 
 if TYPE_CHECKING:
     from funcwsgi.config import Config
@@ -57,6 +61,17 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
     def worker_exit(server: Any, worker: Any) -> None:
         """In the worker, once it has stopped serving: the function's stop()."""
         stop_process(service_of(server))
+        stuck = stuck_calls()
+        if stuck:
+            # A gthread thread stuck in a call that timed out would be waited for
+            # forever by the interpreter's exit: run the exit handlers (span and
+            # metric flushes) and leave without joining it.
+            log.warning("Leaving %d call(s) that timed out and never returned", stuck)
+            atexit._run_exitfuncs()
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
 
     def child_exit(server: Any, worker: Any) -> None:
         """In the master, after a worker process ended, for whatever reason."""
@@ -85,7 +100,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
 
 class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
-    """gunicorn's ``gthread`` worker, minus a connection reset when it is recycled.
+    """gunicorn's ``gthread`` worker, lending its threads to the timeout layer, minus a connection reset when it is recycled.
 
     Once a worker has served ``SERVER_MAX_REQUESTS`` calls it stops serving,
     but gthread's loop can still accept one more connection before it exits,
@@ -97,6 +112,38 @@ class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
     def accept(self, server: Any, listener: Any) -> None:
         if self.alive:
             super().accept(server, listener)
+
+    def get_thread_pool(self) -> ThreadPoolExecutor:
+        """gthread's pool, lent to the timeout layer: calls run on these threads, no hand-off."""
+        pool = super().get_thread_pool()
+        self.stuck_sockets: set[Any] = set()
+        self.resizing = threading.Lock()
+        use_server_threads(self)
+        return pool
+
+    def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
+        """A call timed out and its thread is stuck: more threads keep the pool at full strength."""
+        with self.resizing:
+            # ThreadPoolExecutor reads _max_workers each time a call is submitted and
+            # starts a thread when none is idle and fewer than that many exist.
+            self.tpool._max_workers = self.cfg.threads + extra_threads
+            self.stuck_sockets.add(environ["gunicorn.socket"])
+
+    def call_back(self, environ: dict[str, Any], extra_threads: int) -> None:
+        with self.resizing:
+            self.tpool._max_workers = self.cfg.threads + extra_threads
+            self.stuck_sockets.discard(environ["gunicorn.socket"])
+
+    def murder_keepalived(self) -> None:
+        # Runs on the worker's main thread every loop. A stuck call's client has had
+        # its 408: stop waiting for its request (a graceful stop would wait for it in
+        # vain); its connection is closed when, if ever, its thread comes back.
+        if self.stuck_sockets:
+            with self.resizing:
+                stuck = [future for future in self.futures if future.conn.sock in self.stuck_sockets]
+            for future in stuck:
+                self.futures.remove(future)
+        super().murder_keepalived()
 
 
 class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]

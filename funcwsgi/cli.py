@@ -2,7 +2,9 @@
 
 Each subcommand is a module in :mod:`funcwsgi.commands` with ``NAME``,
 ``HELP``, ``EPILOG``, ``add_arguments(parser)`` and ``run(args) -> int``;
-``COMMANDS`` lists them in the order ``--help`` shows them.
+``COMMANDS`` lists them in the order ``--help`` shows them. Only the
+command being run is imported (``funcwsgi serve`` starts without loading
+the build and scaffolding machinery); ``--help`` imports them all.
 """
 
 from __future__ import annotations
@@ -28,11 +30,17 @@ COMMANDS: list[str] = [
 DESCRIPTION = "Serve, scaffold, build and call serverless Python functions."
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(name: str) -> str | None:
+    """The module of the command called ``name`` (each module is named after its command)."""
+    return next((module for module in COMMANDS if module.rsplit(".", 1)[-1] == name), None)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of command module ``only``."""
     parser = argparse.ArgumentParser(prog="funcwsgi", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"funcwsgi {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMANDS:
+    for module_name in COMMANDS if only is None else [only]:
         command = importlib.import_module(module_name)
         sub = subparsers.add_parser(
             command.NAME,
@@ -47,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command_module(argv[0]) if argv else None)
     # Arguments after `--` are passed through (to the image build or the service command).
     extra: list[str] = []
     if "--" in argv:

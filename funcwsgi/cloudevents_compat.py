@@ -7,7 +7,8 @@
 
 The rest of the runtime imports only this module, so which generation is
 installed matters here and nowhere else. ``GENERATION`` says which one is in use
-(``make test-cloudevents-1`` runs the CloudEvent tests against 1.x).
+(``make test-cloudevents-1`` runs the CloudEvent tests against 1.x). The library
+is imported when first needed, not with this module.
 
 Both generations fill in a missing ``id`` (and 2.x a ``time``) when decoding,
 so the attributes the specification requires are checked here first: a
@@ -17,6 +18,8 @@ request that claims to be a CloudEvent without them is malformed.
 from __future__ import annotations
 
 import datetime
+import functools
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,40 +34,69 @@ class MalformedCloudEvent(ValueError):
     """A request claims to be a CloudEvent but is not a valid one; ``str()`` is a short reason."""
 
 
-try:  # 2.x
-    from cloudevents.core.bindings import http as _core_http
-    from cloudevents.core.exceptions import BaseCloudEventException as _CoreError
-    from cloudevents.core.v1.event import CloudEvent as CloudEvent
-    from cloudevents.v1 import conversion as _v1_conversion
-    from cloudevents.v1 import http as _v1_http
-    from cloudevents.v1.abstract import CloudEvent as _V1Event
-    from cloudevents.v1.exceptions import GenericException as _V1Error
+class _Library:
+    """The installed generation's pieces, imported on first use: a server that never sees
+    a CloudEvent never pays for importing the library (and its date parser)."""
 
-    GENERATION = 2
-    EVENT_TYPES: tuple[type, ...] = (CloudEvent, _V1Event)
-    _ERRORS: tuple[type[BaseException], ...] = (_CoreError, _V1Error, ValueError, TypeError, AttributeError)
-except ImportError:  # 1.x
-    from cloudevents import conversion as _v1_conversion  # type: ignore[no-redef,attr-defined]
-    from cloudevents import http as _v1_http  # type: ignore[no-redef]
-    from cloudevents.abstract import CloudEvent as _V1Event  # type: ignore[no-redef]
-    from cloudevents.exceptions import GenericException as _V1Error  # type: ignore[no-redef]
-    from cloudevents.http import CloudEvent as CloudEvent  # type: ignore[no-redef,assignment]
+    def __init__(self) -> None:
+        try:  # 2.x
+            from cloudevents.core.bindings import http as core_http
+            from cloudevents.core.exceptions import BaseCloudEventException as CoreError
+            from cloudevents.core.v1.event import CloudEvent
+            from cloudevents.v1 import conversion as v1_conversion
+            from cloudevents.v1 import http as v1_http
+            from cloudevents.v1.abstract import CloudEvent as V1Event
+            from cloudevents.v1.exceptions import GenericException as V1Error
 
-    GENERATION = 1
-    EVENT_TYPES = (_V1Event,)
-    _ERRORS = (_V1Error, ValueError, TypeError, AttributeError)
+            self.generation = 2
+            self.core_http: Any = core_http
+            self.event_types: tuple[type, ...] = (CloudEvent, V1Event)
+            self.errors: tuple[type[BaseException], ...] = (CoreError, V1Error, ValueError, TypeError, AttributeError)
+        except ImportError:  # 1.x
+            from cloudevents import conversion as v1_conversion  # type: ignore[no-redef,attr-defined]
+            from cloudevents import http as v1_http  # type: ignore[no-redef]
+            from cloudevents.abstract import CloudEvent as V1Event  # type: ignore[no-redef]
+            from cloudevents.exceptions import GenericException as V1Error  # type: ignore[no-redef]
+            from cloudevents.http import CloudEvent  # type: ignore[no-redef,assignment]
+
+            self.generation = 1
+            self.core_http = None
+            self.event_types = (V1Event,)
+            self.errors = (V1Error, ValueError, TypeError, AttributeError)
+        self.cloud_event: Any = CloudEvent
+        self.v1_event: Any = V1Event
+        self.v1_http: Any = v1_http
+        self.v1_conversion: Any = v1_conversion
+
+
+@functools.cache
+def _library() -> _Library:
+    return _Library()
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the library's names, importing it on first use.
+    if name == "GENERATION":
+        return _library().generation
+    if name == "CloudEvent":
+        return _library().cloud_event
+    if name == "EVENT_TYPES":
+        return _library().event_types
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_event(attributes: Mapping[str, Any], data: Any = None) -> Any:
     """A new event of the installed generation; ``id``, ``specversion`` (and ``time``) are filled in."""
+    library = _library()
     try:
-        return CloudEvent(dict(attributes), data)
-    except _ERRORS as error:
+        return library.cloud_event(dict(attributes), data)
+    except library.errors as error:
         raise ValueError(f"invalid CloudEvent attributes {sorted(attributes)}: {_reason(error)}") from None
 
 
 def is_cloud_event(value: Any) -> bool:
-    return isinstance(value, EVENT_TYPES)
+    # Nothing can be a CloudEvent before the library is imported (by the function, or by us).
+    return "cloudevents" in sys.modules and isinstance(value, _library().event_types)
 
 
 def attributes_of(event: Any) -> dict[str, Any]:
@@ -110,29 +142,32 @@ def decode(headers: Mapping[str, str], body: bytes) -> Any:
         missing = [name for name in REQUIRED if not isinstance(document.get(name), str) or not document[name]]
         if missing:
             raise MalformedCloudEvent("missing required CloudEvent attribute(s): " + ", ".join(missing))
+    library = _library()
     try:
-        if GENERATION == 2:
-            return _core_http.from_http_event(_core_http.HTTPMessage(headers=dict(headers), body=body))
-        return _v1_http.from_http(dict(headers), body)
-    except _ERRORS as error:
+        if library.generation == 2:
+            return library.core_http.from_http_event(library.core_http.HTTPMessage(headers=dict(headers), body=body))
+        return library.v1_http.from_http(dict(headers), body)
+    except library.errors as error:
         raise MalformedCloudEvent(f"invalid CloudEvent: {_reason(error)}") from None
 
 
 def to_binary(event: Any) -> tuple[dict[str, str], bytes]:
     """(headers, body) of the event in binary content mode."""
-    if GENERATION == 2 and not isinstance(event, _V1Event):
-        message = _core_http.to_binary_event(event)
+    library = _library()
+    if library.generation == 2 and not isinstance(event, library.v1_event):
+        message = library.core_http.to_binary_event(event)
         return dict(message.headers), bytes(message.body)
-    headers, body = _v1_conversion.to_binary(event)
+    headers, body = library.v1_conversion.to_binary(event)
     return dict(headers), _as_bytes(body)
 
 
 def to_structured(event: Any) -> tuple[dict[str, str], bytes]:
     """(headers, body) of the event in structured content mode (JSON)."""
-    if GENERATION == 2 and not isinstance(event, _V1Event):
-        message = _core_http.to_structured_event(event)
+    library = _library()
+    if library.generation == 2 and not isinstance(event, library.v1_event):
+        message = library.core_http.to_structured_event(event)
         return dict(message.headers), bytes(message.body)
-    headers, body = _v1_conversion.to_structured(event)
+    headers, body = library.v1_conversion.to_structured(event)
     return dict(headers), _as_bytes(body)
 
 

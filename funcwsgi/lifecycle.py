@@ -7,7 +7,6 @@ and :func:`stop_process` when that process stops serving.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import os
@@ -68,6 +67,8 @@ def stop_process(service: FunctionService) -> None:
 def _call(hook: Callable[[], Any]) -> None:
     result = hook()
     if inspect.isawaitable(result):
+        import asyncio  # only for async hooks: a sync function's server never imports it
+
         asyncio.run(_awaited(result))
 
 

@@ -194,7 +194,7 @@ def test_a_worker_that_kills_its_process_is_replaced_and_the_crash_logged(tmp_pa
 
 
 def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path):
-    # 2 server threads: the timeout layer keeps at most 4 call threads, stuck ones included.
+    # 2 server threads: at most 4 threads may be stuck in calls that timed out.
     running = serving(tmp_path, SERVER_NUMTHREADS="2", SERVER_CALL_TIMEOUT="0.3")
     try:
         pid = requests.get(running.url + "/pid").json()["pid"]
@@ -217,7 +217,9 @@ def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path):
         after_some = worker_status(pid)
         stuck_calls(12, at_once=2)
         after_many = worker_status(pid)
-        assert after_many["threads"] <= before["threads"] + 4
+        # Calls run on gthread's own threads, and each stuck one is made up for, up to
+        # 4: at most 2 + 4 of them, where the first call had made only one.
+        assert after_many["threads"] <= before["threads"] + 5
         assert after_many["rss_kb"] - after_some["rss_kb"] < 4096
         # Every call thread is stuck now: calls still get their 408 on time, and liveness
         # fails so that the platform restarts the process.

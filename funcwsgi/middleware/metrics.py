@@ -16,9 +16,10 @@ import logging
 import os
 import shutil
 import tempfile
+import itertools
 import threading
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -39,13 +40,79 @@ OTHER_METHOD = "other"  # any other method string: the label set stays bounded
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0, float("inf"))
 
 
-@dataclass(frozen=True)
-class MethodSeries:
-    """The three series of one ``method`` label value, resolved once."""
+class LocalSeries:
+    """The three series of one ``method`` label value, counted in this process.
 
-    calls: Any
-    failures: Any
-    duration: Any
+    One lock and a few additions per call; prometheus_client's own metric
+    objects take three locks and several calls for the same record.
+    """
+
+    __slots__ = ("lock", "calls", "failures", "seconds", "buckets")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls = 0
+        self.failures = 0
+        self.seconds = 0.0
+        self.buckets = [0] * len(BUCKETS)  # calls per bucket, not yet cumulative
+
+    def record(self, seconds: float, failed: bool) -> None:
+        with self.lock:
+            self.calls += 1
+            if failed:
+                self.failures += 1
+            self.seconds += seconds
+            self.buckets[bisect_left(BUCKETS, seconds)] += 1  # `le`: the first bound not below
+
+
+class LocalCallMetrics:
+    """The call metrics of a single process, exposed through a collector at scrape time.
+
+    prometheus_client is imported only when ``/metrics`` is first scraped, so
+    a server starts without it.
+    """
+
+    def __init__(self) -> None:
+        self.series = {method: LocalSeries() for method in (*METHODS, OTHER_METHOD)}
+        self.registered = False
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
+        calls = CounterMetricFamily("function_calls", "Number of calls processed.", labels=["method"])
+        failures = CounterMetricFamily("function_failures", "Number of calls that failed (exception, 5xx or timeout).", labels=["method"])
+        duration = HistogramMetricFamily("function_duration_seconds", "Duration of calls in seconds.", labels=["method"])
+        for method, series in self.series.items():
+            with series.lock:
+                counted, failed, seconds, buckets = series.calls, series.failures, series.seconds, list(series.buckets)
+            calls.add_metric([method], counted)
+            failures.add_metric([method], failed)
+            cumulative = list(itertools.accumulate(buckets))
+            duration.add_metric([method], [(_bound(le), count) for le, count in zip(BUCKETS, cumulative)], sum_value=seconds)
+        yield calls
+        yield failures
+        yield duration
+
+    def register(self) -> None:
+        from prometheus_client import REGISTRY
+
+        with _lock:
+            if not self.registered:
+                REGISTRY.register(self)
+                self.registered = True
+
+
+def _bound(le: float) -> str:
+    return "+Inf" if le == float("inf") else repr(le)
+
+
+class SharedSeries:
+    """The three series of one ``method`` label value, in prometheus_client's per-process files."""
+
+    __slots__ = ("calls", "failures", "duration")
+
+    def __init__(self, calls: Any, failures: Any, duration: Any) -> None:
+        self.calls, self.failures, self.duration = calls, failures, duration
 
     def record(self, seconds: float, failed: bool) -> None:
         self.calls.inc()
@@ -54,8 +121,8 @@ class MethodSeries:
         self.duration.observe(seconds)
 
 
-class CallMetrics:
-    """The metric families, created once per process (prometheus_client refuses duplicates)."""
+class SharedCallMetrics:
+    """The metric families in prometheus_client's multiprocess mode, summed over workers at a scrape."""
 
     def __init__(self) -> None:
         from prometheus_client import Counter, Histogram
@@ -63,10 +130,13 @@ class CallMetrics:
         self.calls: Counter = Counter("function_calls", "Number of calls processed.", ["method"])
         self.failures: Counter = Counter("function_failures", "Number of calls that failed (exception, 5xx or timeout).", ["method"])
         self.duration: Histogram = Histogram("function_duration_seconds", "Duration of calls in seconds.", ["method"], buckets=BUCKETS)
-        self.series = {method: self._series(method) for method in (*METHODS, OTHER_METHOD)}
+        self.series = {
+            method: SharedSeries(self.calls.labels(method), self.failures.labels(method), self.duration.labels(method))
+            for method in (*METHODS, OTHER_METHOD)
+        }
 
-    def _series(self, method: str) -> MethodSeries:
-        return MethodSeries(self.calls.labels(method), self.failures.labels(method), self.duration.labels(method))
+
+CallMetrics = LocalCallMetrics | SharedCallMetrics
 
 
 _metrics: CallMetrics | None = None
@@ -83,7 +153,9 @@ def call_metrics(config: Config) -> CallMetrics:
             # workers, or when the metrics port is served by the server's main process.
             if config.server_workers > 1 or config.server_metrics_port:
                 _use_multiprocess_dir()
-            _metrics = CallMetrics()
+                _metrics = SharedCallMetrics()
+            else:
+                _metrics = LocalCallMetrics()
         return _metrics
 
 
@@ -137,7 +209,7 @@ def _forget_worker(pid: int) -> None:
 class MetricsMiddleware:
     """Counts each call, its failure, and its duration (to the end of a streamed body)."""
 
-    def __init__(self, app: WSGIApplication, metrics: CallMetrics) -> None:
+    def __init__(self, app: WSGIApplication, metrics: LocalCallMetrics | SharedCallMetrics) -> None:
         self.app = app
         self.series = metrics.series
         self.other = metrics.series[OTHER_METHOD]
@@ -170,7 +242,7 @@ class MeasuredBody:
 
     __slots__ = ("_body", "_iterator", "_series", "_environ", "_status", "_started", "_failed", "_done")
 
-    def __init__(self, body: Iterable[bytes], series: MethodSeries, environ: WSGIEnvironment, status: list[str], started: float) -> None:
+    def __init__(self, body: Iterable[bytes], series: LocalSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float) -> None:
         self._body = body
         self._iterator: Iterator[bytes] = iter(body)
         self._series = series
@@ -223,13 +295,15 @@ class MetricsEndpoint:
     """``GET /metrics``: the Prometheus text exposition of this process, or of all workers."""
 
     def __init__(self, config: Config) -> None:
-        call_metrics(config)  # the families exist (and the mode is chosen) before the first scrape
+        self.metrics = call_metrics(config)  # the mode is chosen before the first scrape
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
         path = _multiprocess_dir
         if path is None:
+            if isinstance(self.metrics, LocalCallMetrics):
+                self.metrics.register()
             registry = REGISTRY
         else:
             from prometheus_client.multiprocess import MultiProcessCollector

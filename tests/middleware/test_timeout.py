@@ -224,3 +224,168 @@ def test_a_timeout_longer_than_poll_can_wait_still_serves():
         return [b"ok"]
 
     assert call(TimeoutMiddleware(inner, seconds=1e12, max_threads=1))[3] == b"ok"
+
+
+# The watchdog path: calls run on the server's own thread, as under gunicorn,
+# where the client's socket is in the environ and the worker lends its threads.
+# Here the socket is one end of a real socket pair and the worker is a stand-in
+# that records what it is told; tests/test_gunicorn_server.py runs the real one.
+
+
+class LentThreads:
+    def __init__(self):
+        self.extra_threads = []
+
+    def call_stuck(self, environ, extra_threads):
+        self.extra_threads.append(extra_threads)
+
+    def call_back(self, environ, extra_threads):
+        self.extra_threads.append(extra_threads)
+
+
+@pytest.fixture
+def lent_threads():
+    from funcwsgi.timeouts import watchdog
+
+    threads = LentThreads()
+    watchdog.use_server_threads(threads)
+    yield threads
+    watchdog._server_threads = None
+
+
+@pytest.fixture
+def client_socket():
+    import socket
+
+    server_end, client_end = socket.socketpair()
+    client_end.settimeout(5)
+    yield server_end, client_end
+    server_end.close()
+    client_end.close()
+
+
+def _read_all(sock) -> bytes:
+    chunks = []
+    while chunk := sock.recv(4096):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_watched_calls_run_on_the_servers_thread(lent_threads, client_socket):
+    threads = []
+
+    def inner(environ, start_response):
+        threads.append(threading.get_ident())
+        start_response("200 OK", [("X-One", "1")])
+        return [request_id.get().encode()]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
+    token = request_id.set("abc-123")
+    try:
+        status, headers, _, body, environ = call(wrapped, **{"gunicorn.socket": client_socket[0]})
+    finally:
+        request_id.reset(token)
+    assert (status, headers["X-One"], body) == ("200 OK", "1", b"abc-123")
+    assert threads == [threading.get_ident()]
+    assert "funcwsgi.failure" not in environ
+    assert not wrapped.watchdog.active and lent_threads.extra_threads == []
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_threads, client_socket, method):
+    server_end, client_end = client_socket
+    release = threading.Event()
+    answered = {}
+
+    def inner(environ, start_response):
+        release.wait()  # blocked inside C until the client has its answer
+        start_response("200 OK", [])
+        return [b"late"]
+
+    def client():
+        began = time.monotonic()
+        answered["bytes"] = _read_all(client_end)
+        answered["took"] = time.monotonic() - began
+        release.set()
+
+    reader = threading.Thread(target=client)
+    reader.start()
+    wrapped = TimeoutMiddleware(inner, seconds=0.2, max_threads=2)
+    status, headers, _, body, environ = call(wrapped, method, **{"gunicorn.socket": server_end, "funcwsgi.request_id": "r-1"})
+    reader.join(5)
+    head, _, sent_body = answered["bytes"].partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0] == b"HTTP/1.1 408 Request Timeout"
+    assert b"Connection: close" in head and b"X-Request-Id: r-1" in head
+    assert sent_body == (b"" if method == "HEAD" else BODY)
+    assert 0.2 <= answered["took"] < 1.0
+    # The thread came back: the late response is replaced and the call counted as failed.
+    assert status == "408 Request Timeout" and environ["funcwsgi.failure"] == "timeout"
+    assert lent_threads.extra_threads == [1, 0]
+    assert wrapped.liveness_problem() is None
+
+
+def test_a_watched_python_loop_is_stopped_at_its_next_instruction(lent_threads, client_socket):
+    caught = []
+
+    def inner(environ, start_response):
+        try:
+            while True:
+                pass
+        except CallTimeout as error:
+            caught.append(error)
+            raise
+
+    wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
+    status = call(wrapped, **{"gunicorn.socket": client_socket[0]})[0]
+    assert status == "408 Request Timeout"
+    assert isinstance(caught[0], CallTimeout)
+    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    time.sleep(0.2)  # an interrupt left pending would land here
+    assert lent_threads.extra_threads == [1, 0]
+
+
+def test_a_watched_call_that_started_writing_is_no_longer_timed(lent_threads, client_socket):
+    def inner(environ, start_response):
+        write = start_response("200 OK", [])
+        write(b"streaming,")
+        time.sleep(0.3)  # past the deadline, but the body is under way
+        return [b" done"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
+    status, _, written, body, _ = call(wrapped, **{"gunicorn.socket": client_socket[0]})
+    assert (status, written, body) == ("200 OK", [b"streaming,"], b" done")
+    client_socket[1].setblocking(False)
+    with pytest.raises(BlockingIOError):  # the watchdog wrote nothing
+        client_socket[1].recv(1)
+    assert lent_threads.extra_threads == []
+
+
+def test_when_every_watched_thread_is_stuck_calls_get_408_and_liveness_fails(lent_threads):
+    import socket
+
+    release = threading.Event()
+
+    def inner(environ, start_response):
+        release.wait()
+        start_response("200 OK", [])
+        return [b""]
+
+    wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=1)
+    pair, other = socket.socketpair(), socket.socketpair()
+    stuck = threading.Thread(target=call, args=(wrapped,), kwargs={"gunicorn.socket": pair[0]})
+    stuck.start()
+    try:
+        deadline = time.monotonic() + 5
+        while wrapped.liveness_problem() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert wrapped.liveness_problem() == "all 1 call threads are stuck in calls that timed out"
+        began = time.monotonic()
+        assert call(wrapped, **{"gunicorn.socket": other[0]})[0] == "408 Request Timeout"
+        assert 0.1 <= time.monotonic() - began < 1.0
+    finally:
+        release.set()
+        stuck.join(5)
+        for end in (*pair, *other):
+            end.close()
+    assert wrapped.liveness_problem() is None
+    assert lent_threads.extra_threads == [1, 0]

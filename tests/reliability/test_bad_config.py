@@ -151,7 +151,9 @@ def _serve_as_unprivileged_user(**settings: str) -> tuple[int, str]:
     fork of this process rather than a new interpreter because an unprivileged
     user may not be allowed to start this checkout's interpreter at all.
     """
-    import adapters.gunicorn  # noqa: F401 - imported before dropping privileges
+    # Imported before dropping privileges: nobody may not read this interpreter's library.
+    import adapters.gunicorn  # noqa: F401
+    import funcwsgi.commands.serve  # noqa: F401
     from funcwsgi.cli import main
 
     read_end, write_end = os.pipe()

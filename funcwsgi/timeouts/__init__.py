@@ -1,0 +1,54 @@
+"""How a call is timed: on the server's own thread under a watchdog, or on a pool thread.
+
+:mod:`funcwsgi.middleware.timeout` is the layer; this package holds the two
+ways it runs a call and the exception both raise in a function that ran out
+of time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+
+class CallTimeout(BaseException):
+    """Raised inside a function whose call ran out of time.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that ``except
+    Exception`` in the function does not swallow it; ``finally`` blocks and
+    context managers still run.
+    """
+
+
+class Expired(Exception):
+    """The runtime's own signal that a call's deadline passed; its message says how.
+
+    ``logged`` when the timeout was logged already, at the deadline.
+    """
+
+    def __init__(self, why: str, *, logged: bool = False) -> None:
+        super().__init__(why)
+        self.why = why
+        self.logged = logged
+
+
+_set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+_set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
+_set_async_exc.restype = ctypes.c_int
+
+
+def interrupt(ident: int) -> None:
+    """Raise :class:`CallTimeout` in thread ``ident`` at its next Python instruction."""
+    _set_async_exc(ident, CallTimeout)
+
+
+def cancel_interrupt(ident: int) -> None:
+    """Withdraw an interrupt that has not been raised yet (``NULL`` clears it)."""
+    _set_async_exc(ident, ctypes.py_object())
+
+
+BODY = b"Timeout while processing the function"
+STATUS = "408 Request Timeout"
+HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(BODY)))]
+
+#: What the layer stores in the environ when it answered 408 (the metrics layer counts it).
+FAILURE_KEY = "funcwsgi.failure"

@@ -1,0 +1,273 @@
+"""Timing a call on the server's own thread, for gunicorn: no hand-off, no thread switch.
+
+Handing every call to another thread (:mod:`funcwsgi.timeouts.handoff`)
+costs two thread switches per call, which over HTTP is most of what the
+runtime adds to a hello world. gunicorn lets the runtime avoid it: the
+client's socket is in the environ, so a call can run on the server's own
+thread while one watchdog thread per process looks at the deadlines a few
+times a second. When a call passes its deadline the watchdog
+
+1. writes ``408 Timeout while processing the function`` (with
+   ``Connection: close``) to the client's socket itself and shuts the
+   socket for writing, so the client is answered on time even when the
+   function is blocked inside C (``time.sleep``, a socket read), and
+2. asks CPython to raise :class:`~funcwsgi.timeouts.CallTimeout` in the
+   function's thread, which stops Python code at its next instruction.
+
+When the function's thread comes back, its late response is refused by the
+shut socket and gunicorn closes the connection. Until then the thread is
+stuck; gunicorn's worker is told to keep one more thread for each stuck one
+(up to ``limit``), so the server keeps its full number of threads for other
+calls. When ``limit`` threads are stuck, new calls wait for one to come back
+and get 408 at their own deadline, and the liveness check fails so the
+platform restarts the process.
+
+Per call the happy path costs a dict insert and a dict pop: which of the
+function's thread and the watchdog takes the call out of ``active`` first
+decides, atomically, whether it finished in time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import BODY, CallTimeout, Expired, cancel_interrupt, interrupt
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+log = logging.getLogger("funcwsgi.timeout")
+
+#: How often the watchdog looks at the deadlines: a 408 leaves at most this late.
+TICK_SECONDS = 0.05
+
+SOCKET_KEY = "gunicorn.socket"
+REQUEST_ID_KEY = "funcwsgi.request_id"
+
+
+def _answer(head_only: bool, request_id: str | None) -> bytes:
+    lines = [
+        "HTTP/1.1 408 Request Timeout",
+        "Content-Type: text/plain; charset=utf-8",
+        f"Content-Length: {len(BODY)}",
+        "Connection: close",
+    ]
+    if request_id is not None:
+        lines.append(f"X-Request-Id: {request_id}")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head if head_only else head + BODY
+
+
+class ServerThreads(Protocol):
+    """A server worker whose threads calls may run on (gunicorn's, in :mod:`adapters.gunicorn`)."""
+
+    def call_stuck(self, environ: WSGIEnvironment, extra_threads: int) -> None:
+        """The call was answered with 408 but its thread is stuck in it: keep ``extra_threads`` more threads."""
+
+    def call_back(self, environ: WSGIEnvironment, extra_threads: int) -> None:
+        """The thread of that call came back: ``extra_threads`` more threads are enough now."""
+
+
+_server_threads: ServerThreads | None = None
+
+
+def use_server_threads(server: ServerThreads) -> None:
+    """Called by the server worker, in its own process: calls may run on its threads."""
+    global _server_threads
+    _server_threads = server
+
+
+def stuck_calls() -> int:
+    """Calls of this process answered with 408 whose thread has not come back."""
+    return sum(watchdog.stuck for watchdog in list(_instances))
+
+
+def server_threads_usable(environ: WSGIEnvironment) -> bool:
+    return _server_threads is not None and SOCKET_KEY in environ
+
+
+_instances: weakref.WeakSet[Watchdog] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    global _server_threads
+    _server_threads = None  # set again by a gunicorn worker, after its fork
+    for watchdog in list(_instances):
+        watchdog.after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class TimedCall:
+    """One call being timed: when it must end, and how to answer its client if it does not."""
+
+    __slots__ = ("deadline", "thread", "environ", "start_response", "active", "answered", "timed", "in_time")
+
+    def __init__(self, deadline: float, environ: WSGIEnvironment, start_response: StartResponse, active: dict[TimedCall, TimedCall]) -> None:
+        self.deadline = deadline
+        self.thread = threading.get_ident()
+        self.environ = environ
+        self.start_response = start_response
+        self.active = active
+        self.answered = False  # set by the watchdog once it answered and interrupted
+        self.timed = True
+        self.in_time = True
+
+    def finish(self) -> bool:
+        """Stop timing the call (on the function's thread); False if the watchdog had taken it already."""
+        if self.timed:
+            # In this order: an interrupt that lands between the two lines (it can only
+            # come when the watchdog took the call) leaves `timed` set, and a retry
+            # finds the call gone again.
+            self.in_time = self.active.pop(self, None) is not None
+            self.timed = False
+        return self.in_time
+
+    def start_timed_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
+        write = self.start_response(status, headers, exc_info) if exc_info else self.start_response(status, headers)
+        finish = self.finish
+
+        def write_untimed(data: bytes) -> object:
+            # write() sends the status line: from then on the body goes at the client's
+            # pace, as a streamed body does, and the watchdog must not answer any more.
+            finish()
+            return write(data)
+
+        return write_untimed
+
+
+class Watchdog:
+    """The deadlines of the calls running on this process's server threads."""
+
+    def __init__(self, seconds: float, limit: int) -> None:
+        self.seconds = seconds
+        self.limit = limit
+        self.after_fork()
+        _instances.add(self)
+
+    def after_fork(self) -> None:
+        """Start afresh: a forked child has neither the parent's watchdog thread nor its calls."""
+        self.active: dict[TimedCall, TimedCall] = {}
+        self.stuck = 0
+        self.changed = threading.Condition(threading.Lock())
+        self.thread: threading.Thread | None = None
+
+    def run(self, app: WSGIApplication, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        """The call's response; :class:`Expired` when the watchdog answered it instead."""
+        if self.thread is None:
+            self._start()
+        deadline = time.monotonic() + self.seconds
+        if self.stuck >= self.limit:
+            self._wait_for_a_thread(deadline)
+        call = TimedCall(deadline, environ, start_response, self.active)
+        self.active[call] = call
+        result: Iterable[bytes] | None = None
+        error: BaseException | None = None
+        try:
+            result = app(environ, call.start_timed_response)
+        except BaseException as raised:  # the function's, or the watchdog's interrupt
+            error = raised
+        while True:
+            try:
+                in_time = call.finish()
+                break
+            except CallTimeout:  # the watchdog took the call just now
+                continue
+        if in_time:
+            if error is not None:
+                try:
+                    raise error  # the function's own (a CallTimeout it raised itself included)
+                finally:
+                    del error
+            assert result is not None
+            return result
+        error = None
+        self._came_back(call)
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+        raise Expired("the function did not return", logged=True)
+
+    def _wait_for_a_thread(self, deadline: float) -> None:
+        with self.changed:
+            while self.stuck >= self.limit:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Expired("every call thread is stuck")
+                self.changed.wait(left)
+
+    def _came_back(self, call: TimedCall) -> None:
+        """The thread of a call the watchdog answered is back: withdraw its interrupt, free its place."""
+        while True:
+            try:
+                while not call.answered:  # the watchdog interrupts right after it answers
+                    time.sleep(0.001)
+                # At most one interrupt is sent per call, before `answered` is set:
+                # once it is withdrawn (or raised and caught here) none can follow.
+                cancel_interrupt(call.thread)
+                break
+            except CallTimeout:
+                continue
+        with self.changed:
+            self.stuck -= 1
+            extra_threads = min(self.stuck, self.limit)
+            self.changed.notify()
+        server = _server_threads
+        if server is not None:
+            server.call_back(call.environ, extra_threads)
+
+    def _start(self) -> None:
+        with self.changed:
+            if self.thread is not None:
+                return
+            self.thread = threading.Thread(target=self._watch, name="funcwsgi-watchdog", daemon=True)
+            self.thread.start()
+
+    def _watch(self) -> None:
+        active = self.active
+        while True:
+            time.sleep(TICK_SECONDS)
+            now = time.monotonic()
+            for call in active.copy():  # one C call: atomic against the server threads
+                if call.deadline <= now and active.pop(call, None) is not None:
+                    try:
+                        self._answer_and_interrupt(call)
+                    except Exception:  # the watchdog must outlive any one call
+                        log.exception("Answering a call that timed out failed")
+
+    def _answer_and_interrupt(self, call: TimedCall) -> None:
+        environ = call.environ
+        with self.changed:
+            self.stuck += 1
+            # Two calls can both start while one place is left, and both get stuck:
+            # the server never gets more than `limit` extra threads.
+            extra_threads = min(self.stuck, self.limit)
+        server = _server_threads
+        if server is not None:
+            server.call_stuck(environ, extra_threads)
+        log.warning(
+            "Call timed out after %gs (the function did not return): %s %s",
+            self.seconds,
+            environ.get("REQUEST_METHOD", "?"),
+            environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""),
+        )
+        client = environ.get(SOCKET_KEY)
+        try:
+            answer = _answer(environ.get("REQUEST_METHOD") == "HEAD", environ.get(REQUEST_ID_KEY))
+            # Never block the watchdog on a client that does not read: the answer is small.
+            client.send(answer, socket.MSG_DONTWAIT)
+            client.shutdown(socket.SHUT_WR)
+        except OSError as error:
+            log.info("The client of a timed-out call could not be answered: %s", error)
+        finally:
+            interrupt(call.thread)
+            call.answered = True
