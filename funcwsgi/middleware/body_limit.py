@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 CHUNK = 64 * 1024
 # A chunked body is kept in memory up to this size, then spills to a temporary file.
 SPOOL_IN_MEMORY = 1024 * 1024
+# Methods whose requests carry no body unless they say so with a header.
+BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE", "TRACE"})
 
 
 class BodyLimitMiddleware:
@@ -40,7 +42,12 @@ class BodyLimitMiddleware:
                 too_large = False  # the server or the request parser answers for a malformed header
             if too_large:
                 return self.refuse(environ, start_response)
-        elif environ.get("wsgi.input_terminated") or "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        elif ("HTTP_TRANSFER_ENCODING" in environ and "chunked" in environ["HTTP_TRANSFER_ENCODING"].lower()) or (
+            # A server that de-chunks a body may hide how it came; gunicorn marks every
+            # request so, and reading an empty GET into a spooled file is half the cost
+            # of the whole stack.
+            environ.get("wsgi.input_terminated") and environ.get("REQUEST_METHOD") not in BODILESS_METHODS
+        ):
             if not self.spool(environ):
                 return self.refuse(environ, start_response)
         return self.app(environ, start_response)

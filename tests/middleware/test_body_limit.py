@@ -90,3 +90,19 @@ def test_in_the_stack_by_default_and_left_out_with_0(client_for):
     client = client_for("req_res", server_max_body_size=5)
     assert client.post("/echo", data=b"12345").data == b"12345"
     assert client.post("/echo", data=b"123456").status_code == 413
+
+
+def test_a_get_that_says_nothing_of_a_body_is_passed_through_unread():
+    # gunicorn marks every request `wsgi.input_terminated`; a GET without
+    # Content-Length or Transfer-Encoding has no body to spool.
+    stream = io.BytesIO(b"")
+    seen = {}
+
+    def inner(environ, start_response):
+        seen["input"] = environ["wsgi.input"]
+        start_response("200 OK", [])
+        return [b""]
+
+    environ = {"REQUEST_METHOD": "GET", "wsgi.input": stream, "wsgi.input_terminated": True}
+    BodyLimitMiddleware(inner, max_bytes=10)(environ, lambda *args: None)
+    assert seen["input"] is stream and "CONTENT_LENGTH" not in environ
