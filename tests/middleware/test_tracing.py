@@ -110,6 +110,28 @@ def test_spans_continue_the_callers_trace(server, collector, receiver):
     assert (access["trace_id"], access["span_id"]) == (TRACE_ID, server_span["spanId"])
 
 
+@pytest.mark.parametrize(
+    ("path", "status", "error"),
+    [("/?id=7", 200, False), ("/fail", 500, True), ("/unavailable", 503, True), ("/stream", 200, False)],
+    ids=["ok", "exception", "5xx", "streamed"],
+)
+def test_the_server_span_names_the_call_and_its_outcome(server, collector, path, status, error):
+    trace_id = format(hash(path) & (2**128 - 1), "032x")
+    headers = {"traceparent": f"00-{trace_id}-{'e' * 16}-01"}
+    assert requests.get(server.url + path, headers=headers, timeout=10).status_code == status
+    (span,) = wait_for_spans(collector, trace_id, 1)
+    bare_path, _, query = path.partition("?")
+    assert span["name"] == f"GET {bare_path}" and span["kind"] == SERVER
+    assert attribute(span, "http.request.method") == "GET" and attribute(span, "url.path") == bare_path
+    assert attribute(span, "url.query") == (query or None)
+    assert attribute(span, "error.type") == ("RuntimeError" if path == "/fail" else None)
+    assert int(attribute(span, "http.response.status_code")) == status
+    assert (span.get("status", {}).get("code") == 2) is error  # STATUS_CODE_ERROR
+    if path == "/fail":
+        (event,) = span["events"]
+        assert event["name"] == "exception" and attribute(event, "exception.type") == "RuntimeError"
+
+
 def test_b3_multi_headers_are_continued(server, collector):
     trace_id, parent = "a" * 32, "b" * 16
     headers = {"X-B3-TraceId": trace_id, "X-B3-SpanId": parent, "X-B3-Sampled": "1"}
