@@ -11,6 +11,9 @@
 #   docker build --secret id=pip-cert,src=/etc/ssl/certs/ca-certificates.crt ...
 ARG BASE_IMAGE=python:3.14-slim
 
+# Installed with byte-compiled modules: the image cannot write them at run time
+# (PYTHONDONTWRITEBYTECODE, a read-only venv), and compiling werkzeug, gunicorn and
+# the rest from source at every start would double a cold start.
 FROM ${BASE_IMAGE} AS install
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
@@ -23,7 +26,7 @@ ARG EXTRAS=""
 RUN --mount=type=secret,id=pip-cert \
     if [ -s /run/secrets/pip-cert ]; then export PIP_CERT=/run/secrets/pip-cert; fi \
     && python3 -m venv /opt/funcwsgi/venv \
-    && /opt/funcwsgi/venv/bin/pip install --no-compile ".${EXTRAS:+[$EXTRAS]}"
+    && /opt/funcwsgi/venv/bin/pip install ".${EXTRAS:+[$EXTRAS]}"
 
 FROM ${BASE_IMAGE}
 ARG USER_ID=10001

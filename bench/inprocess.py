@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import statistics
 import sys
 import time
@@ -45,9 +46,32 @@ def _write(data: bytes) -> None:
 
 
 def base_environ() -> dict[str, Any]:
+    """A GET as a server hands it over; as gunicorn, the default server, hands it (``gunicorn.socket``)."""
     environ = EnvironBuilder(path="/", base_url="http://127.0.0.1:8080/", headers={"User-Agent": "bench", "Accept": "*/*"}).get_environ()
     environ["SERVER_SOFTWARE"] = "bench"
+    environ["gunicorn.socket"] = _CLIENT_SOCKET
     return environ
+
+
+def handoff_environ() -> dict[str, Any]:
+    """The same GET from a server that does not hand over its socket (waitress, granian)."""
+    environ = base_environ()
+    del environ["gunicorn.socket"]
+    return environ
+
+
+class LentThreads:
+    """What gunicorn's worker lends the timeout layer; no call here is ever stuck."""
+
+    def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
+        raise AssertionError("a benchmark call timed out")
+
+    call_back = call_stuck
+
+
+# One end of a socket pair stands for the client's socket: the timeout layer
+# writes to it only if a call passes its deadline, which none does here.
+_CLIENT_SOCKET, _PEER = socket.socketpair()
 
 
 def call_many(app: WSGIApp, environ: dict[str, Any], calls: int) -> tuple[float, float]:
@@ -120,26 +144,36 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
             found.append(("call-path", "funcwsgi call path (function only)", app))
         else:
             found.append((f"layer-{layers[0].name}", f"+ {layers[0].name}", app))
-    found.append(("stack", f"funcwsgi default stack ({' > '.join(service.layers)})", service))
+    found.append(("stack", f"funcwsgi default stack, as under gunicorn ({' > '.join(service.layers)})", service))
+    found.append(("stack-handoff", "funcwsgi default stack, timeout by hand-off (waitress, granian)", service))
+    logged = FunctionService(config.replace(server_access_log=True), loaded)
+    found.append(("stack-access-log", f"funcwsgi stack, access log on ({' > '.join(logged.layers)})", logged))
     if trace_endpoint and any(layer.name == "tracing" for layer in LAYERS):
         traced_config = config.replace(trace_collector_endpoint=trace_endpoint)
         traced = FunctionService(traced_config, loaded)
         found.append(("stack-tracing", f"funcwsgi stack, tracing on ({' > '.join(traced.layers)})", traced))
+    from funcwsgi.timeouts.watchdog import use_server_threads
+
+    use_server_threads(LentThreads())
     start_worker(service)
     return found
 
 
+def environ_for(variant: str) -> dict[str, Any]:
+    return handoff_environ() if variant == "stack-handoff" else base_environ()
+
+
 def measure(rounds: int, calls: int, trace_endpoint: str | None) -> list[dict[str, Any]]:
-    environ = base_environ()
     apps = variants(trace_endpoint)
-    for _, _, app in apps:  # warm-up: first-call imports and caches
-        call_many(app, environ, max(100, calls // 20))
+    environs = {key: environ_for(key) for key, _, _ in apps}
+    for key, _, app in apps:  # warm-up: first-call imports and caches
+        call_many(app, environs[key], max(100, calls // 20))
     wall: dict[str, list[float]] = {key: [] for key, _, _ in apps}
     cpu: dict[str, list[float]] = {key: [] for key, _, _ in apps}
     for round_number in range(rounds):
         ordered = apps if round_number % 2 == 0 else list(reversed(apps))
         for key, _, app in ordered:
-            seconds, cpu_seconds = call_many(app, environ, calls)
+            seconds, cpu_seconds = call_many(app, environs[key], calls)
             wall[key].append(seconds * 1e6)
             cpu[key].append(cpu_seconds * 1e6)
     return [
@@ -166,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         apps = {key: app for key, _, app in variants(args.trace_endpoint, funcwsgi=args.only not in REFERENCES)}
         if args.only not in apps:
             parser.error(f"--only {args.only!r}: expected one of {', '.join(apps)}")
-        environ = base_environ()
+        environ = environ_for(args.only)
         call_many(apps[args.only], environ, 50)
         call_many(apps[args.only], environ, args.calls)
         return 0

@@ -16,7 +16,7 @@ from .stack import build_stack
 from .startup import print_startup_lines
 
 if TYPE_CHECKING:
-    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
 log = logging.getLogger("funcwsgi")
 

@@ -35,13 +35,15 @@ class FunctionApp:
         self.invoke = make_invoker(loaded, config)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        token = current_environ.set(environ)  # type: ignore[arg-type]
+        # The request-id layer has made it the current environ already, unless the stack lacks it.
+        token = None if current_environ.get() is environ else current_environ.set(environ)  # type: ignore[arg-type]
         try:
             result, res = self.invoke(environ)  # type: ignore[arg-type]
         except HTTPException as error:
             return http_error(error, environ, start_response)
         finally:
-            current_environ.reset(token)
+            if token is not None:
+                current_environ.reset(token)
         return send(result, res, environ, start_response)
 
     def __repr__(self) -> str:

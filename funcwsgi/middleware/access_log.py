@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
+from .body import StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -80,35 +81,21 @@ class AccessLogMiddleware:
         return "AccessLogMiddleware()"
 
 
-class LoggedBody:
+class LoggedBody(StreamedBody):
     """A streamed body that counts its bytes and logs the call when closed."""
 
-    __slots__ = ("_body", "_iterator", "_layer", "_environ", "_status", "_started", "_size", "_done")
+    __slots__ = ("_layer", "_environ", "_status", "_started", "_size")
 
     def __init__(self, body: Iterable[bytes], layer: AccessLogMiddleware, environ: WSGIEnvironment, status: list[str], started: float) -> None:
-        self._body = body
-        self._iterator: Iterator[bytes] = iter(body)
+        super().__init__(body)
         self._layer = layer
         self._environ = environ
         self._status = status
         self._started = started
         self._size = 0
-        self._done = False
 
-    def __iter__(self) -> LoggedBody:
-        return self
-
-    def __next__(self) -> bytes:
-        chunk = next(self._iterator)
+    def sent(self, chunk: bytes) -> None:
         self._size += len(chunk)
-        return chunk
 
-    def close(self) -> None:
-        try:
-            close: Any = getattr(self._body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            if not self._done:
-                self._done = True
-                self._layer.write(self._environ, self._status[0], self._started, self._size)
+    def ended(self) -> None:
+        self._layer.write(self._environ, self._status[0], self._started, self._size)

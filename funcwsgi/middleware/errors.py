@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from .body import StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -69,29 +71,14 @@ def log_failure(environ: WSGIEnvironment, *, streaming: bool = False) -> None:
         log.error("Function failed on %s %s", method, path, exc_info=True)
 
 
-class GuardedBody:
+class GuardedBody(StreamedBody):
     """A streamed body whose failures are logged before they abort the connection."""
 
-    __slots__ = ("_iterator", "_body", "_environ")
+    __slots__ = ("_environ",)
 
     def __init__(self, body: Iterable[bytes], environ: WSGIEnvironment) -> None:
-        self._body = body
-        self._iterator: Iterator[bytes] = iter(body)
+        super().__init__(body)
         self._environ = environ
 
-    def __iter__(self) -> GuardedBody:
-        return self
-
-    def __next__(self) -> bytes:
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            raise
-        except Exception:
-            log_failure(self._environ, streaming=True)
-            raise
-
-    def close(self) -> None:
-        close: Any = getattr(self._body, "close", None)
-        if close is not None:
-            close()
+    def failed(self, error: Exception) -> None:
+        log_failure(self._environ, streaming=True)

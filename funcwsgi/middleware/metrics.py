@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import atexit
 import glob
+import itertools
 import logging
 import os
 import shutil
 import tempfile
-import itertools
 import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..workers import on_worker_exit
+from .body import StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -237,43 +238,25 @@ class MetricsMiddleware:
         return "MetricsMiddleware()"
 
 
-class MeasuredBody:
+class MeasuredBody(StreamedBody):
     """A streamed body whose call is recorded when the server closes it."""
 
-    __slots__ = ("_body", "_iterator", "_series", "_environ", "_status", "_started", "_failed", "_done")
+    __slots__ = ("_series", "_environ", "_status", "_started", "_failed")
 
     def __init__(self, body: Iterable[bytes], series: LocalSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float) -> None:
-        self._body = body
-        self._iterator: Iterator[bytes] = iter(body)
+        super().__init__(body)
         self._series = series
         self._environ = environ
         self._status = status
         self._started = started
         self._failed = False
-        self._done = False
 
-    def __iter__(self) -> MeasuredBody:
-        return self
+    def failed(self, error: Exception) -> None:
+        self._failed = True
 
-    def __next__(self) -> bytes:
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            raise
-        except Exception:
-            self._failed = True
-            raise
-
-    def close(self) -> None:
-        try:
-            close: Any = getattr(self._body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            if not self._done:
-                self._done = True
-                failed = self._failed or self._status[0][0] == "5" or FAILURE_KEY in self._environ
-                self._series.record(perf_counter() - self._started, failed)
+    def ended(self) -> None:
+        failed = self._failed or self._status[0][0] == "5" or FAILURE_KEY in self._environ
+        self._series.record(perf_counter() - self._started, failed)
 
 
 _own_collectors: list[Any] = []

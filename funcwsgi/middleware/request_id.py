@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from random import getrandbits
 from collections.abc import Iterable
+from random import getrandbits
 from typing import TYPE_CHECKING, Any
 
 from ..context import current_environ

@@ -21,6 +21,7 @@ from .. import logs
 from ..config import Config
 from ..loader import LoadedFunction
 from ..workers import on_worker_start
+from .body import StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -195,32 +196,25 @@ class TracingMiddleware:
         if type(body) is list:
             span.end()
             return body
-        return SpanBody(body, span)
+        return SpanBody(body, span, error)
 
     def __repr__(self) -> str:
         return "TracingMiddleware()"
 
 
-class SpanBody:
+class SpanBody(StreamedBody):
     """A streamed body whose span ends when the server closes it."""
 
-    __slots__ = ("_body", "_iterator", "_span")
+    __slots__ = ("_span", "_error")
 
-    def __init__(self, body: Iterable[bytes], span: Any) -> None:
-        self._body = body
-        self._iterator = iter(body)
+    def __init__(self, body: Iterable[bytes], span: Any, error: Any) -> None:
+        super().__init__(body)
         self._span = span
+        self._error = error
 
-    def __iter__(self) -> SpanBody:
-        return self
+    def failed(self, error: Exception) -> None:
+        self._span.record_exception(error)
+        self._span.set_status(self._error)
 
-    def __next__(self) -> bytes:
-        return next(self._iterator)
-
-    def close(self) -> None:
-        try:
-            close = getattr(self._body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self._span.end()
+    def ended(self) -> None:
+        self._span.end()

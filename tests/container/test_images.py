@@ -98,6 +98,19 @@ def test_runtime_image_serves_a_mounted_function(docker: Docker, runtime_image: 
         docker("rm", "--force", name, check=False)
 
 
+def test_runtime_image_holds_byte_compiled_modules(docker: Docker, runtime_image: str):
+    # Nothing can be compiled at run time (read-only venv, PYTHONDONTWRITEBYTECODE): without
+    # .pyc files every cold start would compile werkzeug, gunicorn and funcwsgi from source.
+    check = (
+        "import importlib.util, os, funcwsgi.config, gunicorn.arbiter, werkzeug.http\n"
+        "missing = [m.__name__ for m in (funcwsgi.config, gunicorn.arbiter, werkzeug.http)"
+        " if not os.path.exists(importlib.util.cache_from_source(m.__file__))]\n"
+        "print(missing or 'compiled')"
+    )
+    result = docker("run", "--rm", "--network", "host", "--entrypoint", "python3", runtime_image, "-c", check, timeout=120)
+    assert result.stdout.strip() == "compiled"
+
+
 def test_runtime_image_refuses_a_missing_function(docker: Docker, runtime_image: str):
     result = docker("run", "--rm", "--network", "host", "--env", f"SERVER_PORT={free_port()}", runtime_image, check=False, timeout=120)
     assert result.returncode == 2

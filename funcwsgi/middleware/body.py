@@ -1,0 +1,57 @@
+"""The one wrapper layers put around a streamed response body to see how the stream went."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+
+class StreamedBody:
+    """A streamed response body, passed through chunk by chunk, that tells its layer how it went.
+
+    A layer subclasses it and overrides the hooks it needs: :meth:`sent`
+    after each chunk, :meth:`failed` when producing a chunk raised (the error
+    then goes on to the server), :meth:`ended` once, when the server closes
+    the body (after the body's own ``close()``). Bodies that are lists never
+    get one: layers handle those on the spot.
+    """
+
+    __slots__ = ("_body", "_iterator", "_ended")
+
+    def __init__(self, body: Iterable[bytes]) -> None:
+        self._body = body
+        self._iterator: Iterator[bytes] = iter(body)
+        self._ended = False
+
+    def __iter__(self) -> StreamedBody:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            chunk = next(self._iterator)
+        except StopIteration:
+            raise
+        except Exception as error:
+            self.failed(error)
+            raise
+        self.sent(chunk)
+        return chunk
+
+    def close(self) -> None:
+        try:
+            close: Any = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if not self._ended:
+                self._ended = True
+                self.ended()
+
+    def sent(self, chunk: bytes) -> None:
+        """A chunk went to the server."""
+
+    def failed(self, error: Exception) -> None:
+        """Producing the next chunk raised ``error``."""
+
+    def ended(self) -> None:
+        """The server closed the body: the call is over."""
