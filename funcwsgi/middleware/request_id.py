@@ -19,7 +19,7 @@ MAX_LENGTH = 128
 def new_request_id() -> str:
     # 128 random bits: unique enough to find a call's log lines, and no system call
     # per request (an id correlates, it guards nothing). random reseeds in each forked worker.
-    return f"{getrandbits(128):032x}"
+    return getrandbits(128).to_bytes(16, "big").hex()  # the quickest way to 32 hex digits
 
 
 def usable(request_id: str) -> bool:

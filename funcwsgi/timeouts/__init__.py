@@ -7,7 +7,8 @@ of time.
 
 from __future__ import annotations
 
-import ctypes
+import functools
+from typing import Any
 
 
 class CallTimeout(BaseException):
@@ -31,19 +32,27 @@ class Expired(Exception):
         self.logged = logged
 
 
-_set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
-_set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
-_set_async_exc.restype = ctypes.c_int
+@functools.cache
+def _set_async_exc() -> Any:
+    # ctypes is imported at the first timeout, not by every server at start-up.
+    import ctypes
+
+    function = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    function.argtypes = (ctypes.c_ulong, ctypes.py_object)
+    function.restype = ctypes.c_int
+    return function
 
 
 def interrupt(ident: int) -> None:
     """Raise :class:`CallTimeout` in thread ``ident`` at its next Python instruction."""
-    _set_async_exc(ident, CallTimeout)
+    _set_async_exc()(ident, CallTimeout)
 
 
 def cancel_interrupt(ident: int) -> None:
     """Withdraw an interrupt that has not been raised yet (``NULL`` clears it)."""
-    _set_async_exc(ident, ctypes.py_object())
+    import ctypes
+
+    _set_async_exc()(ident, ctypes.py_object())
 
 
 BODY = b"Timeout while processing the function"
