@@ -11,7 +11,6 @@ import sdk
 from funcwsgi import active, cloudevents_compat as ce
 
 from .conftest import function_folder
-from .receivers import EventReceiver
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -22,13 +21,6 @@ def no_served_config(monkeypatch):
     monkeypatch.setattr(active, "_config", None)
     for name in ("PUBLISHER_PROXY_ADDRESS", "PUBLISHER_PROXY_TIMEOUT", "FUNC_NAME", "FUNC_NAMESPACE", "FUNC_BODY_MB_LIMIT", "SERVER_MAX_BODY_SIZE"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture(scope="module")
-def receiver():
-    running = EventReceiver()
-    yield running
-    running.stop()
 
 
 def test_without_a_server_the_tracer_is_a_no_op():

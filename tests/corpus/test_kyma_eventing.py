@@ -9,29 +9,11 @@ import pytest
 import requests
 
 from ..receivers import EventReceiver
-from ..servers import BIN, Server, base_env, free_port
+from ..servers import Server
 from . import folder, serving
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 CALLER_SPAN = "b7ad6b7169203331"
-
-
-@pytest.fixture(scope="module")
-def collector():
-    port = free_port()
-    tap = Server([str(BIN / "oteltap"), "--port", str(port)], base_env(), port)
-    try:
-        tap.wait_for_output("Listening")
-        yield tap
-    finally:
-        tap.stop()
-
-
-@pytest.fixture(scope="module")
-def receiver():
-    running = EventReceiver()
-    yield running
-    running.stop()
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from tests.kafka.broker import Broker, TRACEPARENT, group_name, read_calls, start, trigger_env, wait_calls
-from tests.servers import BIN, Server, base_env, free_port
+from tests.servers import Server, free_port
 
 
 @pytest.fixture(scope="module")
@@ -24,17 +24,6 @@ def broker() -> Iterator[Broker]:
     running = Broker()
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def collector() -> Iterator[Server]:
-    port = free_port()
-    tap = Server([str(BIN / "oteltap"), "--port", str(port)], base_env(), port)
-    try:
-        tap.wait_for_output("Listening")
-        yield tap
-    finally:
-        tap.stop()
 
 
 def wait_for_span(collector: Server, trace_id: str, timeout: float = 15.0) -> dict:

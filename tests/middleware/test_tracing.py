@@ -9,30 +9,11 @@ import pytest
 import requests
 
 from ..conftest import function_folder
-from ..receivers import EventReceiver
 from ..servers import BIN, Server, base_env, free_port
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
 SERVER, CLIENT = 2, 3  # OTLP span kinds
-
-
-@pytest.fixture(scope="module")
-def collector():
-    port = free_port()
-    tap = Server([str(BIN / "oteltap"), "--port", str(port)], base_env(), port)
-    try:
-        tap.wait_for_output("Listening")
-        yield tap
-    finally:
-        tap.stop()
-
-
-@pytest.fixture(scope="module")
-def receiver():
-    running = EventReceiver()
-    yield running
-    running.stop()
 
 
 @pytest.fixture(scope="module")
