@@ -115,7 +115,7 @@ class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def get_thread_pool(self) -> ThreadPoolExecutor:
         """gthread's pool, lent to the timeout layer: calls run on these threads, no hand-off."""
-        pool = super().get_thread_pool()
+        pool: ThreadPoolExecutor = super().get_thread_pool()
         self.stuck_sockets: set[Any] = set()
         self.resizing = threading.Lock()
         use_server_threads(self)

@@ -262,11 +262,15 @@ class Watchdog:
         )
         client = environ.get(SOCKET_KEY)
         try:
-            answer = _answer(environ.get("REQUEST_METHOD") == "HEAD", environ.get(REQUEST_ID_KEY))
-            # Never block the watchdog on a client that does not read: the answer is small.
-            client.send(answer, socket.MSG_DONTWAIT)
-            client.shutdown(socket.SHUT_WR)
-        except OSError as error:
+            if client is not None:
+                answer = _answer(environ.get("REQUEST_METHOD") == "HEAD", environ.get(REQUEST_ID_KEY))
+                if type(client) is socket.socket:
+                    # Never block the watchdog on a client that does not read: the answer is small.
+                    client.send(answer, socket.MSG_DONTWAIT)
+                else:  # a TLS socket takes no flags
+                    client.send(answer)
+                client.shutdown(socket.SHUT_WR)
+        except (OSError, ValueError) as error:
             log.info("The client of a timed-out call could not be answered: %s", error)
         finally:
             interrupt(call.thread)
