@@ -55,14 +55,19 @@ class TimeoutMiddleware:
 
     def timed_out(self, environ: WSGIEnvironment, start_response: StartResponse, expired: Expired) -> Iterable[bytes]:
         environ[FAILURE_KEY] = "timeout"
-        if not expired.logged:
-            log.warning(
-                "Call timed out after %gs (%s): %s %s",
-                self.seconds,
-                expired.why,
-                environ.get("REQUEST_METHOD", "?"),
-                environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""),
-            )
+        if expired.answered:
+            # The function may have set a status just before its thread came back: replace it
+            # (exc_info says so); the server's write then fails on the shut socket and it
+            # closes the connection.
+            start_response(STATUS, list(HEADERS), (Expired, expired, expired.__traceback__))
+            return []
+        log.warning(
+            "Call timed out after %gs (%s): %s %s",
+            self.seconds,
+            expired.why,
+            environ.get("REQUEST_METHOD", "?"),
+            environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""),
+        )
         start_response(STATUS, list(HEADERS))
         return [] if environ.get("REQUEST_METHOD") == "HEAD" else [BODY]
 

@@ -23,13 +23,14 @@ class CallTimeout(BaseException):
 class Expired(Exception):
     """The runtime's own signal that a call's deadline passed; its message says how.
 
-    ``logged`` when the timeout was logged already, at the deadline.
+    ``answered`` when the watchdog has answered the client already (and logged it): the
+    response the layer still owes the server goes to a socket shut for writing.
     """
 
-    def __init__(self, why: str, *, logged: bool = False) -> None:
+    def __init__(self, why: str, *, answered: bool = False) -> None:
         super().__init__(why)
         self.why = why
-        self.logged = logged
+        self.answered = answered
 
 
 @functools.cache

@@ -195,7 +195,7 @@ class Watchdog:
         close = getattr(result, "close", None)
         if close is not None:
             close()
-        raise Expired("the function did not return", logged=True)
+        raise Expired("the function did not return", answered=True)
 
     def _wait_for_a_thread(self, deadline: float) -> None:
         with self.changed:

@@ -389,3 +389,28 @@ def test_when_every_watched_thread_is_stuck_calls_get_408_and_liveness_fails(len
             end.close()
     assert wrapped.liveness_problem() is None
     assert lent_threads.extra_threads == [1, 0]
+
+
+def test_a_status_set_before_the_watchdog_answered_is_replaced_not_doubled(lent_threads, client_socket):
+    # Servers refuse a second start_response without exc_info (gunicorn asserts): the
+    # layer's late 408 must say it replaces what the function had set.
+    release = threading.Event()
+    calls = []
+
+    def strict_start_response(status, headers, exc_info=None):
+        if calls and exc_info is None:
+            raise AssertionError("Response headers already set!")
+        calls.append((status, exc_info is not None))
+        return lambda data: None
+
+    def inner(environ, start_response):
+        start_response("200 OK", [])
+        release.wait()  # blocked until the client has its 408
+        return [b"late"]
+
+    threading.Timer(0.5, release.set).start()
+    wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), "gunicorn.socket": client_socket[0]}
+    body = wrapped(environ, strict_start_response)
+    assert list(body) == [] and calls == [("200 OK", False), ("408 Request Timeout", True)]
+    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
