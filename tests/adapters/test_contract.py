@@ -109,11 +109,17 @@ def test_a_call_past_its_deadline_gets_408_within_a_second(served, path):
 
 
 def test_the_function_sees_its_request_and_its_thread_locals_under_the_timeout(served):
-    first = requests.get(served.url + "/context").json()
-    second = requests.get(served.url + "/context").json()
-    assert first["path"] == second["path"] == "/context"
-    # One call after another runs on the same long-lived thread, as on a server thread.
-    assert second["thread_calls"] == first["thread_calls"] + 1
+    seen = [requests.get(served.url + "/context").json() for _ in range(20)]
+    assert {answer["path"] for answer in seen} == {"/context"}
+    counts_by_thread: dict[int, list[int]] = {}
+    for answer in seen:
+        counts_by_thread.setdefault(answer["thread"], []).append(answer["thread_calls"])
+    # Threads are long-lived, as a server's are: what one call keeps in a threading.local
+    # is there for the next call on that thread. (Under gunicorn the calls run on
+    # gthread's own threads, any of which may take the next one.)
+    for counts in counts_by_thread.values():
+        assert counts == list(range(counts[0], counts[0] + len(counts)))
+    assert max(len(counts) for counts in counts_by_thread.values()) >= 2
 
 
 @pytest.mark.parametrize(

@@ -97,5 +97,5 @@ def main(req, res):
         return {"pid": os.getpid()}
     if action == "context":
         _thread_state.calls = getattr(_thread_state, "calls", 0) + 1
-        return {"path": sdk.get_request().path, "thread_calls": _thread_state.calls}
+        return {"path": sdk.get_request().path, "thread": threading.get_ident(), "thread_calls": _thread_state.calls}
     return "hello"
