@@ -16,6 +16,7 @@ import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from granian.constants import Interfaces
@@ -51,7 +52,7 @@ def serve(config: Config) -> int:
         log_access=False,
         websockets=False,
     )
-    _relay_stop_signals(server)
+    _relay_stop_signals(lambda signum: server.signal_handler_interrupt())
     server.serve(target_loader=worker_app, wrap_loader=False)
     marker = _boot_failure_marker(os.getpid())
     if os.path.exists(marker):
@@ -61,26 +62,41 @@ def serve(config: Config) -> int:
 
 
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+#: How long a worker that failed to start waits to be stopped by the main process.
+STOP_WAIT_SECONDS = 10
 
 
-def _relay_stop_signals(server: Any) -> None:
-    """Deliver SIGTERM/SIGINT to granian's main loop whichever thread the kernel picks.
+def _relay_stop_signals(on_signal: Callable[[int], None]) -> None:
+    """Take SIGTERM/SIGINT on one thread of this process, whichever thread the kernel picks.
 
-    granian's main thread sleeps in ``threading.Event.wait()``, which only a
+    granian waits for its stop signals in ``threading.Event.wait()`` on the
+    main thread (of the main process and of each worker), which only a
     signal delivered to that very thread interrupts; the kernel may hand a
-    process's signal to any of its threads (granian's worker watchers
-    included), and then the server never stops. So the stop signals are
-    blocked in every thread (threads and workers made later inherit the mask)
-    and received by one thread with ``sigwait``.
+    process's signal to any of its threads (granian's worker watchers, its
+    Rust runtime threads), and then the process never stops. So the stop
+    signals are blocked in every thread (threads made later, and forked
+    workers, inherit the mask) and received by one thread with ``sigwait``,
+    which calls ``on_signal``.
     """
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
     def relay() -> None:
         while True:
-            signal.sigwait(STOP_SIGNALS)
-            server.signal_handler_interrupt()
+            on_signal(signal.sigwait(STOP_SIGNALS))
 
     threading.Thread(target=relay, name="funcwsgi-signals", daemon=True).start()
+
+
+def _run_installed_handler(signum: int) -> None:
+    """In a worker: what the signal would have done, run by the relay thread."""
+    handler = signal.getsignal(signum)
+    if callable(handler):
+        handler(signum, None)  # granian's: sets the worker's stop event, thread-safe
+        return
+    # Before granian installed its handler (worker_app reset it to the default): stop now,
+    # by taking the signal on this thread with the default action.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+    signal.pthread_kill(threading.get_ident(), signum)
 
 
 def _boot_failure_marker(main_pid: int) -> str:
@@ -91,7 +107,12 @@ def _boot_failure_marker(main_pid: int) -> str:
 def worker_app() -> FunctionService:
     """Runs in each worker process before it serves."""
     global _service
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked in the main process only
+    # The main process's handlers came along with the fork and mean nothing here; the stop
+    # signals stay blocked (forked and spawned workers inherit the mask) until the relay
+    # below takes them.
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         if _service is None:  # a spawned worker: nothing was inherited
             config = Config.from_env()
@@ -108,7 +129,12 @@ def worker_app() -> FunctionService:
         with open(_boot_failure_marker(os.getppid()), "w"):
             pass
         os.kill(os.getppid(), signal.SIGTERM)
+        # Stay until the main process, shutting down, stops this worker: a worker that left
+        # first could be respawned, and fail again, before the main process saw its signal.
+        signal.sigtimedwait(STOP_SIGNALS, STOP_WAIT_SECONDS)
         sys.exit(EXIT_STARTUP_ERROR)
+    # granian starts this worker's threads once this returns: one of them takes the stop signals.
+    _relay_stop_signals(_run_installed_handler)
     # multiprocessing runs its finalizers when the worker process ends after its last call.
     multiprocessing.util.Finalize(None, stop_process, args=(_service,), exitpriority=10)
     return _service
