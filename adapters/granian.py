@@ -17,7 +17,6 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from granian.constants import Interfaces
 from granian.log import LogLevels

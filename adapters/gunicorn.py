@@ -123,16 +123,17 @@ class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
         """A call timed out and its thread is stuck: more threads keep the pool at full strength."""
+        self._resize(extra_threads, self.stuck_sockets.add, environ)
+
+    def call_back(self, environ: dict[str, Any], extra_threads: int) -> None:
+        self._resize(extra_threads, self.stuck_sockets.discard, environ)
+
+    def _resize(self, extra_threads: int, note: Any, environ: dict[str, Any]) -> None:
         with self.resizing:
             # ThreadPoolExecutor reads _max_workers each time a call is submitted and
             # starts a thread when none is idle and fewer than that many exist.
             self.tpool._max_workers = self.cfg.threads + extra_threads
-            self.stuck_sockets.add(environ["gunicorn.socket"])
-
-    def call_back(self, environ: dict[str, Any], extra_threads: int) -> None:
-        with self.resizing:
-            self.tpool._max_workers = self.cfg.threads + extra_threads
-            self.stuck_sockets.discard(environ["gunicorn.socket"])
+            note(environ["gunicorn.socket"])
 
     def murder_keepalived(self) -> None:
         # Runs on the worker's main thread every loop. A stuck call's client has had

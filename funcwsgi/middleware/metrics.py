@@ -24,6 +24,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
+from ..timeouts import FAILURE_KEY  # a failure another layer turned into a response (a 408)
 from ..workers import on_worker_exit
 from .body import StreamedBody
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi.metrics")
 
-#: A layer that turns a failure into a response (the timeout layer's 408) names it here.
-FAILURE_KEY = "funcwsgi.failure"
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 OTHER_METHOD = "other"  # any other method string: the label set stays bounded
@@ -210,7 +209,7 @@ def _forget_worker(pid: int) -> None:
 class MetricsMiddleware:
     """Counts each call, its failure, and its duration (to the end of a streamed body)."""
 
-    def __init__(self, app: WSGIApplication, metrics: LocalCallMetrics | SharedCallMetrics) -> None:
+    def __init__(self, app: WSGIApplication, metrics: CallMetrics) -> None:
         self.app = app
         self.series = metrics.series
         self.other = metrics.series[OTHER_METHOD]

@@ -16,11 +16,10 @@ streamed body is sent at the client's pace afterwards.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..timeouts import BODY, FAILURE_KEY, HEADERS, STATUS, CallTimeout, Expired
+from ..timeouts import BODY, FAILURE_KEY, HEADERS, STATUS, CallTimeout, Expired, log_timeout
 from ..timeouts.handoff import PooledCalls
 from ..timeouts.watchdog import Watchdog, server_threads_usable
 
@@ -28,9 +27,6 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 __all__ = ["BODY", "FAILURE_KEY", "CallTimeout", "TimeoutMiddleware"]
-
-log = logging.getLogger("funcwsgi.timeout")
-
 
 class TimeoutMiddleware:
     """Answers ``408 Timeout while processing the function`` when ``app`` takes longer than ``seconds``.
@@ -59,15 +55,11 @@ class TimeoutMiddleware:
             # The function may have set a status just before its thread came back: replace it
             # (exc_info says so); the server's write then fails on the shut socket and it
             # closes the connection.
-            start_response(STATUS, list(HEADERS), (Expired, expired, expired.__traceback__))
+            raised_at = expired.__traceback__
+            assert raised_at is not None  # it was raised and caught
+            start_response(STATUS, list(HEADERS), (Expired, expired, raised_at))
             return []
-        log.warning(
-            "Call timed out after %gs (%s): %s %s",
-            self.seconds,
-            expired.why,
-            environ.get("REQUEST_METHOD", "?"),
-            environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""),
-        )
+        log_timeout(self.seconds, expired.why, environ)
         start_response(STATUS, list(HEADERS))
         return [] if environ.get("REQUEST_METHOD") == "HEAD" else [BODY]
 

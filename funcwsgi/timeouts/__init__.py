@@ -8,7 +8,12 @@ of time.
 from __future__ import annotations
 
 import functools
-from typing import Any
+import logging
+import os
+import weakref
+from typing import Any, Protocol
+
+log = logging.getLogger("funcwsgi.timeout")
 
 
 class CallTimeout(BaseException):
@@ -62,3 +67,35 @@ HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str
 
 #: What the layer stores in the environ when it answered 408 (the metrics layer counts it).
 FAILURE_KEY = "funcwsgi.failure"
+
+
+def log_timeout(seconds: float, why: str, environ: dict[str, Any]) -> None:
+    """The one warning a timed-out call leaves, naming its method and path."""
+    log.warning(
+        "Call timed out after %gs (%s): %s %s",
+        seconds,
+        why,
+        environ.get("REQUEST_METHOD", "?"),
+        environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""),
+    )
+
+
+class ForkAware(Protocol):
+    def after_fork(self) -> None: ...
+
+
+_renewed: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def renew_after_fork(instance: ForkAware) -> None:
+    """Call ``instance.after_fork()`` in every forked child: it has none of its parent's threads."""
+    _renewed.add(instance)
+
+
+def _after_fork_in_child() -> None:
+    for instance in list(_renewed):
+        instance.after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

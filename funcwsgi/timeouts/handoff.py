@@ -35,28 +35,15 @@ import select
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-from . import CallTimeout, Expired, cancel_interrupt, interrupt
+from . import CallTimeout, Expired, cancel_interrupt, interrupt, renew_after_fork
 
 log = logging.getLogger("funcwsgi.timeout")
-
-_instances: weakref.WeakSet[PooledCalls] = weakref.WeakSet()
-
-
-def _after_fork_in_child() -> None:
-    for layer in list(_instances):
-        layer.after_fork()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
 
 class Doorbell:
     """One thread rings, another waits: the cheapest cross-thread wake-up available.
@@ -318,7 +305,7 @@ class PooledCalls:
         self.milliseconds = _milliseconds(seconds)
         self.max_threads = max_threads
         self.after_fork()
-        _instances.add(self)
+        renew_after_fork(self)
 
     def after_fork(self) -> None:
         """Start afresh: a forked child has none of its parent's threads, and must not share its doorbells."""

@@ -38,7 +38,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import BODY, CallTimeout, Expired, cancel_interrupt, interrupt
+from ..logs import REQUEST_ID_KEY
+from . import BODY, HEADERS, STATUS, CallTimeout, Expired, cancel_interrupt, interrupt, log_timeout, renew_after_fork
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -49,16 +50,11 @@ log = logging.getLogger("funcwsgi.timeout")
 TICK_SECONDS = 0.05
 
 SOCKET_KEY = "gunicorn.socket"
-REQUEST_ID_KEY = "funcwsgi.request_id"
 
 
 def _answer(head_only: bool, request_id: str | None) -> bytes:
-    lines = [
-        "HTTP/1.1 408 Request Timeout",
-        "Content-Type: text/plain; charset=utf-8",
-        f"Content-Length: {len(BODY)}",
-        "Connection: close",
-    ]
+    """The layer's 408 as raw HTTP, for the watchdog to write itself; the connection then closes."""
+    lines = [f"HTTP/1.1 {STATUS}", *(f"{name}: {value}" for name, value in HEADERS), "Connection: close"]
     if request_id is not None:
         lines.append(f"X-Request-Id: {request_id}")
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
@@ -96,15 +92,13 @@ def server_threads_usable(environ: WSGIEnvironment) -> bool:
 _instances: weakref.WeakSet[Watchdog] = weakref.WeakSet()
 
 
-def _after_fork_in_child() -> None:
+def _forget_server_threads() -> None:
     global _server_threads
     _server_threads = None  # set again by a gunicorn worker, after its fork
-    for watchdog in list(_instances):
-        watchdog.after_fork()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(after_in_child=_forget_server_threads)
 
 
 class TimedCall:
@@ -152,6 +146,7 @@ class Watchdog:
         self.seconds = seconds
         self.limit = limit
         self.after_fork()
+        renew_after_fork(self)
         _instances.add(self)
 
     def after_fork(self) -> None:
@@ -254,12 +249,7 @@ class Watchdog:
         server = _server_threads
         if server is not None:
             server.call_stuck(environ, extra_threads)
-        log.warning(
-            "Call timed out after %gs (the function did not return): %s %s",
-            self.seconds,
-            environ.get("REQUEST_METHOD", "?"),
-            environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""),
-        )
+        log_timeout(self.seconds, "the function did not return", environ)
         client = environ.get(SOCKET_KEY)
         try:
             if client is not None:

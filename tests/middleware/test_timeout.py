@@ -99,9 +99,8 @@ def test_a_call_blocked_in_c_past_its_deadline_gets_408_on_time(method):
     assert 0.2 <= took < 1.0
 
 
-def test_python_code_past_its_deadline_is_stopped_at_its_next_instruction():
-    stopped = threading.Event()
-    caught = []
+def spinning(caught, stopped=None):
+    """A function stuck in a Python loop, noting the exception that stops it."""
 
     def inner(environ, start_response):
         try:
@@ -111,7 +110,16 @@ def test_python_code_past_its_deadline_is_stopped_at_its_next_instruction():
             caught.append(error)
             raise
         finally:
-            stopped.set()
+            if stopped is not None:
+                stopped.set()
+
+    return inner
+
+
+def test_python_code_past_its_deadline_is_stopped_at_its_next_instruction():
+    stopped = threading.Event()
+    caught = []
+    inner = spinning(caught, stopped)
 
     status = call(TimeoutMiddleware(inner, seconds=0.1, max_threads=2))[0]
     assert status == "408 Request Timeout"
@@ -326,16 +334,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
 
 def test_a_watched_python_loop_is_stopped_at_its_next_instruction(lent_threads, client_socket):
     caught = []
-
-    def inner(environ, start_response):
-        try:
-            while True:
-                pass
-        except CallTimeout as error:
-            caught.append(error)
-            raise
-
-    wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
+    wrapped = TimeoutMiddleware(spinning(caught), seconds=0.1, max_threads=2)
     status = call(wrapped, **{"gunicorn.socket": client_socket[0]})[0]
     assert status == "408 Request Timeout"
     assert isinstance(caught[0], CallTimeout)
