@@ -1,0 +1,367 @@
+"""funcwsgi's gunicorn worker: gthread, with every request read on the event loop before a thread sees it.
+
+gunicorn's ``gthread`` worker hands a connection to a thread as soon as it
+is readable, and the thread then blocks until the whole head has arrived:
+fifty clients that send half a head (the default fifty threads) stop the
+service. This worker reads each request on the worker's event loop instead
+(:mod:`adapters._requests`), head and body, and gives it to a thread only
+when it is complete, so slow and stalled clients cost a connection, never a
+function thread. Around that:
+
+- ``SERVER_HEADER_TIMEOUT`` bounds the time a whole head may take and
+  ``SERVER_BODY_TIMEOUT`` a pause in the body: then ``408`` and close.
+  An idle keep-alive connection is closed quietly after
+  ``SERVER_KEEPALIVE_TIMEOUT``. Responses are written by the thread with
+  ``SERVER_SEND_TIMEOUT`` on the socket.
+- ``SERVER_MAX_CONNECTIONS`` bounds the open connections. At the bound the
+  connection that has waited longest without a complete request (an idle
+  keep-alive one, a slow head, a stalled body) is closed to make room, so a
+  flood of connections that never send cannot lock out new callers.
+- ``SERVER_MAX_INFLIGHT`` bounds the calls running or waiting for a thread;
+  beyond it a call is answered ``503`` with ``Retry-After`` by the loop,
+  and counted in ``function_rejected_total``. The probes and ``/metrics``
+  run on a small pool of their own, so they answer under any load.
+- Pipelined requests that arrived with a call are served one after the
+  other without waiting for the socket to become readable again.
+
+It also lends its threads to the timeout layer (:mod:`funcwsgi.timeouts.watchdog`)
+and leaves new connections to the next worker once it is being recycled.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import selectors
+import socket
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import Any
+
+from gunicorn import http
+from gunicorn.workers.gthread import TConn, ThreadWorker
+
+from adapters._requests import Limits, PendingRequest, Ready, Refusal
+from funcwsgi.config import Config
+from funcwsgi.timeouts.watchdog import use_server_threads
+
+log = logging.getLogger("funcwsgi")
+
+#: Threads for /healthz, /health/* and /metrics, apart from the calls' threads.
+PROBE_THREADS = 2
+RETRY_AFTER_SECONDS = 1
+#: How often the loop looks for connections past their deadline.
+SWEEP_SECONDS = 0.25
+ACCEPTS_PER_EVENT = 64
+READ_SIZE = 65536
+
+REQUEST_TIMEOUT = Refusal("408 Request Timeout", "the request did not arrive in time")
+OVERLOADED = Refusal("503 Service Unavailable", "the function is busy; retry later")
+
+
+def short_answer(refusal: Refusal) -> bytes:
+    """A complete answer the loop writes itself, closing the connection."""
+    body = refusal.text.encode()
+    lines = [f"HTTP/1.1 {refusal.status}", "Content-Type: text/plain; charset=utf-8", f"Content-Length: {len(body)}", "Connection: close"]
+    if refusal.status.startswith("503"):
+        lines.append(f"Retry-After: {RETRY_AFTER_SECONDS}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+class Connection(TConn):  # type: ignore[misc]
+    """A client connection and the request being read on it."""
+
+    def __init__(self, cfg: Any, sock: socket.socket, client: Any, server: Any) -> None:
+        super().__init__(cfg, sock, client, server)
+        self.request: PendingRequest | None = None
+        self.deadline = 0.0
+        self.kept_alive = False  # waiting for the next request after one was answered
+        self.admitted = False  # counted in the calls in flight
+        self.leftover = b""
+
+
+class FunctionWorker(ThreadWorker):  # type: ignore[misc]
+    """gthread reading whole requests on its loop; see the module's documentation."""
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        service_config = getattr(self.wsgi, "config", None)
+        config = service_config if isinstance(service_config, Config) else Config.from_env()
+        self.runtime = config
+        self.connection_limit = config.server_max_connections
+        # gthread stops selecting at worker_connections; this worker enforces its own limit.
+        self.worker_connections = 1 << 62
+        self.max_inflight = config.max_inflight
+        self.limits = Limits(request_line=self.cfg.limit_request_line or 8190, body=config.server_max_body_size)
+        probes = {"/healthz", "/health/liveness", "/health/readiness"}
+        if config.server_metrics and not config.server_metrics_port:
+            probes.add(config.server_metrics_path)
+        self.probe_paths = frozenset(path.encode() for path in probes)
+        self.waiting: OrderedDict[Connection, None] = OrderedDict()
+        self.inflight = 0
+        self.next_sweep = 0.0
+        self.probe_pool = ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="funcwsgi-probe")
+        self.rejected = _rejected_counter(config)
+
+    # -- threads lent to the timeout layer -----------------------------------------
+
+    def get_thread_pool(self) -> ThreadPoolExecutor:
+        """gthread's pool, lent to the timeout layer: calls run on these threads, no hand-off."""
+        pool: ThreadPoolExecutor = super().get_thread_pool()
+        self.stuck_sockets: set[Any] = set()
+        self.resizing = threading.Lock()
+        use_server_threads(self)
+        return pool
+
+    def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
+        """A call timed out and its thread is stuck: more threads keep the pool at full strength."""
+        self._resize(extra_threads, self.stuck_sockets.add, environ)
+
+    def call_back(self, environ: dict[str, Any], extra_threads: int) -> None:
+        self._resize(extra_threads, self.stuck_sockets.discard, environ)
+
+    def _resize(self, extra_threads: int, note: Any, environ: dict[str, Any]) -> None:
+        with self.resizing:
+            # ThreadPoolExecutor reads _max_workers each time a call is submitted and
+            # starts a thread when none is idle and fewer than that many exist.
+            self.tpool._max_workers = self.cfg.threads + extra_threads
+            note(environ["gunicorn.socket"])
+
+    # -- the event loop: accepting, reading, dispatching ----------------------------
+
+    def accept(self, server: Any, listener: socket.socket) -> None:
+        # A worker on its way out (recycled after SERVER_MAX_REQUESTS calls) leaves new
+        # connections in the listening socket's queue for the next worker (gunicorn issue 3038).
+        for _ in range(ACCEPTS_PER_EVENT):
+            if not self.alive:
+                return
+            try:
+                sock, client = listener.accept()
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                    raise
+                return
+            with self._lock:
+                if self.nr_conns >= self.connection_limit and not self._evict_one():
+                    self._refuse_socket(sock, OVERLOADED)
+                    continue
+                self.nr_conns += 1
+                conn = Connection(self.cfg, sock, client, server)
+                self._wait_for_request(conn, PendingRequest(self.limits), time.monotonic() + self.runtime.server_header_timeout)
+
+    def _wait_for_request(self, conn: Connection, request: PendingRequest, deadline: float) -> None:
+        """Put ``conn`` on the loop until ``request`` is complete (called with the lock held)."""
+        conn.request = request
+        conn.deadline = deadline
+        self.waiting[conn] = None
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
+
+    def on_client_socket_readable(self, conn: Connection, client: socket.socket) -> None:
+        try:
+            data = conn.sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        with self._lock:
+            if conn not in self.waiting:
+                return
+            if not data:
+                self._close_waiting(conn)
+                return
+            self._advance(conn, data)
+
+    def _advance(self, conn: Connection, data: bytes) -> None:
+        """Feed what arrived to the connection's request; dispatch, refuse or keep waiting (lock held)."""
+        request = conn.request
+        assert request is not None
+        outcome = request.feed(data)
+        now = time.monotonic()
+        if outcome is None:
+            if conn.kept_alive and request.started:  # the next request began: its head has a deadline
+                conn.kept_alive = False
+                conn.deadline = now + self.runtime.server_header_timeout
+            if request.head_complete:
+                conn.deadline = now + self.runtime.server_body_timeout  # a pause in the body, from now
+                if request.wants_continue():
+                    request.continue_sent = True
+                    self._send_quietly(conn.sock, b"HTTP/1.1 100 Continue\r\n\r\n")
+            return
+        if isinstance(outcome, Refusal):
+            self._unwait(conn)
+            self._refuse(conn, outcome)
+            return
+        self._dispatch(conn, outcome)
+
+    def _dispatch(self, conn: Connection, ready: Ready) -> None:
+        request = conn.request
+        assert request is not None
+        self._unwait(conn)
+        if request.is_probe(self.probe_paths):
+            pool = self.probe_pool
+        else:
+            busy = self.inflight - len(self.stuck_sockets)
+            if self.max_inflight and busy >= self.max_inflight:
+                request.close()
+                self._refuse(conn, OVERLOADED)
+                return
+            self.inflight += 1
+            conn.admitted = True
+            pool = self.tpool
+        conn.buffered = ready.buffered
+        future = pool.submit(self.handle, conn)
+        self._wrap_future(future, conn)
+
+    def _unwait(self, conn: Connection) -> None:
+        del self.waiting[conn]
+        try:
+            self.poller.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+
+    def _close_waiting(self, conn: Connection) -> None:
+        self._unwait(conn)
+        self._close(conn)
+
+    def _close(self, conn: Connection) -> None:
+        if conn.request is not None:
+            conn.request.close()
+            conn.request = None
+        self.nr_conns -= 1
+        conn.close()
+
+    def _refuse(self, conn: Connection, refusal: Refusal) -> None:
+        if refusal is OVERLOADED:
+            self.rejected()
+        self._send_quietly(conn.sock, short_answer(refusal))
+        self._close(conn)
+
+    def _refuse_socket(self, sock: socket.socket, refusal: Refusal) -> None:
+        self.rejected()
+        self._send_quietly(sock, short_answer(refusal))
+        sock.close()
+
+    @staticmethod
+    def _send_quietly(sock: socket.socket, data: bytes) -> None:
+        try:
+            sock.send(data, socket.MSG_DONTWAIT)
+        except OSError:
+            pass
+
+    def _evict_one(self) -> bool:
+        """Close the connection that has waited longest without a complete request (lock held)."""
+        for conn in self.waiting:
+            self._close_waiting(conn)
+            return True
+        return False
+
+    def murder_keepalived(self) -> None:
+        """Runs on the loop every turn: stuck calls' futures dropped, connections past their deadline closed."""
+        if self.stuck_sockets:
+            # A stuck call's client has had its 408: stop waiting for its request (a graceful
+            # stop would wait for it in vain); its connection is closed when its thread comes back.
+            with self.resizing:
+                stuck = [future for future in self.futures if future.conn.sock in self.stuck_sockets]
+            for future in stuck:
+                self.futures.remove(future)
+        now = time.monotonic()
+        if now < self.next_sweep:
+            return
+        self.next_sweep = now + SWEEP_SECONDS
+        with self._lock:
+            late = [conn for conn in self.waiting if conn.deadline <= now]
+            for conn in late:
+                started = conn.request is not None and conn.request.started
+                self._unwait(conn)
+                if started:
+                    self._refuse(conn, REQUEST_TIMEOUT)
+                else:  # an idle connection: a 408 here could be read as the answer to the next request
+                    self._close(conn)
+
+    # -- on a thread ---------------------------------------------------------------
+
+    def handle(self, conn: Connection) -> tuple[bool, Connection]:
+        request = conn.request
+        assert request is not None
+        conn.request = None
+        # Reads of a body that was not waited for, and every write, block at most this long.
+        conn.sock.settimeout(self.runtime.server_send_timeout if conn.buffered else self.runtime.server_body_timeout)
+        conn.initialized = True
+        parser = http.RequestParser(self.cfg, conn.sock, conn.client)
+        parser.unreader = request.unreader(conn.sock)
+        conn.parser = parser
+        try:
+            keepalive, conn = super().handle(conn)
+            if keepalive:
+                rest = _leftover(parser) if conn.buffered else None
+                if rest is None:
+                    keepalive = False
+                else:
+                    conn.leftover = rest
+        finally:
+            parser.unreader.close()
+            request.close()
+        return keepalive, conn
+
+    def finish_request(self, future: Future[tuple[bool, Connection]]) -> None:
+        """When a thread is done with a connection: back to the loop for the next request, or closed."""
+        conn: Connection = future.conn  # type: ignore[attr-defined]
+        with self._lock:
+            if conn.admitted:
+                conn.admitted = False
+                self.inflight -= 1
+            keepalive = False
+            if not future.cancelled():
+                try:
+                    keepalive = future.result()[0]
+                except Exception:
+                    keepalive = False
+            if not (keepalive and self.alive):
+                self._close(conn)
+                return
+            try:
+                conn.sock.setblocking(False)
+                conn.kept_alive = True
+                request = PendingRequest(self.limits)
+                leftover, conn.leftover = conn.leftover, b""
+                self._wait_for_request(conn, request, time.monotonic() + self.runtime.server_keepalive_timeout)
+                if leftover:  # pipelined: the next request is already here
+                    self._advance(conn, leftover)
+            except (OSError, ValueError):
+                if conn in self.waiting:
+                    self._unwait(conn)
+                self._close(conn)
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            self.probe_pool.shutdown(wait=False)
+
+
+def _leftover(parser: Any) -> bytes | None:
+    """The bytes after the request just served (the next pipelined ones), or None when the connection cannot be reused.
+
+    The body the function did not read is skipped first, from what the loop
+    buffered; nothing is read from the socket here.
+    """
+    message = parser.mesg
+    try:
+        while message.body.read(READ_SIZE):
+            pass
+    except Exception:
+        return None
+    rest: bytes = parser.unreader.rest()
+    return rest
+
+
+def _rejected_counter(config: Config) -> Any:
+    """Counts a call refused with 503 in ``function_rejected_total`` (a no-op without metrics)."""
+    if not config.server_metrics:
+        return lambda: None
+    from funcwsgi.middleware.metrics import call_metrics
+
+    return call_metrics(config).reject
