@@ -38,6 +38,9 @@ class AdapterSpec:
     server: str  # the server's import name
     extra: str | None  # the funcwsgi extra that installs it; None when always installed
     http: bool = True  # False: the function is not called over HTTP (kafka consumes a topic)
+    #: Hostile-client attacks (tests/reliability/hostile.py) under which this server stops
+    #: answering other callers whatever it is configured with: `funcwsgi serve` warns.
+    hostile_gaps: tuple[str, ...] = ()
 
 
 ADAPTERS: dict[str, AdapterSpec] = {

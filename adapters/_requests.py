@@ -41,6 +41,7 @@ class Refusal:
 
 URI_TOO_LONG = Refusal("414 URI Too Long", "the request line is too long")
 HEAD_TOO_LARGE = Refusal("431 Request Header Fields Too Large", "the request head is too large")
+BAD_CHUNKS = Refusal("400 Bad Request", "the chunked request body is malformed")
 
 
 @dataclass(frozen=True)
@@ -186,14 +187,14 @@ class PendingRequest:
             self.expect_continue = False
         return self._take_body(rest)
 
-    def _take_body(self, chunk: bytes) -> Ready | None:
+    def _take_body(self, chunk: bytes) -> Ready | Refusal | None:
         if chunk:
             self._store(chunk)
         if self.chunks is not None:
             try:
                 ended = self.chunks.feed(chunk)
             except ValueError:
-                return READY_BUFFERED  # gunicorn's parser refuses it (400); nothing more is needed
+                return BAD_CHUNKS
             if ended:
                 return READY_BUFFERED
             if self.limits.body and self.body_seen > self.limits.body + CHUNKED_SLACK:

@@ -39,11 +39,12 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
-from typing import Any
+from typing import IO, Any
 
 from gunicorn import http
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
+from adapters._outbox import SpillingSocket, send_some
 from adapters._requests import Limits, PendingRequest, Ready, Refusal
 from funcwsgi.config import Config
 from funcwsgi.timeouts.watchdog import use_server_threads
@@ -81,6 +82,9 @@ class Connection(TConn):  # type: ignore[misc]
         self.kept_alive = False  # waiting for the next request after one was answered
         self.admitted = False  # counted in the calls in flight
         self.leftover = b""
+        self.buffered = True
+        self.outbox: IO[bytes] | None = None  # response bytes the client has not taken yet
+        self.keep_after_sending = False
 
 
 class FunctionWorker(ThreadWorker):  # type: ignore[misc]
@@ -101,6 +105,7 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
             probes.add(config.server_metrics_path)
         self.probe_paths = frozenset(path.encode() for path in probes)
         self.waiting: OrderedDict[Connection, None] = OrderedDict()
+        self.sending: dict[Connection, None] = {}
         self.inflight = 0
         self.next_sweep = 0.0
         self.probe_pool = ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="funcwsgi-probe")
@@ -227,6 +232,9 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
         self._close(conn)
 
     def _close(self, conn: Connection) -> None:
+        if conn.outbox is not None:
+            conn.outbox.close()
+            conn.outbox = None
         if conn.request is not None:
             conn.request.close()
             conn.request = None
@@ -272,6 +280,9 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
             return
         self.next_sweep = now + SWEEP_SECONDS
         with self._lock:
+            for conn in [conn for conn in self.sending if conn.deadline <= now]:
+                self._stop_sending(conn)  # a client that stopped reading
+                self._close(conn)
             late = [conn for conn in self.waiting if conn.deadline <= now]
             for conn in late:
                 started = conn.request is not None and conn.request.started
@@ -293,6 +304,8 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
         parser = http.RequestParser(self.cfg, conn.sock, conn.client)
         parser.unreader = request.unreader(conn.sock)
         conn.parser = parser
+        sock = conn.sock
+        writer = conn.sock = SpillingSocket(sock)
         try:
             keepalive, conn = super().handle(conn)
             if keepalive:
@@ -302,6 +315,8 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
                 else:
                     conn.leftover = rest
         finally:
+            conn.sock = sock
+            conn.outbox = writer.take()
             parser.unreader.close()
             request.close()
         return keepalive, conn
@@ -319,21 +334,65 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
                     keepalive = future.result()[0]
                 except Exception:
                     keepalive = False
-            if not (keepalive and self.alive):
-                self._close(conn)
+            if conn.outbox is not None and conn.sock.fileno() >= 0:
+                # The client has not taken the whole response yet: the loop sends the rest.
+                conn.keep_after_sending = keepalive
+                self._send_on_loop(conn)
+                return
+            self._after_response(conn, keepalive)
+
+    def _after_response(self, conn: Connection, keepalive: bool) -> None:
+        """The response is sent: wait for the next request, or close (lock held)."""
+        if not (keepalive and self.alive):
+            self._close(conn)
+            return
+        try:
+            conn.sock.setblocking(False)
+            conn.kept_alive = True
+            request = PendingRequest(self.limits)
+            leftover, conn.leftover = conn.leftover, b""
+            self._wait_for_request(conn, request, time.monotonic() + self.runtime.server_keepalive_timeout)
+            if leftover:  # pipelined: the next request is already here
+                self._advance(conn, leftover)
+        except (OSError, ValueError):
+            if conn in self.waiting:
+                self._unwait(conn)
+            self._close(conn)
+
+    def _send_on_loop(self, conn: Connection) -> None:
+        try:
+            conn.sock.setblocking(False)
+            conn.deadline = time.monotonic() + self.runtime.server_send_timeout
+            self.sending[conn] = None
+            self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self.on_client_socket_writable, conn))
+        except (OSError, ValueError):
+            self.sending.pop(conn, None)
+            self._close(conn)
+
+    def on_client_socket_writable(self, conn: Connection, client: socket.socket) -> None:
+        with self._lock:
+            if conn not in self.sending or conn.outbox is None:
                 return
             try:
-                conn.sock.setblocking(False)
-                conn.kept_alive = True
-                request = PendingRequest(self.limits)
-                leftover, conn.leftover = conn.leftover, b""
-                self._wait_for_request(conn, request, time.monotonic() + self.runtime.server_keepalive_timeout)
-                if leftover:  # pipelined: the next request is already here
-                    self._advance(conn, leftover)
-            except (OSError, ValueError):
-                if conn in self.waiting:
-                    self._unwait(conn)
+                done = send_some(conn.sock, conn.outbox)
+            except OSError:
+                self._stop_sending(conn)
                 self._close(conn)
+                return
+            conn.deadline = time.monotonic() + self.runtime.server_send_timeout  # it reads: more time
+            if done:
+                self._stop_sending(conn)
+                self._after_response(conn, conn.keep_after_sending)
+
+    def _stop_sending(self, conn: Connection) -> None:
+        del self.sending[conn]
+        try:
+            self.poller.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        if conn.outbox is not None:
+            conn.outbox.close()
+            conn.outbox = None
 
     def run(self) -> None:
         try:
