@@ -2,12 +2,13 @@
 # `make docs` builds the documentation site into build/site, failing on any broken link.
 # `make bench` runs the benchmark (docs/performance.md; `make bench BENCH_ARGS=--quick` for a short run).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
+# `make hostile` runs the hostile-client matrix on every adapter and writes its figures into the docs.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs,waitress,granian
 
-.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak
+.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak hostile
 
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +57,13 @@ bench: setup
 SOAK_SECONDS ?= 600
 soak: setup
 	$(PY) -m tests.reliability.soak --seconds $(SOAK_SECONDS)
+
+# The hostile-client matrix on every HTTP adapter (docs/reliability.md#hostile-clients), longer than
+# in `make test`: 10 normal calls per attack and 15 s of overload. Writes docs/hostile-results.json and,
+# from it, the tables in docs/reliability.md and docs/servers.md.
+hostile: setup
+	nice $(PY) -m tests.reliability.hostile --calls 10 --overload-seconds 15 --write docs/hostile-results.json
+	$(PY) -m tests.reliability.hostile_doc docs/hostile-results.json docs/reliability.md docs/servers.md
 
 settings-doc: setup
 	$(PY) -m funcwsgi.settings_doc docs/configuration.md

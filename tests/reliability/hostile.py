@@ -252,8 +252,9 @@ def idle_keep_alive(target: Target) -> Held:
     for sock in held.sockets:
         send_all(sock, request)
     answered = 0
+    deadline = time.monotonic() + 10.0
     for sock in held.sockets:
-        if read_status(sock, 5.0) == 200:
+        if read_status(sock, max(0.01, deadline - time.monotonic())) == 200:
             answered += 1
         sock.setblocking(False)
     held.notes.append(f"{answered} of {len(held.sockets)} connections got their first answer")
@@ -290,8 +291,9 @@ def refused(count: int, request: bytes) -> Callable[[Target], Held]:
         held.threads.extend(senders)
 
         def collect(held: Held) -> None:
+            deadline = time.monotonic() + 5.0
             for sock in held.sockets:
-                held.statuses[read_status(sock, 5.0)] += 1
+                held.statuses[read_status(sock, max(0.01, deadline - time.monotonic()))] += 1
 
         held.collect = collect
         return held
@@ -307,9 +309,10 @@ def pipelining_flood(target: Target) -> Held:
         threading.Thread(target=send_all, args=(sock, burst, 30.0), daemon=True).start()
 
     def collect(held: Held) -> None:
+        deadline = time.monotonic() + 15.0
         for sock in held.sockets:
             answers = 0
-            sock.settimeout(10.0)
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
             buffered = b""
             try:
                 while answers < 250:
@@ -362,8 +365,9 @@ def invalid_chunked(target: Target) -> Held:
     held = Held(sockets)
 
     def collect(held: Held) -> None:
+        deadline = time.monotonic() + 5.0
         for sock in invalid:
-            held.statuses[read_status(sock, 5.0)] += 1
+            held.statuses[read_status(sock, max(0.01, deadline - time.monotonic()))] += 1
 
     held.collect = collect
     return held
@@ -461,8 +465,8 @@ def serving(adapter: str, **settings: str) -> Iterator[Served]:
         server.stop()
 
 
-def warm_up(served: Served, concurrent: int = 60) -> None:
-    """Calls enough at once for every server thread to exist before the figures are taken."""
+def warm_up(served: Served, concurrent: int = 120) -> None:
+    """Calls enough at once for every server thread (and every call thread of the timeout layer, 2 x 50) to exist before the figures are taken."""
     threads = [threading.Thread(target=timed_get, args=(served.target, "/sleep?s=0.1", 10.0)) for _ in range(concurrent)]
     for thread in threads:
         thread.start()
@@ -485,13 +489,13 @@ def timed_get(target: Target, path: str, timeout: float) -> tuple[int, float]:
     return (int(match.group(1)) if match else 0), time.perf_counter() - began
 
 
-def run_attack(served: Served, attack: Attack) -> dict[str, Any]:
+def run_attack(served: Served, attack: Attack, calls: int = NORMAL_CALLS) -> dict[str, Any]:
     began = time.monotonic()
     held = attack.start(served.target)
     try:
         time.sleep(SETTLE)
         latencies = []
-        for _ in range(NORMAL_CALLS):
+        for _ in range(calls):
             latencies.append(normal_call(served.target))
             time.sleep(0.1)
         if held.collect is not None:
@@ -634,20 +638,26 @@ def percentile(values: list[float], fraction: float) -> float:
 # -- the whole matrix ----------------------------------------------------------------------
 
 
-def run_adapter(adapter: str, attacks: tuple[Attack, ...] = ATTACKS, overload: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
+def run_adapter(
+    adapter: str,
+    attacks: tuple[Attack, ...] = ATTACKS,
+    calls: int = NORMAL_CALLS,
+    overload_seconds: float = 4.0,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     with serving(adapter) as served:
         warm_up(served)
         before = served.figures()
         rows = []
         for attack in attacks:
-            row = run_attack(served, attack)
+            row = run_attack(served, attack, calls)
             log(f"{adapter:9} {attack.name:22} {'answered' if row['answered'] else 'NOT ANSWERED':13} {row['worst_ms'] or '-':>7} ms  {row.get('statuses', '')}")
             rows.append(row)
         leaks = leak_check(served, before)
         log(f"{adapter:9} leak check: {leaks}")
         result: dict[str, Any] = {"adapter": adapter, "attacks": rows, "leaks": leaks, "alive": served.server.process.poll() is None}
-        if overload:
-            result["overload"] = run_overload(served)
+        if overload_seconds:
+            result["overload"] = run_overload(served, seconds=overload_seconds)
             log(f"{adapter:9} overload: {result['overload']}")
     return result
 
@@ -658,13 +668,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.reliability.hostile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--adapter", action="append", choices=HTTP_ADAPTERS, help="an adapter to run (repeatable; default: all)")
     parser.add_argument("--attack", action="append", choices=ATTACK_NAMES, help="an attack to run (repeatable; default: all)")
+    parser.add_argument("--calls", type=int, default=NORMAL_CALLS, help="normal calls during each attack (%(default)s)")
+    parser.add_argument("--overload-seconds", type=float, default=4.0, help="length of the overload run; 0 skips it (%(default)s)")
     parser.add_argument("--write", type=Path, help="write the results as JSON to this file")
     args = parser.parse_args(argv)
     attacks = tuple(attack for attack in ATTACKS if not args.attack or attack.name in args.attack)
     began = time.time()
-    results = [run_adapter(adapter, attacks) for adapter in (args.adapter or HTTP_ADAPTERS)]
+    results = [run_adapter(adapter, attacks, args.calls, args.overload_seconds) for adapter in (args.adapter or HTTP_ADAPTERS)]
     document = {
-        "command": "make hostile",
+        "command": "python -m tests.reliability.hostile " + " ".join(argv if argv is not None else sys.argv[1:]),
         "taken": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(began)),
         "machine": f"{os.cpu_count()} cores",
         "call_budget_s": CALL_BUDGET,
