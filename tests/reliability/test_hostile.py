@@ -9,13 +9,29 @@ so, so the documentation and the warning cannot outlive the gap.
 
 from __future__ import annotations
 
+import re
+import socket
+import threading
+import time
 from typing import Any
 
 import pytest
 
 from adapters import ADAPTERS, HTTP_ADAPTERS
 
-from .hostile import ATTACK_NAMES, ATTACKS, CALL_BUDGET, run_adapter
+from .hostile import (
+    ATTACK_NAMES,
+    ATTACKS,
+    CALL_BUDGET,
+    Target,
+    get_with_headers,
+    metric_value,
+    normal_call,
+    open_connections,
+    run_adapter,
+    serving,
+    timed_get,
+)
 
 ATTACKS_BY_NAME = {attack.name: attack for attack in ATTACKS}
 
@@ -73,3 +89,136 @@ def test_overload_is_bounded_with_503_and_retry_after_and_the_probes_answer(matr
     assert overload["admitted_p99_ms"] < 1200, overload
     for probe, seen in overload["probes"].items():
         assert seen["answered"] and seen["worst_ms"] < CALL_BUDGET * 1000, (probe, seen)
+
+
+# -- the gunicorn worker's limits, each with a short setting ------------------------------
+
+
+@pytest.fixture(scope="module")
+def strict():
+    """gunicorn with one-second timeouts and room for 20 connections, 4 threads, 4 calls in flight."""
+    with serving(
+        "gunicorn",
+        SERVER_HEADER_TIMEOUT="1",
+        SERVER_BODY_TIMEOUT="1",
+        SERVER_SEND_TIMEOUT="1",
+        SERVER_KEEPALIVE_TIMEOUT="1",
+        SERVER_MAX_CONNECTIONS="20",
+        SERVER_NUMTHREADS="4",
+        SERVER_MAX_INFLIGHT="4",
+    ) as served:
+        yield served
+
+
+def answer_and_close_time(sock: socket.socket, timeout: float = 5.0) -> tuple[bytes, float]:
+    began = time.monotonic()
+    sock.settimeout(timeout)
+    answer = b""
+    try:
+        while chunk := sock.recv(65536):
+            answer += chunk
+    except OSError:
+        pass
+    return answer, time.monotonic() - began
+
+
+def test_a_head_not_complete_within_the_header_timeout_gets_408_and_is_closed(strict):
+    with socket.create_connection((strict.target.host, strict.target.port)) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        answer, took = answer_and_close_time(sock)
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
+    assert 0.9 < took < 2.5
+
+
+def test_a_body_that_pauses_longer_than_the_body_timeout_gets_408(strict):
+    with socket.create_connection((strict.target.host, strict.target.port)) as sock:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab")
+        answer, took = answer_and_close_time(sock)
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
+    assert 0.9 < took < 2.5
+
+
+def test_a_body_that_keeps_coming_is_read_whole_and_expect_100_is_answered_by_the_loop(strict):
+    with socket.create_connection((strict.target.host, strict.target.port)) as sock:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
+        sock.settimeout(5)
+        assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        for byte in b"abcdef":  # slower than nothing, faster than the body timeout
+            time.sleep(0.3)
+            sock.sendall(bytes([byte]))
+        answer, _ = answer_and_close_time(sock)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and answer.endswith(b'{"size": 6}'), answer
+    assert answer.count(b"100 Continue") == 0
+
+
+def test_an_idle_keep_alive_connection_is_closed_quietly_after_the_keepalive_timeout(strict):
+    with socket.create_connection((strict.target.host, strict.target.port)) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.settimeout(5)
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 OK") and first.endswith(b"hello")
+        rest, took = answer_and_close_time(sock)
+    assert rest == b""  # closed without a 408 the client could take for its next answer
+    assert 0.9 < took < 2.5
+
+
+def test_at_the_connection_limit_the_longest_waiting_connection_makes_room(strict):
+    idle = open_connections(strict.target, 40)  # twice the limit, never sending
+    try:
+        time.sleep(0.3)
+        assert normal_call(strict.target) is not None
+        closed = 0
+        for sock in idle:
+            sock.setblocking(True)
+            sock.settimeout(0.05)
+            try:
+                closed += sock.recv(1) == b""
+            except TimeoutError:
+                pass
+            except OSError:
+                closed += 1
+        assert closed >= 20  # the oldest ones were closed for the newer ones and the normal call
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_past_the_inflight_bound_calls_get_503_with_retry_after_and_are_counted(strict):
+    before = metric_value(strict.target, "function_rejected_total") or 0
+    results: list[tuple[int, float]] = []
+    threads = [threading.Thread(target=lambda: results.append(timed_get(strict.target, "/sleep?s=0.5", 10.0))) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.01)
+    healthz = timed_get(strict.target, "/healthz", 5.0)
+    for thread in threads:
+        thread.join()
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [200] * 4 + [503] * 6, statuses
+    assert healthz[0] == 200 and healthz[1] < 0.4  # the probes have threads of their own
+    assert metric_value(strict.target, "function_rejected_total") == before + 6
+    status, _, headers = get_with_headers_busy(strict.target)
+    assert (status, headers.get("retry-after")) == (503, "1")
+
+
+def get_with_headers_busy(target: Target) -> tuple[int, float, dict[str, str]]:
+    """A call made while the bound is taken by four slow calls."""
+    hold = [threading.Thread(target=timed_get, args=(target, "/sleep?s=0.5", 10.0)) for _ in range(4)]
+    for thread in hold:
+        thread.start()
+    time.sleep(0.2)
+    try:
+        return get_with_headers(target, "/", 5.0)
+    finally:
+        for thread in hold:
+            thread.join()
+
+
+def test_pipelined_requests_with_bodies_are_answered_in_order(strict):
+    requests = b"".join(
+        b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body) for body in (b"a", b"bb", b"")
+    ) + b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nccc\r\n0\r\n\r\n"
+    with socket.create_connection((strict.target.host, strict.target.port)) as sock:
+        sock.sendall(requests)
+        answer, _ = answer_and_close_time(sock)
+    assert [int(size) for size in re.findall(rb'\{"size": (\d+)\}', answer)] == [1, 2, 0, 3], answer
