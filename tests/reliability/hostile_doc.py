@@ -29,7 +29,7 @@ def cell(row: dict[str, Any]) -> str:
     """One adapter under one attack: whether the normal calls were answered, the slowest of them, and any refusal."""
     text = f"answered, {row['worst_ms']:g} ms" if row["answered"] else f"**not answered** ({row['calls_answered']} in 1 s)"
     if "statuses" in row:
-        text += "; refused " + ", ".join(f"{status if status not in ('0', '-1') else _closed(status)} ×{count}" for status, count in row["statuses"].items())
+        text += "; the attack's requests got " + ", ".join(f"{status if status not in ('0', '-1') else _closed(status)} ×{count}" for status, count in row["statuses"].items())
     if row.get("all_pipelined_answered") is False:
         text += "; pipelined calls lost"
     if not row["recovered"]:
@@ -38,7 +38,7 @@ def cell(row: dict[str, Any]) -> str:
 
 
 def _closed(status: str) -> str:
-    return "closed without an answer" if status == "0" else "no answer in 5 s"
+    return "no answer, closed" if status == "0" else "no answer in 5 s"
 
 
 def render(results: dict[str, Any]) -> str:
