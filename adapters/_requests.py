@@ -18,6 +18,8 @@ from typing import IO, Any
 
 from gunicorn.http.unreader import Unreader
 
+from funcwsgi.replies import Reply
+
 #: Longest request head read on the loop: Node's default is 16 KiB, nginx's 4 x 8 KiB;
 #: gunicorn's own field limits (100 fields of up to 8190 bytes) still apply within it.
 HEAD_LIMIT = 64 * 1024
@@ -31,17 +33,22 @@ HEX = frozenset(b"0123456789abcdefABCDEF")
 PROBE_METHODS = frozenset({b"GET", b"HEAD"})
 
 
-@dataclass(frozen=True)
 class Refusal:
-    """A request the loop answers itself and then closes the connection."""
+    """A request the loop answers itself, as raw HTTP encoded once, and then closes the connection."""
 
-    status: str
-    text: str
+    __slots__ = ("reply", "wire")
+
+    def __init__(self, code: int, text: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
+        self.reply = Reply(code, text, headers=headers)
+        self.wire = self.reply.http_head(("Connection", "close")) + self.reply.body
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.reply.status!r})"
 
 
-URI_TOO_LONG = Refusal("414 URI Too Long", "the request line is too long")
-HEAD_TOO_LARGE = Refusal("431 Request Header Fields Too Large", "the request head is too large")
-BAD_CHUNKS = Refusal("400 Bad Request", "the chunked request body is malformed")
+URI_TOO_LONG = Refusal(414, "the request line is too long")
+HEAD_TOO_LARGE = Refusal(431, "the request head is too large")
+BAD_CHUNKS = Refusal(400, "the chunked request body is malformed")
 
 
 @dataclass(frozen=True)

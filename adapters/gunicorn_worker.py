@@ -59,17 +59,8 @@ SWEEP_SECONDS = 0.25
 ACCEPTS_PER_EVENT = 64
 READ_SIZE = 65536
 
-REQUEST_TIMEOUT = Refusal("408 Request Timeout", "the request did not arrive in time")
-OVERLOADED = Refusal("503 Service Unavailable", "the function is busy; retry later")
-
-
-def short_answer(refusal: Refusal) -> bytes:
-    """A complete answer the loop writes itself, closing the connection."""
-    body = refusal.text.encode()
-    lines = [f"HTTP/1.1 {refusal.status}", "Content-Type: text/plain; charset=utf-8", f"Content-Length: {len(body)}", "Connection: close"]
-    if refusal.status.startswith("503"):
-        lines.append(f"Retry-After: {RETRY_AFTER_SECONDS}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+REQUEST_TIMEOUT = Refusal(408, "the request did not arrive in time")
+OVERLOADED = Refusal(503, "the function is busy; retry later", (("Retry-After", str(RETRY_AFTER_SECONDS)),))
 
 
 class Connection(TConn):  # type: ignore[misc]
@@ -244,12 +235,12 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
     def _refuse(self, conn: Connection, refusal: Refusal) -> None:
         if refusal is OVERLOADED:
             self.rejected()
-        self._send_quietly(conn.sock, short_answer(refusal))
+        self._send_quietly(conn.sock, refusal.wire)
         self._close(conn)
 
     def _refuse_socket(self, sock: socket.socket, refusal: Refusal) -> None:
         self.rejected()
-        self._send_quietly(sock, short_answer(refusal))
+        self._send_quietly(sock, refusal.wire)
         sock.close()
 
     @staticmethod
