@@ -44,7 +44,7 @@ from typing import IO, Any
 from gunicorn import http
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-from adapters._outbox import SpillingSocket, send_some
+from adapters._outbox import SEND_SIZE, SpillingSocket, send_some
 from adapters._requests import Limits, PendingRequest, Ready, Refusal
 from funcwsgi.config import Config
 from funcwsgi.timeouts.watchdog import use_server_threads
@@ -326,11 +326,26 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
                 except Exception:
                     keepalive = False
             if conn.outbox is not None and conn.sock.fileno() >= 0:
-                # The client has not taken the whole response yet: the loop sends the rest.
-                conn.keep_after_sending = keepalive
-                self._send_on_loop(conn)
-                return
+                if self.alive:
+                    # The client has not taken the whole response yet: the loop sends the rest.
+                    conn.keep_after_sending = keepalive
+                    self._send_on_loop(conn)
+                    return
+                self._send_before_stopping(conn)
             self._after_response(conn, keepalive)
+
+    def _send_before_stopping(self, conn: Connection) -> None:
+        """The worker is stopping and its loop is gone: send the rest of the response from this thread."""
+        outbox, conn.outbox = conn.outbox, None
+        assert outbox is not None
+        try:
+            conn.sock.settimeout(self.runtime.server_send_timeout)
+            while chunk := outbox.read(SEND_SIZE):
+                conn.sock.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            outbox.close()
 
     def _after_response(self, conn: Connection, keepalive: bool) -> None:
         """The response is sent: wait for the next request, or close (lock held)."""

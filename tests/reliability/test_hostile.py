@@ -66,7 +66,11 @@ def test_requests_that_break_the_limits_are_refused_with_the_status_rfc_9110_nam
 
 
 def test_every_pipelined_request_is_answered(matrix):
-    assert row_of(matrix, "pipelining-flood")["all_pipelined_answered"]
+    answered = row_of(matrix, "pipelining-flood")["all_pipelined_answered"]
+    if matrix["adapter"] == "werkzeug":  # the development server; the table in docs/reliability.md says so
+        assert not answered, "werkzeug now answers every pipelined request: update docs/reliability.md"
+        return
+    assert answered
 
 
 def test_afterwards_the_server_is_healthy_and_leaks_no_threads_or_descriptors(matrix):
