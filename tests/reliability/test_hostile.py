@@ -19,6 +19,7 @@ import pytest
 
 from adapters import ADAPTERS, HTTP_ADAPTERS
 
+from .harness import log_records
 from .hostile import (
     ATTACK_NAMES,
     ATTACKS,
@@ -230,3 +231,20 @@ def test_pipelined_requests_with_bodies_are_answered_in_order(strict):
         sock.sendall(requests)
         answer, _ = answer_and_close_time(sock)
     assert [int(size) for size in re.findall(rb'\{"size": (\d+)\}', answer)] == [1, 2, 0, 3], answer
+
+
+@pytest.mark.parametrize("adapter", HTTP_ADAPTERS)
+def test_serve_warns_at_start_up_when_the_adapter_cannot_hold_an_attack(adapter):
+    with serving(adapter) as served:
+        output = served.server.stdout + served.server.stderr
+    warnings = [record for record in log_records(output) if "stops answering other callers" in record.get("message", "")]
+    gaps = ADAPTERS[adapter].hostile_gaps
+    if not gaps:
+        assert warnings == []
+        return
+    assert len(warnings) == 1, output
+    assert warnings[0]["level"] == "WARNING"
+    assert warnings[0]["message"] == (
+        f"SERVER_ADAPTER={adapter} stops answering other callers, whatever its settings, while clients do this: "
+        f"{', '.join(gaps)}; SERVER_ADAPTER=gunicorn keeps answering (docs/servers.md#slow-and-hostile-clients)"
+    )
