@@ -23,6 +23,8 @@ function thread. Around that:
   run on a small pool of their own, so they answer under any load.
 - Pipelined requests that arrived with a call are served one after the
   other without waiting for the socket to become readable again.
+- A call whose client closed its connection while the call waited for a
+  thread is dropped before the function runs.
 
 It also lends its threads to the timeout layer (:mod:`funcwsgi.timeouts.watchdog`)
 and leaves new connections to the next worker once it is being recycled.
@@ -289,6 +291,9 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
         request = conn.request
         assert request is not None
         conn.request = None
+        if _client_gone(conn.sock):  # it gave up while the call waited for a thread: nobody to answer
+            request.close()
+            return False, conn
         # Reads of a body that was not waited for, and every write, block at most this long.
         conn.sock.settimeout(self.runtime.server_send_timeout if conn.buffered else self.runtime.server_body_timeout)
         conn.initialized = True
@@ -405,6 +410,20 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
             super().run()
         finally:
             self.probe_pool.shutdown(wait=False)
+
+
+def _client_gone(sock: socket.socket) -> bool:
+    """The client closed or reset its connection (the socket is still non-blocking here, as on the loop).
+
+    A client that only shut its sending side would be taken for gone too; nginx
+    counts such a client as gone as well (its 499).
+    """
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
 
 
 def _leftover(parser: Any) -> bytes | None:

@@ -105,7 +105,7 @@ def test_overload_is_bounded_with_503_and_retry_after_and_the_probes_answer(matr
 
 @pytest.fixture(scope="module")
 def strict():
-    """gunicorn with one-second timeouts and room for 20 connections, 4 threads, 4 calls in flight."""
+    """gunicorn with one-second timeouts and room for 20 connections, 4 threads, 8 calls in flight."""
     with serving(
         "gunicorn",
         SERVER_HEADER_TIMEOUT="1",
@@ -114,7 +114,8 @@ def strict():
         SERVER_KEEPALIVE_TIMEOUT="1",
         SERVER_MAX_CONNECTIONS="20",
         SERVER_NUMTHREADS="4",
-        SERVER_MAX_INFLIGHT="4",
+        SERVER_MAX_INFLIGHT="8",
+        SERVER_ACCESS_LOG="true",
     ) as served:
         yield served
 
@@ -203,16 +204,16 @@ def test_past_the_inflight_bound_calls_get_503_with_retry_after_and_are_counted(
     for thread in threads:
         thread.join()
     statuses = sorted(status for status, _ in results)
-    assert statuses == [200] * 4 + [503] * 6, statuses
+    assert statuses == [200] * 8 + [503] * 2, statuses
     assert healthz[0] == 200 and healthz[1] < 0.4  # the probes have threads of their own
-    assert metric_value(strict.target, "function_rejected_total") == before + 6
+    assert metric_value(strict.target, "function_rejected_total") == before + 2
     status, _, headers = get_with_headers_busy(strict.target)
     assert (status, headers.get("retry-after")) == (503, "1")
 
 
 def get_with_headers_busy(target: Target) -> tuple[int, float, dict[str, str]]:
-    """A call made while the bound is taken by four slow calls."""
-    hold = [threading.Thread(target=timed_get, args=(target, "/sleep?s=0.5", 10.0)) for _ in range(4)]
+    """A call made while the bound is taken by eight slow calls."""
+    hold = [threading.Thread(target=timed_get, args=(target, "/sleep?s=0.5", 10.0)) for _ in range(8)]
     for thread in hold:
         thread.start()
     time.sleep(0.2)
@@ -248,3 +249,19 @@ def test_serve_warns_at_start_up_when_the_adapter_cannot_hold_an_attack(adapter)
         f"SERVER_ADAPTER={adapter} stops answering other callers, whatever its settings, while clients do this: "
         f"{', '.join(gaps)}; SERVER_ADAPTER=gunicorn keeps answering (docs/servers.md#slow-and-hostile-clients)"
     )
+
+
+def test_a_call_whose_client_left_while_it_waited_for_a_thread_is_not_run(strict):
+    hold = [threading.Thread(target=timed_get, args=(strict.target, "/sleep?s=0.6", 10.0)) for _ in range(4)]
+    for thread in hold:
+        thread.start()
+    time.sleep(0.2)  # every thread is busy now
+    gone = socket.create_connection((strict.target.host, strict.target.port))
+    gone.sendall(b"GET /abandoned-call HTTP/1.1\r\nHost: x\r\n\r\n")
+    gone.close()
+    kept = threading.Thread(target=timed_get, args=(strict.target, "/waited-call", 10.0))
+    kept.start()
+    for thread in [*hold, kept]:
+        thread.join()
+    output = strict.server.wait_for_output("/waited-call")
+    assert "/abandoned-call" not in output
