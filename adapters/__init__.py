@@ -18,7 +18,7 @@ import logging
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from funcwsgi.config import SERVER_ADAPTERS
 from funcwsgi.errors import StartupError

@@ -27,8 +27,8 @@ from adapters import warn_about_hostile_gaps
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.config import Config
 from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
-from funcwsgi.process import mark_printed, start_process, stop_process
 from funcwsgi.loader import load_function
+from funcwsgi.process import mark_printed, start_process, stop_process
 
 _service: FunctionService | None = None
 
