@@ -254,12 +254,12 @@ class BufferedUnreader(Unreader):  # type: ignore[misc]
 
     def chunk(self) -> bytes:
         if self.spool is not None:
-            data = self.spool.read(65536)
-            if data:
-                return data
+            spooled = self.spool.read(65536)
+            if spooled:
+                return spooled
             self.close()
-        data: bytes = self.sock.recv(65536)
-        return data
+        received: bytes = self.sock.recv(65536)
+        return received
 
     def rest(self) -> bytes:
         """What is left unread in the buffers (never from the socket): the next pipelined requests."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def render(results: dict[str, Any]) -> str:
             "| Figure | " + " | ".join(result["adapter"] for result in overloads) + " |",
             "|---|" + "---|" * len(overloads),
         ]
-        figures = [
+        figures: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
             ("answered `200`", lambda o: str(o["statuses"].get("200", 0))),
             ("refused `503`", lambda o: str(o["statuses"].get("503", 0))),
             ("other outcomes", lambda o: ", ".join(f"{s} ×{c}" for s, c in o["statuses"].items() if s not in ("200", "503")) or "none"),
