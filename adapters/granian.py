@@ -54,7 +54,7 @@ def serve(config: Config) -> int:
         websockets=False,
         http1_settings=HTTP1Settings(header_read_timeout=max(1, round(config.server_header_timeout * 1000))),
     )
-    _relay_stop_signals(lambda signum: server.signal_handler_interrupt())
+    _relay_stop_signals(lambda signum: server.signal_handler_interrupt())  # type: ignore[no-untyped-call]  # unannotated in granian
     server.serve(target_loader=worker_app, wrap_loader=False)
     marker = _boot_failure_marker(os.getpid())
     if os.path.exists(marker):

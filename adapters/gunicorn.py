@@ -98,7 +98,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
     return settings
 
 
-class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]
+class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
     """gunicorn run from code: settings from the configuration, the already loaded service as the app."""
 
     def __init__(self, service: FunctionService, settings: dict[str, Any]) -> None:
