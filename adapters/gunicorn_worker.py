@@ -36,6 +36,7 @@ import errno
 import logging
 import selectors
 import socket
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -48,6 +49,7 @@ from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from adapters._outbox import SEND_SIZE, SpillingSocket, send_some
 from adapters._requests import Limits, PendingRequest, Ready, Refusal
+from adapters.gunicorn import WORKER_BOOT_ERROR
 from funcwsgi.config import Config
 from funcwsgi.timeouts.watchdog import use_server_threads
 
@@ -84,6 +86,10 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
     """gthread reading whole requests on its loop; see the module's documentation."""
 
     def load_wsgi(self) -> None:
+        if self.cfg.is_ssl:
+            # The loop reads requests off the socket itself: it cannot read them through TLS.
+            print("funcwsgi: error: gunicorn's certfile/keyfile are not supported: terminate TLS in front of the function", file=sys.stderr)
+            sys.exit(WORKER_BOOT_ERROR)
         super().load_wsgi()
         service_config = getattr(self.wsgi, "config", None)
         config = service_config if isinstance(service_config, Config) else Config.from_env()

@@ -216,6 +216,8 @@ class Attack:
     start: Callable[[Target], Held]
     #: The status the server must refuse the attack's requests with, when it must refuse them.
     refused_with: int | None = None
+    #: Seconds the server gets to take in what the attack sent before the normal calls start.
+    settle: float = SETTLE
 
 
 def head(path: str = "/", method: str = "GET", extra: str = "") -> bytes:
@@ -419,7 +421,8 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("early-close", "200 calls, then 20 every 100 ms, whose clients close (half with a reset) before the answer", early_close),
     Attack("expect-100-never-sent", "100 POSTs with Expect: 100-continue whose body never comes", expect_continue_never_sent),
     Attack("invalid-chunked", "50 POSTs with chunk sizes that are not hex, 50 with a chunk that never comes", invalid_chunked, 400),
-    Attack("slow-readers", "100 clients ask for 4 MiB each and read 1 KiB a second", slow_readers),
+    # 400 MB of answers to write first: the normal calls start once the servers have made them.
+    Attack("slow-readers", "100 clients ask for 4 MiB each and read 1 KiB a second", slow_readers, settle=2.0),
 )
 ATTACK_NAMES = tuple(attack.name for attack in ATTACKS)
 
@@ -493,7 +496,7 @@ def run_attack(served: Served, attack: Attack, calls: int = NORMAL_CALLS) -> dic
     began = time.monotonic()
     held = attack.start(served.target)
     try:
-        time.sleep(SETTLE)
+        time.sleep(attack.settle)
         latencies = []
         for _ in range(calls):
             latencies.append(normal_call(served.target))
