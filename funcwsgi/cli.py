@@ -22,12 +22,14 @@ COMMANDS: list[str] = [
     "funcwsgi.commands.run",
     "funcwsgi.commands.invoke",
     "funcwsgi.commands.build",
+    "funcwsgi.commands.push",
+    "funcwsgi.commands.deploy",
     "funcwsgi.commands.scaffold",
     "funcwsgi.commands.serve",
     "funcwsgi.commands.settings",
 ]
 
-DESCRIPTION = "Serve, scaffold, build and call serverless Python functions."
+DESCRIPTION = "Serve, scaffold, build, deploy and call serverless Python functions."
 
 
 def command_module(name: str) -> str | None:
