@@ -158,14 +158,11 @@ class Plan:
             resources["limits"] = dict(self.limits)
         return resources
 
-    def probes(self, port: int | str | None) -> dict[str, Any]:
+    def probes(self, port: int | str) -> dict[str, Any]:
         """Readiness and liveness on the runtime's own health paths (answered even while the function is busy)."""
 
         def get(path: str) -> dict[str, Any]:
-            action: dict[str, Any] = {"path": path}
-            if port is not None:
-                action["port"] = port
-            return {"httpGet": action}
+            return {"httpGet": {"path": path, "port": port}}
 
         return {
             "readinessProbe": {**get(READINESS_PATH), "periodSeconds": 5, "timeoutSeconds": 2, "failureThreshold": 2},
@@ -206,8 +203,8 @@ class Plan:
             "ports": [{"name": "http1", "containerPort": self.config.server_port}],
             "env": self.env_list(),
             "resources": self.resources(),
-            # Knative probes the serving port itself; a port here must equal it, so none is named.
-            **self.probes(None),
+            # Knative accepts a probe port only when it is the serving port.
+            **self.probes(self.config.server_port),
             "securityContext": self.container_security(),
         }
         revision: dict[str, Any] = {"containerConcurrency": self.calls_per_pod}
