@@ -14,6 +14,7 @@ arguments and standard input and answers as kubectl does.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -490,3 +491,15 @@ def test_deploy_without_an_image_to_push_says_so_before_building(tmp_path: Path,
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
     assert line.endswith("func.yaml names no image to push: set image: REGISTRY/f:TAG (a registry the cluster pulls from), or pass --image")
+
+
+def test_the_cli_reference_documents_every_func_yaml_key():
+    from funcwsgi.project import SCHEMA
+
+    from ..servers import REPO
+
+    page = (REPO / "docs" / "cli.md").read_text()
+    table = page.split("## func.yaml", 1)[1].split("\n## ", 1)[0]
+    documented = {key for row in re.findall(r"^\| (.+?) \|", table, flags=re.MULTILINE) for key in re.findall(r"`([a-z.]+)`", row)}
+    missing = [key.path for key in SCHEMA if key.path not in documented]
+    assert not missing, f"docs/cli.md's func.yaml table has no row for {missing}"
