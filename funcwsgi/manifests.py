@@ -330,7 +330,7 @@ def render(documents: list[dict[str, Any]], *, header: str = "") -> str:
         pass
 
     def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-        style = "|" if "\n" in value and not value.strip(" \n") == "" else None
+        style = "|" if "\n" in value and value.strip(" \n") != "" else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     Dumper.add_representer(str, text)

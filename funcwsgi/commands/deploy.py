@@ -16,7 +16,7 @@ from .push import push_image, pushed_image
 
 NAME = "deploy"
 HELP = "Build and push the image, run the function on Knative, Kubernetes or Kyma with kubectl, and print its URL."
-EPILOG = f"""examples:
+EPILOG = """examples:
   funcwsgi deploy                               # func.yaml's deploy.target (default knative)
   funcwsgi deploy --target kubernetes --namespace shop
   funcwsgi deploy --image registry.example/hello:1  # an image pushed already: no build
@@ -118,14 +118,14 @@ class Kubectl:
         path = shutil.which("kubectl")
         if path is None:
             raise StartupError("deploy needs kubectl and it is not installed (not on PATH); install it, or print the manifests with --dry-run")
-        found = subprocess.run([path, "config", "current-context"], capture_output=True, text=True)
+        found = subprocess.run([path, "config", "current-context"], capture_output=True, text=True, check=False)
         context = found.stdout.strip()
         if found.returncode != 0 or not context:
             reason = _last_line(found.stderr) or "none is set"
             raise StartupError(
                 f"kubectl has no current context ({reason}); choose a cluster with 'kubectl config use-context NAME', or print the manifests with --dry-run"
             )
-        view = subprocess.run([path, "config", "view", "--minify", "--output", "jsonpath={..namespace}"], capture_output=True, text=True)
+        view = subprocess.run([path, "config", "view", "--minify", "--output", "jsonpath={..namespace}"], capture_output=True, text=True, check=False)
         return cls(path, context, view.stdout.strip() if view.returncode == 0 else "")
 
     def command(self, *args: str) -> list[str]:
@@ -133,7 +133,7 @@ class Kubectl:
 
     def apply(self, stream: str, target: Target) -> bool:
         command = self.command("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--filename", "-")
-        result = subprocess.run(command, input=stream, capture_output=True, text=True)
+        result = subprocess.run(command, input=stream, capture_output=True, text=True, check=False)
         for line in result.stdout.splitlines():
             say(f"  {line}")
         if result.returncode == 0:
@@ -157,7 +157,7 @@ class Kubectl:
         else:
             command = self.command("rollout", "status", "--namespace", namespace, f"--timeout={timeout}s", thing)
         # kubectl's own progress lines ("Waiting for deployment ... 1 of 2 updated replicas are available") go straight to the terminal.
-        result = subprocess.run(command, stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
+        result = subprocess.run(command, stdout=sys.stderr, stderr=subprocess.PIPE, text=True, check=False)
         if result.returncode == 0:
             return True
         why = self.not_ready_reason(target, name, namespace) or _last_line(result.stderr) or f"kubectl exit status {result.returncode}"
@@ -169,14 +169,14 @@ class Kubectl:
         if not target.condition:
             return ""
         path = f'jsonpath={{.status.conditions[?(@.type=="{target.condition}")].message}}'
-        result = subprocess.run(self.command("get", "--namespace", namespace, f"{target.resource}/{name}", "--output", path), capture_output=True, text=True)
+        result = subprocess.run(self.command("get", "--namespace", namespace, f"{target.resource}/{name}", "--output", path), capture_output=True, text=True, check=False)
         return result.stdout.strip() if result.returncode == 0 else ""
 
     def url(self, target_name: str, name: str, namespace: str) -> str:
         if target_name == "knative":
             result = subprocess.run(
                 self.command("get", "--namespace", namespace, f"{TARGETS['knative'].resource}/{name}", "--output", "jsonpath={.status.url}"),
-                capture_output=True, text=True,
+                capture_output=True, text=True, check=False,
             )
             if result.returncode == 0 and result.stdout.strip():
                 return result.stdout.strip()

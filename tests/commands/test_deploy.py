@@ -14,8 +14,8 @@ arguments and standard input and answers as kubectl does.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +31,14 @@ from funcwsgi.config import Config
 
 from .. import crd_schemas
 from ..servers import BIN, Server, base_env, free_port
-from ..test_deploy import GUNICORN, KUBERNETES_VERSIONS, Workload, assert_valid, kyma_controller_env, serving_env
+from ..test_deploy import (
+    GUNICORN,
+    KUBERNETES_VERSIONS,
+    Workload,
+    assert_valid,
+    kyma_controller_env,
+    serving_env,
+)
 from .conftest import FUNCWSGI
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -80,7 +87,7 @@ def write_project(folder: Path, func_yaml: str = FUNC_YAML) -> Path:
 
 
 def funcwsgi(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*FUNCWSGI, *args], cwd=cwd, env=env or base_env(), capture_output=True, text=True, timeout=120)
+    return subprocess.run([*FUNCWSGI, *args], cwd=cwd, env=env or base_env(), capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -491,6 +498,7 @@ def test_deploy_without_an_image_to_push_says_so_before_building(tmp_path: Path,
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
     assert line.endswith("func.yaml names no image to push: set image: REGISTRY/f:TAG (a registry the cluster pulls from), or pass --image")
+    assert [c["args"][2] for c in calls(log) if c["args"][0] == "--context"] == [], "nothing is applied"
 
 
 def test_the_cli_reference_documents_every_func_yaml_key():

@@ -46,7 +46,7 @@ class Registry:
             f"version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {self.folder / 'data'}\n"
             f"http:\n  addr: {self.address}\n  secret: funcwsgi-test\n{auth}"
         )
-        self.log = open(self.folder / "registry.log", "w")
+        self.log = open(self.folder / "registry.log", "w")  # noqa: SIM115 (closed by stop())
         self.process = subprocess.Popen([program, "serve", str(config)], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
         while True:
@@ -97,7 +97,7 @@ def login_registry(docker: Docker) -> Iterator[Registry]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("pushed")
-    assert subprocess.run([*FUNCWSGI, "create", "pushed"], cwd=root, env=base_env(), capture_output=True).returncode == 0
+    assert subprocess.run([*FUNCWSGI, "create", "pushed"], cwd=root, env=base_env(), capture_output=True, check=False).returncode == 0
     folder = root / "pushed"
     (folder / "handler.py").write_text("import os\n\n\ndef main(req, res):\n    res.set_body({'pushed': True, 'function': os.environ.get('FUNC_NAME')})\n")
     text = (folder / "func.yaml").read_text().replace("args: []             # appended to the image build", 'args: ["--network", "host"] # appended to the image build')
@@ -106,7 +106,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def funcwsgi(docker: Docker, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*FUNCWSGI, *args], cwd=project, env=engine_env(docker), capture_output=True, text=True, timeout=900)
+    return subprocess.run([*FUNCWSGI, *args], cwd=project, env=engine_env(docker), capture_output=True, text=True, timeout=900, check=False)
 
 
 def test_build_push_then_pull_back_and_run(docker: Docker, runtime_image: str, registry: Registry, project: Path):  # noqa: F811
