@@ -6,6 +6,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 
 from .. import manifests
@@ -36,6 +37,8 @@ apply or the wait failed, 2 for a bad func.yaml or argument, no kubectl or no
 current context.
 """
 DEFAULT_WAIT = 300
+#: Seconds between looks at a Knative Service's or Kyma Function's condition while kubectl waits.
+PROGRESS_SECONDS = 2.0
 FIELD_MANAGER = "funcwsgi"
 
 
@@ -132,7 +135,7 @@ class Kubectl:
         return [self.path, "--context", self.context, *args]
 
     def apply(self, stream: str, target: Target) -> bool:
-        command = self.command("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--filename", "-")
+        command = self.command("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "-f", "-")
         result = subprocess.run(command, input=stream, capture_output=True, text=True, check=False)
         for line in result.stdout.splitlines():
             say(f"  {line}")
@@ -156,11 +159,23 @@ class Kubectl:
             command = self.command("wait", f"--for=condition={target.condition}", f"--timeout={timeout}s", "--namespace", namespace, thing)
         else:
             command = self.command("rollout", "status", "--namespace", namespace, f"--timeout={timeout}s", thing)
-        # kubectl's own progress lines ("Waiting for deployment ... 1 of 2 updated replicas are available") go straight to the terminal.
-        result = subprocess.run(command, stdout=sys.stderr, stderr=subprocess.PIPE, text=True, check=False)
-        if result.returncode == 0:
+        # kubectl's own progress lines ("Waiting for deployment ... 1 of 2 updated replicas are available") go straight to the terminal;
+        # kubectl wait says nothing until it is done, so the awaited condition's message is shown whenever it changes.
+        started = time.monotonic()
+        waiting = subprocess.Popen(command, stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
+        shown = ""
+        while True:
+            try:
+                errors = waiting.communicate(timeout=PROGRESS_SECONDS)[1]
+                break
+            except subprocess.TimeoutExpired:
+                message = self.not_ready_reason(target, name, namespace)
+                if message and message != shown:
+                    say(f"  {time.monotonic() - started:.0f} s: {message}")
+                    shown = message
+        if waiting.returncode == 0:
             return True
-        why = self.not_ready_reason(target, name, namespace) or _last_line(result.stderr) or f"kubectl exit status {result.returncode}"
+        why = self.not_ready_reason(target, name, namespace) or _last_line(errors) or f"kubectl exit status {waiting.returncode}"
         say(f"funcwsgi: error: {thing} was not ready within {timeout} s: {why}; see 'kubectl describe --namespace {namespace} {thing}'")
         return False
 

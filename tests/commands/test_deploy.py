@@ -326,7 +326,7 @@ def test_deploy_target_in_func_yaml_is_the_default(tmp_path: Path):
 # -- the apply path, against a fake kubectl ---------------------------------------
 
 FAKE_KUBECTL = r'''
-import json, os, sys
+import json, os, sys, time
 import yaml
 
 args = sys.argv[1:]
@@ -353,6 +353,8 @@ if verb == "apply":
 elif verb == "wait":
     if mode == "not-ready":
         sys.exit("error: timed out waiting for the condition on services/orders")
+    if mode == "slow":
+        time.sleep(3)
     print(f"{args[-1]} condition met")
 elif verb == "rollout":
     print('Waiting for deployment "orders" rollout to finish: 0 of 2 updated replicas are available...')
@@ -361,6 +363,8 @@ elif verb == "rollout":
 elif verb == "get":
     if "jsonpath={.status.url}" in args:
         print("https://orders.shop.example.com", end="")
+    elif mode == "slow":
+        print('Configuration "orders" is waiting for a Revision to become ready.', end="")
     else:
         print('Revision "orders-00001" failed with message: Back-off pulling image "registry.example/team/orders:1.2".', end="")
 else:
@@ -392,8 +396,9 @@ def test_deploy_applies_server_side_waits_and_prints_the_url(orders: Path, kubec
     assert result.stdout == "Function 'orders' is ready at https://orders.shop.example.com\n"
     recorded = calls(log)
     assert [c["args"][:2] for c in recorded[:2]] == [["config", "current-context"], ["config", "view"]]
-    apply, wait, get = recorded[2:]
-    assert apply["args"] == ["--context", "test-cluster", "apply", "--server-side", "--field-manager=funcwsgi", "--filename", "-"]
+    # Leaving out the looks at the condition, which a slow machine may take while kubectl waits.
+    apply, wait, get = [c for c in recorded[2:] if not c["args"][-1].endswith(".message}")]
+    assert apply["args"] == ["--context", "test-cluster", "apply", "--server-side", "--field-manager=funcwsgi", "-f", "-"]
     (applied,) = list(yaml.safe_load_all(apply["stdin"]))
     expected = yaml.safe_load(yaml.safe_dump(dry_runs["knative"][0]))
     expected["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example/team/orders:9"
@@ -403,6 +408,17 @@ def test_deploy_applies_server_side_waits_and_prints_the_url(orders: Path, kubec
     assert "Deploying 'orders' (knative, image registry.example/team/orders:9) to namespace 'shop' of kubectl context 'test-cluster'" in result.stderr
     assert "service/orders serverside-applied" in result.stderr
     assert "Waiting up to 120 s for services.serving.knative.dev/orders in 'shop' to be ready" in result.stderr
+
+
+def test_a_slow_service_shows_its_condition_while_kubectl_waits(orders: Path, kubectl):
+    env, log = kubectl
+    result = funcwsgi("deploy", "--image", IMAGE, cwd=orders, env={**env, "FAKE_KUBECTL_MODE": "slow"})
+    assert result.returncode == 0, result.stderr
+    progress = [line for line in result.stderr.splitlines() if "waiting for a Revision" in line]
+    assert len(progress) == 1, "a condition message is shown once, not at every look"
+    assert progress[0].strip().endswith('s: Configuration "orders" is waiting for a Revision to become ready.')
+    looks = [c["args"][-1] for c in calls(log) if c["args"][2:3] == ["get"]]
+    assert looks[0] == 'jsonpath={.status.conditions[?(@.type=="Ready")].message}' and looks[-1] == "jsonpath={.status.url}"
 
 
 def test_kubernetes_rollout_progress_reaches_the_terminal(tmp_path: Path, kubectl):
@@ -423,7 +439,7 @@ def test_kyma_waits_for_the_function_to_run(orders: Path, kubectl):
     result = funcwsgi("deploy", "--target", "kyma", "--image", IMAGE, "--namespace", "team", cwd=orders, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Function 'orders' is ready at http://orders.team.svc.cluster.local\n"
-    wait = calls(log)[3]
+    (wait,) = [c for c in calls(log) if c["args"][2:3] == ["wait"]]
     assert wait["args"][2:] == ["wait", "--for=condition=Running", "--timeout=300s", "--namespace", "team", "functions.serverless.kyma-project.io/orders"]
 
 
