@@ -64,7 +64,7 @@ class KymaRuntime:
 
 KYMA_RUNTIMES = {
     "python": KymaRuntime("python314", ".py", "requirements.txt"),
-    "nodejs": KymaRuntime("nodejs26", ".js", "package.json"),
+    "nodejs26": KymaRuntime("nodejs26", ".js", "package.json"),  # the Node runtime in nodejs26/ of this repository
 }
 
 

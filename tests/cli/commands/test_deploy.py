@@ -242,7 +242,7 @@ def test_a_node_function_becomes_a_nodejs26_kyma_function(tmp_path: Path):
 
     (tmp_path / "handler.js").write_text("module.exports = { main: (req, res) => res.end('hi') };\n")
     (tmp_path / "package.json").write_text('{"name": "hi", "dependencies": {}}\n')
-    (function,) = generate(Project(root=tmp_path, name="hi", runtime="nodejs"), "kyma", "registry.example/hi:1")
+    (function,) = generate(Project(root=tmp_path, name="hi", runtime="nodejs26"), "kyma", "registry.example/hi:1")
     assert function["spec"]["runtime"] == "nodejs26"
     assert function["spec"]["source"]["inline"] == {"source": (tmp_path / "handler.js").read_text(), "dependencies": (tmp_path / "package.json").read_text()}
     assert crd_schemas.errors(crd_schemas.KYMA_FUNCTION, function) == []
