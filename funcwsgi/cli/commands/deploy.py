@@ -9,8 +9,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .. import manifests
 from ...errors import StartupError
+from .. import manifests
 from ..project import DEPLOY_TARGETS, Project, load_project
 from .build import build_image
 from .push import push_image, pushed_image
