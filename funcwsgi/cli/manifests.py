@@ -98,6 +98,10 @@ class Plan:
         given = project.requests is not None or project.limits is not None
         self.requests = dict(project.requests or {}) if given else dict(DEFAULT_REQUESTS)
         self.limits = dict(project.limits or {}) if given else dict(DEFAULT_LIMITS)
+        for resource, request in self.requests.items():
+            limit = self.limits.get(resource)
+            if limit is not None and quantity(request) > quantity(limit):
+                raise ProjectError(f"{self.where}: resources.requests.{resource} {request} is above resources.limits.{resource} {limit}: a pod cannot be guaranteed more than it may use")
         for name in ("labels", "annotations"):
             for key, value in getattr(project, name).items():
                 if not LABEL_KEY.match(key):
@@ -320,6 +324,19 @@ class Plan:
         if self.requests or self.limits:
             spec["resourceConfiguration"] = {"function": {"resources": self.resources()}}
         return [{"apiVersion": KYMA_API, "kind": "Function", "metadata": self.metadata(), "spec": spec}]
+
+
+_SUFFIXES = {
+    "": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
+}
+
+
+def quantity(text: str) -> float:
+    """A Kubernetes quantity (checked by func.yaml's schema) as a number: ``500m`` is 0.5, ``1Ki`` is 1024."""
+    number = re.match(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text)
+    assert number is not None, text
+    return float(number.group(0)) * _SUFFIXES[text[number.end():]]
 
 
 def render(documents: list[dict[str, Any]], *, header: str = "") -> str:

@@ -302,6 +302,8 @@ def test_the_kyma_function_is_served_as_kymas_controller_runs_it(dry_runs, tmp_p
         ("envs: {FUNC_PORT: '9000'}\n", "kyma", "envs.FUNC_PORT cannot be set on Kyma: its Function controller sets it"),
         ("labels: {serverless.kyma-project.io/x: y}\n", "kyma", "labels.serverless.kyma-project.io/x cannot be set on Kyma: the Function schema reserves it"),
         ("resources: {limits: {memory: 1Gi}}\n", "kubernetes", "resources.requests.cpu is missing: --target kubernetes adds pods on CPU use"),
+        ("resources: {requests: {cpu: 1500m, memory: 1Gi}, limits: {cpu: 2, memory: 512Mi}}\n", "knative",
+         "resources.requests.memory 1Gi is above resources.limits.memory 512Mi: a pod cannot be guaranteed more than it may use"),
         ("labels: {team: 'two words'}\n", "knative", "labels.team is 'two words': expected at most 63 letters"),
         ("resources: {requests: {cpu: lots}}\n", "knative", "resources.requests.cpu is 'lots': expected a Kubernetes quantity"),
         ("deploy: {target: lambda}\n", "", "deploy.target is 'lambda': expected one of knative, kubernetes, kyma"),
@@ -527,3 +529,10 @@ def test_the_cli_reference_documents_every_func_yaml_key():
     documented = {key for row in re.findall(r"^\| (.+?) \|", table, flags=re.MULTILINE) for key in re.findall(r"`([a-z.]+)`", row)}
     missing = [key.path for key in SCHEMA if key.path not in documented]
     assert not missing, f"docs/cli.md's func.yaml table has no row for {missing}"
+
+
+@pytest.mark.parametrize(("text", "value"), [("500m", 0.5), ("1", 1.0), ("1.5", 1.5), (".5", 0.5), ("2k", 2000.0), ("1e3", 1000.0), ("256Mi", 256 * 2**20), ("1Gi", 2**30)])
+def test_quantities_compare_as_kubernetes_reads_them(text: str, value: float):
+    from funcwsgi.cli.manifests import quantity
+
+    assert quantity(text) == pytest.approx(value)
