@@ -180,3 +180,17 @@ def test_function_response_unit():
 def test_status_line_for_unknown_codes():
     assert status_line(200) == "200 OK"
     assert status_line(299) == "299 Unknown"
+
+
+def test_returning_res_sends_it():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    def main(req, res):
+        return res.set_code(201).set_header("X-Made", "yes").set_body({"id": 7})
+
+    response = Client(make_app(main, environ={})).post("/")
+    assert response.status_code == 201
+    assert response.headers["X-Made"] == "yes"
+    assert response.get_json() == {"id": 7}
