@@ -239,6 +239,8 @@ SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
+#: What the Kafka client uses when KAFKA_SECURITY_PROTOCOL is unset (librdkafka's default).
+KAFKA_DEFAULT_PROTOCOL = "plaintext"
 
 KYMA = "Kyma python314"
 KUBELESS = "Kyma <=3.12 / Kubeless"
@@ -445,7 +447,7 @@ class Config:
     )
     kafka_security_protocol: str | None = setting(
         "KAFKA_SECURITY_PROTOCOL", None, optional_choice(*KAFKA_PROTOCOLS), "one of " + ", ".join(KAFKA_PROTOCOLS),
-        "Protocol used to talk to the brokers (security.protocol).", default_doc="plaintext",
+        "Protocol used to talk to the brokers (security.protocol).", default_doc=KAFKA_DEFAULT_PROTOCOL,
     )
     kafka_sasl_mechanism: str | None = setting(
         "KAFKA_SASL_MECHANISM", None, parse_optional_str, "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER",
@@ -566,6 +568,11 @@ class Config:
     def kafka_group(self) -> str:
         """The consumer group: KAFKA_GROUP_ID, else the function's name."""
         return self.kafka_group_id or self.func_name or "funcwsgi"
+
+    @property
+    def kafka_protocol(self) -> str:
+        """The protocol the Kafka client speaks: KAFKA_SECURITY_PROTOCOL, else the client's default."""
+        return self.kafka_security_protocol or KAFKA_DEFAULT_PROTOCOL
 
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
