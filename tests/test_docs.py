@@ -63,3 +63,31 @@ def test_the_architecture_page_lists_every_layer_in_stack_order():
     missing = [name for name in names if name not in rows]
     assert not missing, f"docs/architecture.md's layer table has no row for {missing}: add one where the layer sits in LAYERS"
     assert sorted(names, key=rows.index) == names, f"docs/architecture.md lists the layers as {rows}; LAYERS has {names}"
+
+
+def reserved_routes_table() -> dict[str, str]:
+    page = (REPO / "docs" / "handler-api.md").read_text()
+    table = page.split("<!-- reserved-routes -->")[1]
+    return dict(re.findall(r"^\| `(/[^`]*)` \| [^|]+ \| ([^|]+) \|$", table, flags=re.MULTILINE))
+
+
+def test_the_reserved_routes_table_lists_every_path_the_runtime_answers():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    def main(req):
+        return "the function"
+
+    listed = reserved_routes_table()
+    answered = {path for path in listed if Client(make_app(main, environ={})).get(path).text != "the function"}
+    assert answered == set(listed), f"listed but reaching the function: {set(listed) - answered}"
+    stack = make_app(main, environ={}).wsgi
+    while not hasattr(stack, "routes"):
+        stack = stack.app
+    assert set(stack.routes) == set(listed), "docs/handler-api.md's reserved-routes table is the one list of the runtime's own paths"
+    # The metrics row names the settings that move it and switch it off; each does what it says.
+    assert "SERVER_METRICS_PATH" in listed["/metrics"] and "SERVER_METRICS=false" in listed["/metrics"]
+    moved = Client(make_app(main, environ={"SERVER_METRICS_PATH": "/stats"}))
+    assert moved.get("/metrics").text == "the function" and moved.get("/stats").text != "the function"
+    assert Client(make_app(main, environ={"SERVER_METRICS": "false"})).get("/metrics").text == "the function"
