@@ -19,10 +19,9 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.workers.gthread import ThreadWorker
 
 from adapters import host_port
-from funcwsgi import workers
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import StartupError
-from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.process import start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls, use_server_threads
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     def child_exit(server: Any, worker: Any) -> None:
         """In the master, after a worker process ended, for whatever reason."""
-        workers.worker_exited(worker.pid)
+        worker_exited(worker.pid)
         if not server.LISTENERS:  # shutting down
             return
         if boots and not boots[0].had_booted(worker.pid):

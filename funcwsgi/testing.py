@@ -45,10 +45,10 @@ from werkzeug.test import Client, TestResponse
 
 from types import TracebackType
 
-from . import cloudevent_http, workers
+from . import cloudevents
 from .application import FunctionService, make_app
-from .lifecycle import run_start_hook, run_stop_hook
-from .cloudevent_http import CloudEvent
+from .cloudevents import CloudEvent
+from .process import run_start_hook, run_stop_hook, start_worker
 
 __all__ = ["CloudEvent", "FunctionClient", "FunctionTestResponse"]
 
@@ -59,7 +59,7 @@ class FunctionTestResponse(TestResponse):
     @cached_property
     def cloud_event(self) -> CloudEvent | None:
         """The CloudEvent this response carries (binary or structured mode), or ``None``."""
-        return cloudevent_http.decode(self.headers, self.get_data())
+        return cloudevents.decode(self.headers, self.get_data())
 
 
 class FunctionClient:
@@ -91,7 +91,7 @@ class FunctionClient:
             self.app = make_app(environ=environ, **settings)
         self.client = Client(self.app, response_wrapper=FunctionTestResponse)
         # What a worker does before it serves: per-process state (once per process), then start().
-        workers.start_worker(self.app)
+        start_worker(self.app)
         run_start_hook(self.app)
         self.closed = False
 
@@ -165,7 +165,7 @@ class FunctionClient:
         headers: Mapping[str, str] | None = None,
     ) -> FunctionTestResponse:
         """POST ``data`` as a binary-mode CloudEvent; ``response.cloud_event`` decodes a CloudEvent reply."""
-        event_headers, body = cloudevent_http.encode_binary(
+        event_headers, body = cloudevents.encode_binary(
             data, type=type, source=source, id=id, subject=subject, content_type=content_type, extensions=extensions
         )
         event_headers.update(headers or {})

@@ -385,7 +385,7 @@ def test_kyma_function_structure(doc):
     assert_valid("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", doc["metadata"], "metadata")
     spec = doc["spec"]
     assert spec["runtime"] in KYMA_RUNTIMES
-    from funcwsgi.scaffolding import RUNTIME_IMAGE
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
 
     assert spec.get("runtimeImageOverride") == RUNTIME_IMAGE, "the runtime image is called funcwsgi-runtime:<version> everywhere"
     source = spec["source"]["inline"]["source"]
@@ -482,7 +482,7 @@ def test_the_kyma_function_is_served_with_the_controller_environment(kyma_server
 
 
 def test_the_kyma_page_names_the_runtime_image_as_everything_else_does():
-    from funcwsgi.scaffolding import RUNTIME_IMAGE
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
 
     page = (REPO / "docs" / "kyma.md").read_text()
     named = set(re.findall(r"runtimeImageOverride: (\S+)", page))

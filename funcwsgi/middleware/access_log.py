@@ -8,6 +8,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
+from ..environ import REQUEST_ID_KEY
 from .body import StreamedBody
 from .errors import BODY as ERROR_BODY
 

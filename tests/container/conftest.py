@@ -180,7 +180,7 @@ def build_args() -> list[str]:
 @pytest.fixture(scope="session")
 def runtime_image(docker: Docker, base_image: str) -> str:
     """The runtime image built from the repository's Dockerfile, once per run."""
-    from funcwsgi.scaffolding import RUNTIME_IMAGE
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
 
     from ..servers import REPO
 
