@@ -34,8 +34,8 @@ def detected_signature(config: Config) -> str | None:
     """The calling convention the runtime detects from the function, when it is not forced."""
     if config.handler_signature is not None:
         return None
-    from ..errors import StartupError
-    from ..loader import load_function
+    from ...errors import StartupError
+    from ...loader import load_function
 
     try:
         return load_function(config).signature.value
