@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import logs
 from ..environ import REQUEST_ID_KEY
 from .body import StreamedBody
-from .errors import BODY as ERROR_BODY
+from .errors import INTERNAL_ERROR
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -43,7 +43,7 @@ class AccessLogMiddleware:
             body = self.app(environ, start_and_note)
         except Exception:
             # The errors layer answers for it: its 500 and its body (none for HEAD).
-            size = 0 if environ.get("REQUEST_METHOD") == "HEAD" else len(ERROR_BODY)
+            size = 0 if environ.get("REQUEST_METHOD") == "HEAD" else len(INTERNAL_ERROR.body)
             self.write(environ, "500", started, size)
             raise
         if type(body) is list:
