@@ -99,7 +99,8 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     def post_worker_init(worker: Any) -> None:
         """In the worker, booted: from here on its exit status is the function's business."""
-        boots[0].report_booted(os.getpid())
+        if boots:  # none when a configuration reload (SIGHUP) made these hooks anew
+            boots[0].report_booted(os.getpid())
 
     def post_fork(server: Any, worker: Any) -> None:
         """In each new worker, before it serves: per-worker state, then the function's start()."""
