@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 SPAN = re.compile(r"<!-- bench:(?P<name>[a-z0-9-]+) -->(?P<value>.*?)<!-- /bench -->")
-PAGES = ("docs/performance.md", "docs/scaling.md", "docs/migration-kyma-python314.md")
+PAGES = ("docs/performance.md", "docs/scaling.md", "docs/migration-kyma-python314.md", "docs/observability.md", "docs/servers.md")
 
 #: The function CPU per call of scaling.md's worked examples, in milliseconds.
 EXTRA_WORK_MS = {"hello": 0.0, "light": 1.0, "heavy": 5.0}
@@ -63,6 +63,13 @@ def figures(results: dict[str, Any]) -> dict[str, str]:
         found[f"{example}-cpu"] = f"{share_ms:.2f} ms" if not extra else f"+ {extra:g} ms"
         found[f"{example}-throughput"] = f"≈ {_thousands(round(throughput, -1))} req/s"
         found[f"{example}-pods"] = f"ceil({EXAMPLE_LOAD} / ({throughput:.0f} × {TARGET_UTILISATION:g})) = {pods}"
+    found["bare-granian-cpu"] = f"{_summary(results, 'bare-granian')['c16']['cpu_us_per_request']:.0f} µs"
+    cpu = {row["id"]: row["cpu_us"] for row in results.get("inprocess", [])}
+    for variant in ("stack-access-log", "stack-handoff", "stack-tracing"):
+        if variant in cpu and "stack" in cpu:
+            found[f"inprocess-{variant}-adds"] = f"{cpu[variant] - cpu['stack']:.1f} µs"
+    if "layer-timeout" in cpu and "layer-cloudevents" in cpu:  # the row below it in the table
+        found["inprocess-timeout-layer"] = f"{cpu['layer-timeout'] - cpu['layer-cloudevents']:.2f} µs"
     counts = results.get("callgrind", {})
     for key, value in counts.items():
         found[f"instructions-{key}"] = f"{value:,}"
