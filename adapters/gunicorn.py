@@ -20,7 +20,7 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from adapters import host_port
 from funcwsgi.application import FunctionService, default_app
-from funcwsgi.errors import StartupError, print_startup_error
+from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
 from funcwsgi.process import start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls, use_server_threads
 
@@ -93,6 +93,15 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     def on_starting(server: Any) -> None:
         """Print the start-up lines and load the function once, in the master, before any fork."""
+        if list(server.cfg.bind) != settings["bind"]:
+            # `-b`/`--bind` (or GUNICORN_CMD_ARGS) win over a configuration file: the start-up
+            # line would name SERVER_HOST:SERVER_PORT while gunicorn listens elsewhere.
+            report_and_exit(
+                ConfigError(
+                    f"gunicorn was told to listen on {', '.join(server.cfg.bind)}, but SERVER_HOST:SERVER_PORT say "
+                    f"{settings['bind'][0]}: set SERVER_HOST and SERVER_PORT instead of gunicorn's --bind"
+                )
+            )
         service_of(server)
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
         boots.append(BootReports())

@@ -38,8 +38,8 @@ def funcwsgi_errors(stderr: str) -> list[str]:
 
 def test_gunicorn_without_our_settings_refuses_with_one_line_naming_the_command(elsewhere: Path):
     port = free_port()
-    gunicorn_default = 8000  # where that gunicorn listens, whatever SERVER_PORT says
     env = base_env(HANDLER_FOLDER=".", SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    # A free port instead of gunicorn's default 8000, which another process here may hold.
     result = run_to_exit([GUNICORN, f"--bind=127.0.0.1:{free_port()}", "funcwsgi:app"], env, cwd=elsewhere, timeout=30)
     assert result.returncode == 4, result.stderr  # gunicorn's "App failed to load": stopped, not respawned
     assert funcwsgi_errors(result.stderr) == [
@@ -49,7 +49,6 @@ def test_gunicorn_without_our_settings_refuses_with_one_line_naming_the_command(
     assert result.stderr.count("Booting worker") == 1, "one worker tried, none respawned"
     assert "Starting python314 server" not in result.stdout, "no start-up line names a port nobody listens on"
     assert not listening(port)
-    del gunicorn_default
 
 
 def test_a_bad_setting_without_our_settings_is_no_respawn_loop(elsewhere: Path):
@@ -128,3 +127,15 @@ def test_a_worker_that_fails_to_boot_still_stops_the_server(tmp_path: Path):
     assert result.returncode == 3
     assert result.stderr.count("Booting worker") == 1
     assert "Reason: Worker failed to boot." in result.stderr
+
+
+def test_a_bind_option_that_contradicts_server_port_is_refused(elsewhere: Path):
+    port, other = free_port(), free_port()
+    env = base_env(HANDLER_FOLDER=".", SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    result = run_to_exit([*CONFIGURED[:3], f"--bind=127.0.0.1:{other}", CONFIGURED[3]], env, cwd=elsewhere, timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert funcwsgi_errors(result.stderr) == [
+        f"funcwsgi: error: gunicorn was told to listen on 127.0.0.1:{other}, but SERVER_HOST:SERVER_PORT say 127.0.0.1:{port}: "
+        "set SERVER_HOST and SERVER_PORT instead of gunicorn's --bind"
+    ]
+    assert "Starting python314 server" not in result.stdout and "Booting worker" not in result.stderr
