@@ -21,15 +21,11 @@ import requests
 from adapters import HTTP_ADAPTERS
 
 from .conftest import function_folder
-from .servers import Server, base_env, free_port
-
-SERVE = ["funcwsgi", "serve"]
+from .servers import BIN, Server, base_env, free_port
 
 
 @pytest.fixture(scope="module", params=list(HTTP_ADAPTERS))
 def served(request, collector):
-    from .servers import BIN
-
     port = free_port()
     env = base_env(
         SERVER_ADAPTER=request.param,
