@@ -8,7 +8,6 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
-from ..environ import REQUEST_ID_KEY
 from .body import StreamedBody
 from .errors import INTERNAL_ERROR
 
