@@ -39,11 +39,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from functools import cached_property
+from types import TracebackType
 from typing import Any
 
 from werkzeug.test import Client, TestResponse
-
-from types import TracebackType
 
 from . import cloudevents
 from .application import FunctionService, make_app

@@ -195,7 +195,7 @@ def test_the_pages_shell_examples_print_what_they_show(page, setup, body, tmp_pa
     finally:
         if running is not None:
             running.stop()
-    for (command, expected), output in zip(session, outputs):
+    for (command, expected), output in zip(session, outputs, strict=True):
         assert output_pattern(expected).fullmatch(output), f"{page}: `$ {command}` printed\n{output}\ninstead of\n" + "\n".join(expected)
 
 
