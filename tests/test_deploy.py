@@ -396,7 +396,9 @@ def test_kyma_function_structure(doc):
     assert_valid("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", doc["metadata"], "metadata")
     spec = doc["spec"]
     assert spec["runtime"] in KYMA_RUNTIMES
-    assert isinstance(spec.get("runtimeImageOverride"), str) and spec["runtimeImageOverride"]
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
+
+    assert spec.get("runtimeImageOverride") == RUNTIME_IMAGE, "the runtime image is called funcwsgi-runtime:<version> everywhere"
     source = spec["source"]["inline"]["source"]
     compile(source, "handler.py", "exec")
     for item in spec.get("env", []):
@@ -488,3 +490,11 @@ def test_the_kyma_function_is_served_with_the_controller_environment(kyma_server
     assert response.status_code == 200
     assert response.json() == {"message": "Hello, Kyma!", "function": doc["metadata"]["name"]}
     assert f"Starting {doc['spec']['runtime']} server" in server.stdout
+
+
+def test_the_kyma_page_names_the_runtime_image_as_everything_else_does():
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
+
+    page = (REPO / "docs" / "kyma.md").read_text()
+    named = set(re.findall(r"runtimeImageOverride: (\S+)", page))
+    assert named == {RUNTIME_IMAGE}
