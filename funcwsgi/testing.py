@@ -40,7 +40,7 @@ import os
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from werkzeug.test import Client, TestResponse
 
@@ -127,7 +127,7 @@ class FunctionClient:
             query_string=query_string,
             content_type=content_type,
         )
-        return response  # type: ignore[return-value]
+        return cast(FunctionTestResponse, response)  # the client's response_wrapper made it one
 
     def get(self, path: str = "/", **kwargs: Any) -> FunctionTestResponse:
         return self.request("GET", path, **kwargs)
