@@ -203,7 +203,7 @@ def _replicas(value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError("a whole number of pods, 0 or more")
-    return value
+    return int(value)
 
 
 def _resources(value: Any) -> dict[str, str] | None:
