@@ -45,7 +45,10 @@ KYMA_API = "serverless.kyma-project.io/v1alpha2"
 #: The port Kyma's controller serves and probes the function on.
 KYMA_PORT = 8080
 #: Names Kyma's Function schema refuses in spec.env: its controller sets them.
-KYMA_RESERVED_ENV = frozenset({"FUNC_RUNTIME", "FUNC_HANDLER", "FUNC_PORT", "FUNC_HANDLER_SOURCE", "FUNC_HANDLER_DEPENDENCIES", "MOD_NAME", "NODE_PATH", "PYTHONPATH"})
+KYMA_RESERVED_ENV = frozenset({
+    "FUNC_RUNTIME", "FUNC_HANDLER", "FUNC_PORT", "FUNC_HANDLER_SOURCE", "FUNC_HANDLER_DEPENDENCIES",
+    "MOD_NAME", "NODE_PATH", "PYTHONPATH",
+})
 KYMA_RESERVED_PREFIX = "serverless.kyma-project.io/"
 # Kubernetes label syntax: an optional DNS-subdomain prefix, a name of at most 63 characters.
 _LABEL_NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
@@ -101,13 +104,22 @@ class Plan:
         for resource, request in self.requests.items():
             limit = self.limits.get(resource)
             if limit is not None and quantity(request) > quantity(limit):
-                raise ProjectError(f"{self.where}: resources.requests.{resource} {request} is above resources.limits.{resource} {limit}: a pod cannot be guaranteed more than it may use")
+                raise ProjectError(
+                    f"{self.where}: resources.requests.{resource} {request} is above resources.limits.{resource} {limit}:"
+                    " a pod cannot be guaranteed more than it may use"
+                )
         for name in ("labels", "annotations"):
             for key, value in getattr(project, name).items():
                 if not LABEL_KEY.match(key):
-                    raise ProjectError(f"{self.where}: {name}.{key} is not a valid Kubernetes key: expected [prefix/]name, the name at most 63 letters, digits, '-', '_' or '.'")
+                    raise ProjectError(
+                        f"{self.where}: {name}.{key} is not a valid Kubernetes key:"
+                        " expected [prefix/]name, the name at most 63 letters, digits, '-', '_' or '.'"
+                    )
                 if name == "labels" and not LABEL_VALUE.match(value):
-                    raise ProjectError(f"{self.where}: labels.{key} is {value!r}: expected at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+                    raise ProjectError(
+                        f"{self.where}: labels.{key} is {value!r}:"
+                        " expected at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+                    )
 
     # -- the parts every target shares --------------------------------------
 
@@ -296,7 +308,10 @@ class Plan:
         if reserved:
             raise ProjectError(f"{self.where}: envs.{reserved[0]} cannot be set on Kyma: its Function controller sets it")
         if self.config.server_port != KYMA_PORT:
-            raise ProjectError(f"{self.where}: the function listens on port {self.config.server_port}, but Kyma serves and probes port {KYMA_PORT}; leave SERVER_PORT unset for --target kyma")
+            raise ProjectError(
+                f"{self.where}: the function listens on port {self.config.server_port},"
+                f" but Kyma serves and probes port {KYMA_PORT}; leave SERVER_PORT unset for --target kyma"
+            )
         for name in ("labels", "annotations"):
             for key in getattr(self.project, name):
                 if key.startswith(KYMA_RESERVED_PREFIX) or (name == "annotations" and key == "proxy.istio.io/config"):

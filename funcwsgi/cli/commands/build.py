@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     image = args.image or project.default_image
     extra = list(getattr(args, "extra", []))
     if args.push:
-        from .push import pushed_image, push_image
+        from .push import push_image, pushed_image
 
         image = pushed_image(project, args.image)  # checked before a long build
         if args.context_only:

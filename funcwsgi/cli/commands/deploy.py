@@ -64,7 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image", "-i", help="an image pushed already: deploy it without building (default: build and push func.yaml's image)")
     parser.add_argument("--namespace", "-n", help="the namespace (default: func.yaml's namespace, else the kubectl context's)")
     parser.add_argument("--dry-run", action="store_true", help="print the manifests as YAML and apply nothing")
-    parser.add_argument("--timeout", type=int, default=DEFAULT_WAIT, metavar="SECONDS", help=f"how long to wait until the function is ready (default {DEFAULT_WAIT})")
+    parser.add_argument(
+        "--timeout", type=int, default=DEFAULT_WAIT, metavar="SECONDS",
+        help=f"how long to wait until the function is ready (default {DEFAULT_WAIT})",
+    )
 
 
 def say(message: str) -> None:
@@ -184,7 +187,8 @@ class Kubectl:
         if not target.condition:
             return ""
         path = f'jsonpath={{.status.conditions[?(@.type=="{target.condition}")].message}}'
-        result = subprocess.run(self.command("get", "--namespace", namespace, f"{target.resource}/{name}", "--output", path), capture_output=True, text=True, check=False)
+        command = self.command("get", "--namespace", namespace, f"{target.resource}/{name}", "--output", path)
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
         return result.stdout.strip() if result.returncode == 0 else ""
 
     def url(self, target_name: str, name: str, namespace: str) -> str:
