@@ -243,7 +243,7 @@ class PendingRequest:
             self.spool = None
 
 
-class BufferedUnreader(Unreader):  # type: ignore[misc]
+class BufferedUnreader(Unreader):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
     """What the loop read (in memory, then in a temporary file), then the socket: gunicorn's parser reads from this."""
 
     def __init__(self, sock: Any, data: bytes, spool: IO[bytes] | None) -> None:

@@ -26,14 +26,17 @@ function thread. Around that:
 - A call whose client closed its connection while the call waited for a
   thread is dropped before the function runs.
 
-It also lends its threads to the timeout layer (:mod:`funcwsgi.timeouts.watchdog`)
-and leaves new connections to the next worker once it is being recycled.
+It also lends its threads to the timeout layer (:mod:`funcwsgi.timeouts.watchdog`),
+leaves new connections to the next worker once it is being recycled, and
+ends with the status a function passed to ``sys.exit()`` once the other
+calls are done.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+import os
 import selectors
 import socket
 import sys
@@ -67,7 +70,7 @@ REQUEST_TIMEOUT = Refusal(408, "the request did not arrive in time")
 OVERLOADED = Refusal(503, "the function is busy; retry later", (("Retry-After", str(RETRY_AFTER_SECONDS)),))
 
 
-class Connection(TConn):  # type: ignore[misc]
+class Connection(TConn):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
     """A client connection and the request being read on it."""
 
     def __init__(self, cfg: Any, sock: socket.socket, client: Any, server: Any) -> None:
@@ -82,8 +85,10 @@ class Connection(TConn):  # type: ignore[misc]
         self.keep_after_sending = False
 
 
-class FunctionWorker(ThreadWorker):  # type: ignore[misc]
+class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
     """gthread reading whole requests on its loop; see the module's documentation."""
+
+    exit_status: int | None = None  # set when the function called sys.exit()
 
     def load_wsgi(self) -> None:
         if self.cfg.is_ssl:
@@ -309,7 +314,18 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
         sock = conn.sock
         writer = conn.sock = SpillingSocket(sock)
         try:
-            keepalive, conn = super().handle(conn)
+            try:
+                keepalive, conn = super().handle(conn)
+            except SystemExit as ended:
+                # Left to gthread, a function's sys.exit() would end only this pool thread and
+                # leave its caller's connection open, unanswered, for good: the connection is
+                # closed, the worker stops as on SIGTERM (the other calls finish) and exits with
+                # the status asked for; the master starts a new one.
+                code = ended.code
+                self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
+                log.warning("The function called sys.exit(%r): worker %s stops", code, os.getpid())
+                self.alive = False
+                keepalive = False
             if keepalive:
                 rest = _leftover(parser) if conn.buffered else None
                 if rest is None:
@@ -416,6 +432,8 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]
             super().run()
         finally:
             self.probe_pool.shutdown(wait=False)
+        if self.exit_status is not None:
+            sys.exit(self.exit_status)
 
 
 def _client_gone(sock: socket.socket) -> bool:
