@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from werkzeug.wsgi import get_input_stream
 
-from ..cloudevents_compat import STRUCTURED, MalformedCloudEvent, decode
+from ..cloudevent import STRUCTURED, MalformedCloudEvent, decode
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
