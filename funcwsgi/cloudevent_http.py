@@ -1,5 +1,7 @@
 """CloudEvents over HTTP, as a caller sees them: encode a request, decode a reply.
 
+``CloudEvent`` here is funcwsgi's one type (:mod:`funcwsgi.cloudevent`).
+
 The testing client and ``funcwsgi invoke`` send events in binary content mode
 (attributes as ``ce-*`` headers, data as the body) and read replies in either
 mode (binary, or structured ``application/cloudevents+json``).
@@ -7,42 +9,18 @@ mode (binary, or structured ``application/cloudevents+json``).
 
 from __future__ import annotations
 
-import base64
 import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+from .cloudevent import CloudEvent, MalformedCloudEvent
+from .cloudevent import decode as decode_event
 
 SPEC_VERSION = "1.0"
 STRUCTURED = "application/cloudevents+json"
 JSON = "application/json"
-#: Attributes that are not ``ce-`` headers in binary mode.
-_CONTENT_TYPE = "datacontenttype"
-
-
-@dataclass(frozen=True)
-class CloudEvent:
-    """An event's context attributes (``type``, ``source``, ``id``, ...) and its data."""
-
-    attributes: dict[str, str] = field(default_factory=dict)
-    data: Any = None
-
-    @property
-    def type(self) -> str | None:
-        return self.attributes.get("type")
-
-    @property
-    def source(self) -> str | None:
-        return self.attributes.get("source")
-
-    @property
-    def id(self) -> str | None:
-        return self.attributes.get("id")
-
-    def __getitem__(self, name: str) -> str:
-        return self.attributes[name]
 
 
 def encode_binary(
@@ -92,59 +70,21 @@ def decode(headers: Mapping[str, str], body: bytes) -> CloudEvent | None:
     """The CloudEvent an HTTP message carries, in either content mode, or ``None``.
 
     ``headers`` may be any mapping with case-insensitive ``get`` (werkzeug's,
-    ``http.client``'s) or a plain dict with lower-case names.
+    ``http.client``'s) or a plain dict. The event is funcwsgi's own
+    :class:`~funcwsgi.cloudevent.CloudEvent`, decoded as the runtime decodes
+    a request; a message that is no valid CloudEvent gives ``None``.
     """
-    content_type = _get(headers, "content-type") or ""
-    if content_type.split(";")[0].strip().lower() == STRUCTURED:
-        return _decode_structured(body)
     items = headers.items() if hasattr(headers, "items") else []
-    attributes = {name.lower()[3:]: value for name, value in items if name.lower().startswith("ce-")}
-    if "specversion" not in attributes:
+    lowered = {name.lower(): value for name, value in items}
+    content_type = lowered.get("content-type") or ""
+    structured = content_type.split(";")[0].strip().lower() == STRUCTURED
+    if not structured and "ce-specversion" not in lowered:
         return None
-    if content_type:
-        attributes[_CONTENT_TYPE] = content_type
-    return CloudEvent(attributes, _decode_data(body, content_type))
-
-
-def _get(headers: Mapping[str, str], name: str) -> str | None:
-    value = headers.get(name)
-    if value is None:
-        value = headers.get(name.title())
-    return value
-
-
-def _decode_structured(body: bytes) -> CloudEvent | None:
-    try:
-        document = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(document, dict) or "specversion" not in document:
-        return None
-    attributes = {key: str(value) for key, value in document.items() if key not in ("data", "data_base64")}
-    if "data_base64" in document:
-        data: Any = base64.b64decode(document["data_base64"])
+    if structured:
+        lowered = {"content-type": content_type}
     else:
-        data = document.get("data")
-    return CloudEvent(attributes, data)
-
-
-def _decode_data(body: bytes, content_type: str) -> Any:
-    if not body:
+        lowered = {name: value for name, value in lowered.items() if name.startswith("ce-") or name == "content-type"}
+    try:
+        return decode_event(lowered, body)
+    except MalformedCloudEvent:
         return None
-    media = content_type.split(";")[0].strip().lower()
-    if not media:  # no content type: JSON if it parses as JSON, else text
-        try:
-            return json.loads(body)
-        except ValueError:
-            pass
-    if media == JSON or media.endswith("+json"):
-        try:
-            return json.loads(body)
-        except ValueError:
-            return body
-    if media.startswith("text/") or media in ("", "application/xml"):
-        try:
-            return body.decode()
-        except UnicodeDecodeError:
-            return body
-    return body
