@@ -10,7 +10,7 @@ from werkzeug.exceptions import HTTPException
 
 from .config import Config
 from .context import current_environ
-from .frameworks import uses_bottle, uses_flask
+from .frameworks import cloud_event_function, framework_signature, typed_function, uses_bottle, uses_flask
 from .legacy import build_context, build_event
 from .loader import LoadedFunction
 from .request import FunctionRequest, get_or_create_request
@@ -58,6 +58,12 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker:
     if signature in (Signature.REQ, Signature.NONE) and uses_flask(loaded.imports):
         from .flask_context import flask_invoker, make_flask_app
 
+        if signature is Signature.REQ:
+            kind = framework_signature(loaded.function, config.handler_framework_signature)
+            if kind == "typed":
+                function = typed_function(function)
+            elif kind == "cloudevent":
+                function = cloud_event_function(function)
         app = make_flask_app(loaded.module.__name__ if loaded.module else loaded.name, loaded.folder)
         return flask_invoker(function, pass_request=signature is Signature.REQ, app=app)
     if signature is Signature.REQ_RES:
