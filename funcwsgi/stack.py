@@ -20,6 +20,7 @@ from .middleware.access_log import AccessLogMiddleware
 from .middleware.body_limit import BodyLimitMiddleware
 from .middleware.cloudevents import CloudEventsMiddleware
 from .middleware.errors import ErrorMiddleware
+from .middleware.http_rules import HttpRulesMiddleware
 from .middleware.health import Check, HealthCheck, hook_check
 from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
 from .middleware.request_id import RequestIdMiddleware
@@ -90,6 +91,7 @@ def call_threads(config: Config) -> int:
 
 
 LAYERS: list[Layer] = [
+    Layer("http", lambda app, config, loaded: HttpRulesMiddleware(app)),
     Layer("errors", lambda app, config, loaded: ErrorMiddleware(app)),
     Layer("request-id", lambda app, config, loaded: RequestIdMiddleware(app)),
     Layer("access-log", lambda app, config, loaded: AccessLogMiddleware(app), lambda config: config.server_access_log),

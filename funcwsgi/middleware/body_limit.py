@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -48,12 +49,19 @@ class BodyLimitMiddleware:
             # of the whole stack.
             environ.get("wsgi.input_terminated") and environ.get("REQUEST_METHOD") not in BODILESS_METHODS
         ):
-            if not self.spool(environ):
+            spooled = self.spool(environ)
+            if spooled is None:
                 return self.refuse(environ, start_response)
+            # The spool lives until the response is done with (a layer inside may still read it).
+            try:
+                return SpoolClosingBody(self.app(environ, start_response), spooled)
+            except BaseException:
+                spooled.close()
+                raise
         return self.app(environ, start_response)
 
-    def spool(self, environ: WSGIEnvironment) -> bool:
-        """Read the whole body into a spooled file; False if it exceeds the limit."""
+    def spool(self, environ: WSGIEnvironment) -> IO[bytes] | None:
+        """Read the whole body into a spooled file (the new ``wsgi.input``); None if it exceeds the limit."""
         source = environ["wsgi.input"]
         spooled = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
         total = 0
@@ -64,12 +72,12 @@ class BodyLimitMiddleware:
             total += len(chunk)
             if total > self.max_bytes:
                 spooled.close()
-                return False
+                return None
             spooled.write(chunk)
         spooled.seek(0)
         environ["wsgi.input"] = spooled
         environ["CONTENT_LENGTH"] = str(total)
-        return True
+        return spooled  # type: ignore[return-value]
 
     def refuse(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         start_response("413 Request Entity Too Large", list(self.headers))
@@ -77,3 +85,25 @@ class BodyLimitMiddleware:
 
     def __repr__(self) -> str:
         return f"BodyLimitMiddleware(max_bytes={self.max_bytes})"
+
+
+class SpoolClosingBody:
+    """The response body; the spooled request body is closed once it is sent or closed."""
+
+    def __init__(self, body: Iterable[bytes], spooled: IO[bytes]) -> None:
+        self.body = body
+        self.spooled = spooled
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            yield from self.body
+        finally:
+            self.spooled.close()
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.spooled.close()
