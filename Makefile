@@ -40,8 +40,9 @@ docs: setup
 # 1.x generation comes with functions-framework, which pins it: that proves a
 # function's old-platform requirements install next to funcwsgi.
 CE1_VENV ?= .venv-cloudevents1
-CLOUDEVENTS_TESTS ?= tests/test_cloudevent.py tests/test_cloudevents_compat.py tests/corpus/test_kyma_testsuite.py tests/corpus/test_functions_framework_signatures.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
-	tests/test_legacy.py tests/corpus/test_kyma_eventing.py tests/corpus/test_functions_framework_library.py \
+CLOUDEVENTS_TESTS ?= tests/test_cloudevents.py tests/compat/test_cloudevents_lib.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
+	tests/compat/test_legacy.py tests/corpus/test_kyma_eventing.py tests/corpus/test_functions_framework_library.py \
+	tests/corpus/test_kyma_testsuite.py tests/corpus/test_functions_framework_signatures.py \
 	tests/conformance/test_cloudevents.py
 test-cloudevents-1:
 	$(MAKE) setup VENV=$(CE1_VENV)
@@ -58,7 +59,7 @@ soak: setup
 	$(PY) -m tests.reliability.soak --seconds $(SOAK_SECONDS)
 
 settings-doc: setup
-	$(PY) -m funcwsgi.settings_doc docs/configuration.md
+	$(PY) -m funcwsgi.cli.settings_doc docs/configuration.md
 
 clean:
 	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache .bench-cache

@@ -23,9 +23,9 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from funcwsgi.active import active_config
-from funcwsgi.cloudevent import CloudEvent
-from funcwsgi.context import current_environ
+from funcwsgi.cloudevents import CloudEvent
+from funcwsgi.current import active_config, current_environ
+from funcwsgi.environ import CLOUD_EVENT_KEY
 from funcwsgi.logs import OncePerBurst
 from funcwsgi.request import FunctionRequest, get_or_create_request
 
@@ -98,7 +98,7 @@ def get_request() -> FunctionRequest | None:
 def get_cloud_event() -> Any:
     """The CloudEvent the call carries (binary or structured mode), or ``None``.
 
-    Always funcwsgi's :class:`~funcwsgi.cloudevent.CloudEvent`, whichever
+    Always funcwsgi's :class:`~funcwsgi.cloudevents.CloudEvent`, whichever
     ``cloudevents`` generation is installed: it reads as both do
     (``event["type"]``, ``event.data``, ``get_attributes()``, ``get_type()``,
     ``get_time()``, ``get_extension(name)``...), and its attributes are
@@ -107,7 +107,7 @@ def get_cloud_event() -> Any:
     environ = current_environ.get()
     if environ is None:
         return None
-    return environ.get("funcwsgi.cloud_event")
+    return environ.get(CLOUD_EVENT_KEY)
 
 
 # -- telemetry -------------------------------------------------------------------
@@ -140,7 +140,7 @@ def emit_cloud_event(type: str, source: str, data: Any, optional_attributes: Map
     :class:`PublishError` as :func:`publish_cloud_event` does, and
     ``ValueError`` for attributes the CloudEvents specification refuses.
     """
-    from funcwsgi.cloudevents_compat import make_event
+    from funcwsgi.compat.cloudevents_lib import make_event
 
     attributes: dict[str, Any] = {"type": type, "source": source}
     if optional_attributes:
@@ -151,7 +151,7 @@ def emit_cloud_event(type: str, source: str, data: Any, optional_attributes: Map
 def publish_cloud_event(event: Any) -> None:
     """POST a CloudEvent to ``PUBLISHER_PROXY_ADDRESS`` in structured mode.
 
-    ``event`` is a :class:`~funcwsgi.cloudevent.CloudEvent`, an event of the
+    ``event`` is a :class:`~funcwsgi.cloudevents.CloudEvent`, an event of the
     ``cloudevents`` library (either generation), or a mapping of its
     attributes with an optional ``data`` key. The call's trace
     context travels with it. Raises :class:`PublisherNotConfigured` when the
@@ -159,7 +159,7 @@ def publish_cloud_event(event: Any) -> None:
     reached within ``PUBLISHER_PROXY_TIMEOUT`` seconds or answers other than
     2xx (``status`` and ``body`` then hold its answer).
     """
-    from funcwsgi.cloudevents_compat import is_cloud_event, make_event, to_structured
+    from funcwsgi.compat.cloudevents_lib import is_cloud_event, make_event, to_structured
 
     config = active_config()
     address = config.publisher_proxy_address

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 
@@ -55,3 +55,34 @@ class StreamedBody:
 
     def ended(self) -> None:
         """The server closed the body: the call is over."""
+
+
+class ReleasingBody:
+    """A body that releases what the call held (a spooled request body, uploaded files) once it
+    has been sent or closed, whichever comes first: a server closes it, a test client may only
+    read it to the end."""
+
+    __slots__ = ("_body", "_release")
+
+    def __init__(self, body: Iterable[bytes], release: Callable[[], None]) -> None:
+        self._body = body
+        self._release: Callable[[], None] | None = release
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            yield from self._body
+        finally:
+            self._released()
+
+    def close(self) -> None:
+        try:
+            close: Any = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._released()
+
+    def _released(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterable
-from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
+
+from .body import ReleasingBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -54,7 +55,7 @@ class BodyLimitMiddleware:
                 return self.refuse(environ, start_response)
             # The spool lives until the response is done with (a layer inside may still read it).
             try:
-                return SpoolClosingBody(self.app(environ, start_response), spooled)
+                return ReleasingBody(self.app(environ, start_response), spooled.close)
             except BaseException:
                 spooled.close()
                 raise
@@ -86,24 +87,3 @@ class BodyLimitMiddleware:
     def __repr__(self) -> str:
         return f"BodyLimitMiddleware(max_bytes={self.max_bytes})"
 
-
-class SpoolClosingBody:
-    """The response body; the spooled request body is closed once it is sent or closed."""
-
-    def __init__(self, body: Iterable[bytes], spooled: IO[bytes]) -> None:
-        self.body = body
-        self.spooled = spooled
-
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            yield from self.body
-        finally:
-            self.spooled.close()
-
-    def close(self) -> None:
-        try:
-            close = getattr(self.body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self.spooled.close()

@@ -15,7 +15,7 @@ import uuid
 import pytest
 import requests
 
-from funcwsgi.cloudevent_http import encode_binary
+from funcwsgi.cloudevents import encode_binary
 
 from . import folder, serving
 
