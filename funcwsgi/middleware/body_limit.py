@@ -6,6 +6,7 @@ import tempfile
 from collections.abc import Iterable
 from typing import IO, TYPE_CHECKING
 
+from ..replies import Reply
 from .body import ReleasingBody
 
 if TYPE_CHECKING:
@@ -31,9 +32,7 @@ class BodyLimitMiddleware:
     def __init__(self, app: WSGIApplication, *, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        body = f"Request Entity Too Large: the request body is larger than {max_bytes} bytes".encode()
-        self.body = body
-        self.headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))]
+        self.too_large = Reply(413, f"Request Entity Too Large: the request body is larger than {max_bytes} bytes")
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         declared = environ.get("CONTENT_LENGTH")
@@ -43,7 +42,7 @@ class BodyLimitMiddleware:
             except ValueError:
                 too_large = False  # the server or the request parser answers for a malformed header
             if too_large:
-                return self.refuse(environ, start_response)
+                return self.too_large(environ, start_response)
         elif ("HTTP_TRANSFER_ENCODING" in environ and "chunked" in environ["HTTP_TRANSFER_ENCODING"].lower()) or (
             # A server that de-chunks a body may hide how it came; gunicorn marks every
             # request so, and reading an empty GET into a spooled file is half the cost
@@ -52,7 +51,7 @@ class BodyLimitMiddleware:
         ):
             spooled = self.spool(environ)
             if spooled is None:
-                return self.refuse(environ, start_response)
+                return self.too_large(environ, start_response)
             # The spool lives until the response is done with (a layer inside may still read it).
             try:
                 return ReleasingBody(self.app(environ, start_response), spooled.close)
@@ -80,10 +79,5 @@ class BodyLimitMiddleware:
         environ["CONTENT_LENGTH"] = str(total)
         return spooled  # type: ignore[return-value]
 
-    def refuse(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        start_response("413 Request Entity Too Large", list(self.headers))
-        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [self.body]
-
     def __repr__(self) -> str:
         return f"BodyLimitMiddleware(max_bytes={self.max_bytes})"
-
