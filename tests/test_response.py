@@ -6,18 +6,17 @@ import pytest
 
 from funcwsgi.response import FunctionResponse
 
+from .conftest import CLIENT_KINDS, client_of, function_folder
+
 TEXT = "text/plain; charset=utf-8"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=CLIENT_KINDS)
 def returns(request):
-    from werkzeug.test import Client
-
+    """The return-value fixture, called plainly and through PEP 3333's validator."""
     from funcwsgi import make_app
 
-    from .conftest import function_folder
-
-    return Client(make_app(environ={}, handler_folder=function_folder("returns")))
+    return client_of(make_app(environ={}, handler_folder=function_folder("returns")), request.param)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from werkzeug.test import Client
 
 from funcwsgi import make_app
 
+from ..conftest import CLIENT_KINDS, client_of
 from . import folder
 
 CLOUD_EVENT = {
@@ -22,14 +23,15 @@ CLOUD_EVENT = {
 }
 
 
-def cloud_event_client(target: str, **settings: str) -> Client:
+def cloud_event_client(target: str, kind: str = "plain", **settings: str) -> Client:
     environ = {"FUNCTION_TARGET": target, "FUNCTION_SIGNATURE_TYPE": "cloudevent", **settings}
-    return Client(make_app(environ=environ, handler_folder=folder("gcf_cloud_event")))
+    return client_of(make_app(environ=environ, handler_folder=folder("gcf_cloud_event")), kind)
 
 
-@pytest.fixture(scope="module")
-def checking():
-    return cloud_event_client("function")
+@pytest.fixture(scope="module", params=CLIENT_KINDS)
+def checking(request):
+    """Called plainly and through PEP 3333's validator."""
+    return cloud_event_client("function", request.param)
 
 
 def test_structured_cloud_event_function(checking):
@@ -72,12 +74,12 @@ def test_background_functions_are_refused_at_start_up():
 # -- @functions_framework.typed ---------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def typed():
+@pytest.fixture(scope="module", params=CLIENT_KINDS)
+def typed(request):
     pytest.importorskip("functions_framework", reason="installed in the cloudevents 1.x environment only (make test-cloudevents-1)")
 
     def client(target: str) -> Client:
-        return Client(make_app(environ={"FUNCTION_TARGET": target}, handler_folder=folder("gcf_typed")))
+        return client_of(make_app(environ={"FUNCTION_TARGET": target}, handler_folder=folder("gcf_typed")), request.param)
 
     return client
 
