@@ -230,8 +230,9 @@ def get_runtime() -> str:
 
 
 def get_timeout() -> float:
-    """Seconds a call may take (``SERVER_CALL_TIMEOUT``)."""
-    return active_config().server_call_timeout
+    """Seconds a call may take (``SERVER_CALL_TIMEOUT``): an ``int`` when whole, as Kyma's ``int(FUNC_TIMEOUT)``."""
+    seconds = active_config().server_call_timeout
+    return int(seconds) if seconds == int(seconds) else seconds
 
 
 def get_body_size_limit() -> float:

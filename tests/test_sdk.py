@@ -50,7 +50,7 @@ def test_metadata_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("FUNC_NAMESPACE", "shop")
     monkeypatch.setenv("FUNC_BODY_MB_LIMIT", "2")
     assert (sdk.get_function_name(), sdk.get_namespace(), sdk.get_runtime()) == ("orders", "shop", "python314")
-    assert sdk.get_timeout() == 180.0
+    assert sdk.get_timeout() == 180 and type(sdk.get_timeout()) is int  # Kyma: int(FUNC_TIMEOUT); JSON "180", not "180.0"
     assert sdk.get_body_size_limit() == 2  # megabytes, as Kyma counts
     monkeypatch.setenv("SERVER_MAX_BODY_SIZE", str(3 * 1024 * 1024 // 2))
     assert sdk.get_body_size_limit() == 1.5

@@ -18,6 +18,8 @@ imported only for those functions.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import io
 import os
@@ -25,6 +27,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import SplitResult, urljoin
+from urllib.parse import quote as url_quote
 
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import BadRequest
@@ -345,9 +349,91 @@ class BottleRequest:
     def query_string(self) -> str:
         return self._request.query_string.decode("latin-1")
 
+    # -- names werkzeug has too, with bottle's meaning -----------------------------
+
+    @property
+    def path(self) -> str:
+        """``PATH_INFO`` with exactly one leading slash."""
+        return "/" + self._request.environ.get("PATH_INFO", "").lstrip("/")
+
+    @property
+    def script_name(self) -> str:
+        """Where the app is mounted, with leading and trailing slashes (``'/'`` when at the root)."""
+        name = self._request.environ.get("SCRIPT_NAME", "").strip("/")
+        return "/" + name + "/" if name else "/"
+
     @property
     def fullpath(self) -> str:
-        return self._request.root_path + self._request.path
+        return urljoin(self.script_name, self.path.lstrip("/"))
+
+    @property
+    def urlparts(self) -> SplitResult:
+        """The URL as (scheme, host, path, query, ''), honouring ``X-Forwarded-Proto``/``-Host`` as bottle did."""
+        environ = self._request.environ
+        scheme = environ.get("HTTP_X_FORWARDED_PROTO") or environ.get("wsgi.url_scheme", "http")
+        host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST")
+        if not host:
+            host = environ.get("SERVER_NAME", "127.0.0.1")
+            port = environ.get("SERVER_PORT")
+            if port and port != ("80" if scheme == "http" else "443"):
+                host += ":" + port
+        return SplitResult(scheme, host, url_quote(self.fullpath), environ.get("QUERY_STRING"), "")
+
+    @property
+    def url(self) -> str:
+        return self.urlparts.geturl()
+
+    @property
+    def content_type(self) -> str:
+        """The ``Content-Type`` header in lower case, ``''`` when absent."""
+        return str(self._request.environ.get("CONTENT_TYPE", "")).lower()
+
+    @property
+    def content_length(self) -> int:
+        """The declared body length, ``-1`` when not declared."""
+        return int(self._request.environ.get("CONTENT_LENGTH") or -1)
+
+    @property
+    def remote_route(self) -> list[str]:
+        """The client and the proxies in between, from ``X-Forwarded-For`` (a client can forge it)."""
+        forwarded = self._request.environ.get("HTTP_X_FORWARDED_FOR")
+        if forwarded:
+            return [address.strip() for address in forwarded.split(",")]
+        remote = self._request.environ.get("REMOTE_ADDR")
+        return [remote] if remote else []
+
+    @property
+    def remote_addr(self) -> str | None:
+        route = self.remote_route
+        return route[0] if route else None
+
+    @property
+    def auth(self) -> tuple[str, str | None] | None:
+        """Basic authentication as (user, password); (``REMOTE_USER``, None); else None."""
+        header = self._request.environ.get("HTTP_AUTHORIZATION", "")
+        try:
+            method, data = header.split(None, 1)
+            if method.lower() == "basic":
+                user, password = base64.b64decode(data.encode()).decode("utf-8", "replace").split(":", 1)
+                return user, password
+        except (ValueError, binascii.Error):
+            pass
+        user = self._request.environ.get("REMOTE_USER")
+        return (user, None) if user else None
+
+    @property
+    def is_xhr(self) -> bool:
+        return str(self._request.environ.get("HTTP_X_REQUESTED_WITH", "")).lower() == "xmlhttprequest"
+
+    is_ajax = is_xhr
+
+    @property
+    def chunked(self) -> bool:
+        return "chunked" in str(self._request.environ.get("HTTP_TRANSFER_ENCODING", "")).lower()
+
+    @property
+    def cookies(self) -> FormsDict:
+        return FormsDict(self._request.cookies.items(multi=True))
 
     def get_cookie(self, name: str, default: Any = None) -> Any:
         return self._request.cookies.get(name, default)

@@ -149,6 +149,18 @@ def both() -> Iterator[tuple[BottleRequest, bottle.BaseRequest]]:
         pytest.param(lambda r: r.json, id="json-of-a-form-is-none"),
         pytest.param(lambda r: r.method, id="method"),
         pytest.param(lambda r: r.query_string, id="query-string"),
+        pytest.param(lambda r: r.content_type.split(";")[0], id="content-type"),
+        pytest.param(lambda r: r.content_length > 0, id="content-length"),
+        pytest.param(lambda r: r.path, id="path"),
+        pytest.param(lambda r: r.fullpath, id="fullpath"),
+        pytest.param(lambda r: r.script_name, id="script-name"),
+        pytest.param(lambda r: r.url, id="url"),
+        pytest.param(lambda r: tuple(r.urlparts), id="urlparts"),
+        pytest.param(lambda r: r.remote_addr, id="remote-addr"),
+        pytest.param(lambda r: r.chunked, id="chunked"),
+        pytest.param(lambda r: r.is_xhr, id="is-xhr"),
+        pytest.param(lambda r: r.auth, id="no-auth"),
+        pytest.param(lambda r: r.get_cookie("nope", "d"), id="get-cookie-default"),
     ],
 )
 def test_reads_as_bottle_reads(read):
@@ -203,3 +215,24 @@ def check_save(upload, tmp_path):
     target = io.BytesIO()
     upload.save(target)
     assert target.getvalue() == b"\x89PNG data"
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        pytest.param(dict(path="/deep/p%20ath", base_url="http://example.org/mount/"), id="mounted"),
+        pytest.param(dict(headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example", "X-Forwarded-For": "10.0.0.1, 10.0.0.2"}), id="forwarded"),
+        pytest.param(dict(headers={"Authorization": "Basic " + __import__("base64").b64encode(b"ada:s3:cret").decode(), "X-Requested-With": "XMLHttpRequest"}), id="auth-and-xhr"),
+        pytest.param(dict(headers={"Authorization": "Basic !!!"}, environ_overrides={"REMOTE_USER": "grace"}), id="remote-user"),
+        pytest.param(dict(headers={"Cookie": "a=1; b=2", "Transfer-Encoding": "chunked"}, environ_overrides={"REMOTE_ADDR": "192.0.2.7"}), id="cookies-chunked"),
+        pytest.param(dict(environ_overrides={"HTTP_HOST": "", "SERVER_NAME": "srv", "SERVER_PORT": "8080"}), id="no-host"),
+    ],
+)
+def test_request_names_as_bottle_gives_them(builder):
+    def environ():
+        return EnvironBuilder(**builder).get_environ()
+
+    ours, theirs = BottleRequest(FunctionRequest(environ())), bottle.BaseRequest(environ())
+    for name in ("path", "fullpath", "script_name", "url", "urlparts", "remote_addr", "remote_route", "auth", "is_xhr", "is_ajax", "chunked", "content_length", "content_type"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert dict(ours.cookies) == dict(theirs.cookies) and ours.get_cookie("a") == theirs.get_cookie("a")
