@@ -349,8 +349,9 @@ def encode_binary(
         headers["ce-subject"] = subject
     for name, value in (extensions or {}).items():
         headers[f"ce-{name.lower()}"] = str(value)
-    if content_type or guessed:
-        headers["Content-Type"] = content_type or guessed
+    chosen = content_type or guessed
+    if chosen:
+        headers["Content-Type"] = chosen
     return headers, body
 
 

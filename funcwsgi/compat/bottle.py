@@ -125,7 +125,7 @@ class FormsDict(MutableMapping[str, Any]):
     def __contains__(self, key: object) -> bool:
         return key in self.dict
 
-    def get(self, key: str, default: Any = None, index: int = -1, type: Callable[[Any], Any] | None = None) -> Any:  # type: ignore[override]  # noqa: A002 - bottle's names
+    def get(self, key: str, default: Any = None, index: int = -1, type: Callable[[Any], Any] | None = None) -> Any:  # noqa: A002 - bottle's names
         try:
             value = self.dict[key][index]
             return type(value) if type else value
@@ -180,7 +180,7 @@ class BottleHeaders(Mapping[str, str]):
             raise KeyError(name)
         return str(value)
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         return self._headers.get(name, default)
 
     def getall(self, name: str) -> list[str]:
@@ -218,7 +218,8 @@ class FileUpload:
 
     @property
     def content_type(self) -> str | None:
-        return self.headers.get("Content-Type")
+        value: str | None = self.headers.get("Content-Type")
+        return value
 
     @property
     def content_length(self) -> int:
@@ -354,7 +355,7 @@ class BottleRequest:
     @property
     def path(self) -> str:
         """``PATH_INFO`` with exactly one leading slash."""
-        return "/" + self._request.environ.get("PATH_INFO", "").lstrip("/")
+        return "/" + str(self._request.environ.get("PATH_INFO", "")).lstrip("/")
 
     @property
     def script_name(self) -> str:
@@ -377,7 +378,7 @@ class BottleRequest:
             port = environ.get("SERVER_PORT")
             if port and port != ("80" if scheme == "http" else "443"):
                 host += ":" + port
-        return SplitResult(scheme, host, url_quote(self.fullpath), environ.get("QUERY_STRING"), "")
+        return SplitResult(scheme, host, url_quote(self.fullpath), str(environ.get("QUERY_STRING", "")), "")
 
     @property
     def url(self) -> str:
@@ -418,8 +419,8 @@ class BottleRequest:
                 return user, password
         except (ValueError, binascii.Error):
             pass
-        user = self._request.environ.get("REMOTE_USER")
-        return (user, None) if user else None
+        remote_user = self._request.environ.get("REMOTE_USER")
+        return (str(remote_user), None) if remote_user else None
 
     @property
     def is_xhr(self) -> bool:

@@ -77,7 +77,7 @@ class BodyLimitMiddleware:
         spooled.seek(0)
         environ["wsgi.input"] = spooled
         environ["CONTENT_LENGTH"] = str(total)
-        return spooled  # type: ignore[return-value]
+        return spooled
 
     def __repr__(self) -> str:
         return f"BodyLimitMiddleware(max_bytes={self.max_bytes})"

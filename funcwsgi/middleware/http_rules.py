@@ -62,7 +62,7 @@ class _Call:
         if self.bodiless:
             return _ignore
         if callable(write):
-            return write  # type: ignore[no-any-return]
+            return write
         self.written = []
         return self.written.append
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import base64
+import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -94,7 +96,7 @@ def multipart() -> dict:
         data={
             "category": "pics",
             "tag": ["a", "b"],
-            "upload": (__import__("io").BytesIO(b"\x89PNG data"), "../../etc/Caf\u00e9 photo (1).png", "image/png"),
+            "upload": (io.BytesIO(b"\x89PNG data"), "../../etc/Caf\u00e9 photo (1).png", "image/png"),
         },
     ).get_environ()
 
@@ -191,19 +193,15 @@ def test_vars_of_headers_and_body_work_as_in_kymas_test_functions():
 def test_filename_is_sanitised_as_bottle_does(raw):
     from funcwsgi.compat.bottle import FileUpload
 
-    assert FileUpload(__import__("io").BytesIO(), "f", raw).filename == bottle.FileUpload(None, "f", raw).filename
+    assert FileUpload(io.BytesIO(), "f", raw).filename == bottle.FileUpload(None, "f", raw).filename
 
 
 def test_save_as_bottle_saves(tmp_path):
-    import io
-
     with both() as (ours, _):
         check_save(ours.files["upload"], tmp_path)
 
 
 def check_save(upload, tmp_path):
-    import io
-
     upload.save(str(tmp_path))  # a folder: the sanitised name inside it
     saved = tmp_path / upload.filename
     assert saved.read_bytes() == b"\x89PNG data"
@@ -222,7 +220,7 @@ def check_save(upload, tmp_path):
     [
         pytest.param(dict(path="/deep/p%20ath", base_url="http://example.org/mount/"), id="mounted"),
         pytest.param(dict(headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example", "X-Forwarded-For": "10.0.0.1, 10.0.0.2"}), id="forwarded"),
-        pytest.param(dict(headers={"Authorization": "Basic " + __import__("base64").b64encode(b"ada:s3:cret").decode(), "X-Requested-With": "XMLHttpRequest"}), id="auth-and-xhr"),
+        pytest.param(dict(headers={"Authorization": "Basic " + base64.b64encode(b"ada:s3:cret").decode(), "X-Requested-With": "XMLHttpRequest"}), id="auth-and-xhr"),
         pytest.param(dict(headers={"Authorization": "Basic !!!"}, environ_overrides={"REMOTE_USER": "grace"}), id="remote-user"),
         pytest.param(dict(headers={"Cookie": "a=1; b=2", "Transfer-Encoding": "chunked"}, environ_overrides={"REMOTE_ADDR": "192.0.2.7"}), id="cookies-chunked"),
         pytest.param(dict(environ_overrides={"HTTP_HOST": "", "SERVER_NAME": "srv", "SERVER_PORT": "8080"}), id="no-host"),
