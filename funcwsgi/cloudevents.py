@@ -28,9 +28,12 @@ import json
 import re
 import uuid
 from collections.abc import Iterator, Mapping, MutableMapping
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
+
+if TYPE_CHECKING:
+    from werkzeug.datastructures import Headers
 
 SPEC_VERSION = "1.0"
 STRUCTURED = "application/cloudevents+json"
@@ -67,7 +70,7 @@ class CloudEvent(MutableMapping[str, Any]):
         if not given.get("id"):
             given["id"] = str(uuid.uuid4())
         if given.get("time") is None:
-            given["time"] = datetime.now(timezone.utc)
+            given["time"] = datetime.now(UTC)
         self._attributes = _checked(given, ValueError)
         self.data = data
 
@@ -276,8 +279,9 @@ def to_binary(event: CloudEvent) -> tuple[dict[str, str], bytes]:
         else:
             headers["ce-" + name] = quote(_string(value), safe=_HEADER_SAFE)
     body, guessed = _data_bytes(event.data, content_type)
-    if content_type or guessed:
-        headers["Content-Type"] = content_type or guessed  # type: ignore[assignment]
+    chosen = content_type or guessed
+    if chosen:
+        headers["Content-Type"] = chosen
     return headers, body
 
 
@@ -343,15 +347,15 @@ def encode_binary(
         "ce-id": id or str(uuid.uuid4()),
         "ce-source": source,
         "ce-type": type,
-        "ce-time": time or datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+        "ce-time": time or datetime.now(UTC).isoformat().replace("+00:00", "Z"),
     }
     if subject:
         headers["ce-subject"] = subject
     for name, value in (extensions or {}).items():
         headers[f"ce-{name.lower()}"] = str(value)
-    chosen = content_type or guessed
-    if chosen:
-        headers["Content-Type"] = chosen
+    media_type = content_type or guessed
+    if media_type:
+        headers["Content-Type"] = media_type
     return headers, body
 
 
@@ -365,7 +369,7 @@ def _encode_data(data: Any) -> tuple[bytes, str | None]:
     return json.dumps(data).encode(), "application/json"
 
 
-def decode(headers: Mapping[str, str], body: bytes) -> CloudEvent | None:
+def decode(headers: Mapping[str, str] | Headers, body: bytes) -> CloudEvent | None:
     """The CloudEvent an HTTP message carries, in either content mode, or ``None``.
 
     ``headers`` may be any mapping with case-insensitive ``get`` (werkzeug's,

@@ -198,7 +198,7 @@ def send(
     elif type(result) is tuple:
         body, status, extra_headers = _unpack_tuple(result)
         if isinstance(body, Response):  # Flask's (jsonify(...), 201)
-            return _amended(body, status, extra_headers)(environ, start_response)  # type: ignore[no-any-return]
+            return _amended(body, status, extra_headers)(environ, start_response)
     elif callable(result) and not isinstance(result, (str, bytes, dict, list)):
         # A werkzeug Response, a Flask response, any WSGI app: it answers itself.
         return pass_through(result, environ, start_response)
@@ -224,7 +224,7 @@ def send(
         headers = merged.to_wsgi_list()
     else:
         headers = [("Content-Type", content_type)]
-    if type(data) is bytes:
+    if isinstance(data, bytes):
         headers.append(("Content-Length", str(len(data))))
         start_response(status_line(status), headers)
         if environ.get("REQUEST_METHOD") == "HEAD":

@@ -24,8 +24,8 @@ from .middleware.access_log import AccessLogMiddleware
 from .middleware.body_limit import BodyLimitMiddleware
 from .middleware.cloudevents import CloudEventsMiddleware
 from .middleware.errors import ErrorMiddleware
-from .middleware.http_rules import HttpRulesMiddleware
 from .middleware.health import Check, HealthCheck, hook_check
+from .middleware.http_rules import HttpRulesMiddleware
 from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
 from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import ReservedRoutesMiddleware, default_routes

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from werkzeug.test import Client
@@ -101,7 +101,7 @@ def test_time_as_sent_and_as_a_datetime(client):
     headers = dict(EVENT_HEADERS, **{"ce-time": "2026-05-06T07:08:09.5Z"})
     event = from_http(headers, b"{}")
     assert event["time"] == "2026-05-06T07:08:09.5Z"
-    assert event.get_time() == datetime(2026, 5, 6, 7, 8, 9, 500000, tzinfo=timezone.utc)
+    assert event.get_time() == datetime(2026, 5, 6, 7, 8, 9, 500000, tzinfo=UTC)
 
 
 def test_structured_keeps_json_values_and_base64_data():
@@ -164,7 +164,7 @@ FIXED = 'ce-id: fixed-1, ce-time: 2026-01-02T03:04:05Z, ce-source: /idioms'
     ("path", "content_type", "body", "ce_type"),
     [
         pytest.param("/reply-text", "text/plain; charset=utf-8", "hello ü".encode(), "reply.text", id="text-not-json-quoted"),
-        pytest.param("/reply-json", "application/json", '{"n": [1, "\\u00fc"]}'.encode(), "reply.json", id="json"),
+        pytest.param("/reply-json", "application/json", b'{"n": [1, "\\u00fc"]}', "reply.json", id="json"),
         pytest.param("/reply-bytes", "application/octet-stream", b"\x00\x01", "reply.bytes", id="bytes"),
         pytest.param("/reply-own", "application/json", b'{"own": true}', "reply.own", id="own-type"),
     ],
@@ -208,7 +208,7 @@ def test_library_events_become_funcwsgis():
     if generation >= 2:
         from cloudevents.core.v1.event import CloudEvent as LibraryEvent
 
-        library = LibraryEvent({"type": "t", "source": "/s", "id": "1", "time": datetime(2026, 1, 1, tzinfo=timezone.utc)}, {"a": 1})
+        library = LibraryEvent({"type": "t", "source": "/s", "id": "1", "time": datetime(2026, 1, 1, tzinfo=UTC)}, {"a": 1})
     else:
         from cloudevents.http import CloudEvent as LibraryEvent
 

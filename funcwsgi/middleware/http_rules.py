@@ -58,20 +58,24 @@ class _Call:
         self.bodiless = self.head or status[:3] in BODILESS
         if status[:3] in BODILESS:
             headers = [(name, value) for name, value in headers if name.lower() not in CONTENT_HEADERS]
-        write = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
+        # Typed to return write(), but granian's start_response returns None.
+        write: Any = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
         if self.bodiless:
             return _ignore
         if callable(write):
-            return write
+            return write  # type: ignore[no-any-return]  # the server's write(), typed Any above
         self.written = []
         return self.written.append
+
+    def started(self) -> bool:
+        return self.status is not None
 
     def discard(self, body: Iterable[bytes]) -> list[bytes]:
         """Run the body only as far as it takes to start the response, then close it."""
         try:
-            if self.status is None:  # a generator app starts its response on first iteration
+            if not self.started():  # a generator app starts its response on first iteration
                 for _ in body:
-                    if self.status is not None:
+                    if self.started():
                         break
         finally:
             close = getattr(body, "close", None)

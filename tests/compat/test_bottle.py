@@ -218,12 +218,12 @@ def check_save(upload, tmp_path):
 @pytest.mark.parametrize(
     "builder",
     [
-        pytest.param(dict(path="/deep/p%20ath", base_url="http://example.org/mount/"), id="mounted"),
-        pytest.param(dict(headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example", "X-Forwarded-For": "10.0.0.1, 10.0.0.2"}), id="forwarded"),
-        pytest.param(dict(headers={"Authorization": "Basic " + base64.b64encode(b"ada:s3:cret").decode(), "X-Requested-With": "XMLHttpRequest"}), id="auth-and-xhr"),
-        pytest.param(dict(headers={"Authorization": "Basic !!!"}, environ_overrides={"REMOTE_USER": "grace"}), id="remote-user"),
-        pytest.param(dict(headers={"Cookie": "a=1; b=2", "Transfer-Encoding": "chunked"}, environ_overrides={"REMOTE_ADDR": "192.0.2.7"}), id="cookies-chunked"),
-        pytest.param(dict(environ_overrides={"HTTP_HOST": "", "SERVER_NAME": "srv", "SERVER_PORT": "8080"}), id="no-host"),
+        pytest.param({"path": "/deep/p%20ath", "base_url": "http://example.org/mount/"}, id="mounted"),
+        pytest.param({"headers": {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example", "X-Forwarded-For": "10.0.0.1, 10.0.0.2"}}, id="forwarded"),
+        pytest.param({"headers": {"Authorization": "Basic " + base64.b64encode(b"ada:s3:cret").decode(), "X-Requested-With": "XMLHttpRequest"}}, id="auth-and-xhr"),
+        pytest.param({"headers": {"Authorization": "Basic !!!"}, "environ_overrides": {"REMOTE_USER": "grace"}}, id="remote-user"),
+        pytest.param({"headers": {"Cookie": "a=1; b=2", "Transfer-Encoding": "chunked"}, "environ_overrides": {"REMOTE_ADDR": "192.0.2.7"}}, id="cookies-chunked"),
+        pytest.param({"environ_overrides": {"HTTP_HOST": "", "SERVER_NAME": "srv", "SERVER_PORT": "8080"}}, id="no-host"),
     ],
 )
 def test_request_names_as_bottle_gives_them(builder):

@@ -112,8 +112,12 @@ def test_a_chunked_event_leaves_no_spool_open():
             environ = EnvironBuilder(method="POST", path="/event", headers=dict(BINARY), content_type="application/json").get_environ()
             environ.pop("CONTENT_LENGTH", None)
             environ.update({"wsgi.input": io.BytesIO(body), "HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True})
-            seen = {}
-            response = app(environ, lambda status, headers, exc_info=None: seen.update(status=status))
+            seen: dict[str, str] = {}
+
+            def start_response(status, headers, exc_info=None, seen=seen):
+                seen["status"] = status
+
+            response = app(environ, start_response)
             reply = b"".join(response)
             getattr(response, "close", lambda: None)()
             assert seen["status"] == "200 OK" and json.loads(reply)["data"] == {"id": 7}
