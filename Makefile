@@ -20,6 +20,11 @@ APT_PACKAGES ?= curl prometheus wrk docker.io debootstrap docker-registry
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
+	@# Kyma's own test functions import the requests instrumentation (Kyma's runtimes shipped it).
+	@# It is the functions' dependency, not the runtime's, and the release of the urllib3 one
+	@# already installed is named exactly: pip 23.2 cannot resolve the two contrib packages together.
+	$(PY) -m pip install --quiet --disable-pip-version-check \
+		"opentelemetry-instrumentation-requests==$$($(PY) -c 'import importlib.metadata as m; print(m.version("opentelemetry-instrumentation-urllib3"))')"
 	touch $@
 
 setup: apt-packages $(VENV)/.installed-$(EXTRAS)
