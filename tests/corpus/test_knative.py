@@ -1,0 +1,60 @@
+"""Knative func-python functions, in the layout `func create -l python` writes, served unchanged."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import requests
+
+from . import folder, serving
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with serving(
+        {
+            # func.yaml with the python runtime beside function/func.py.
+            "instance": {"HANDLER_FOLDER": folder("knative_instance"), "GREETING": "hi"},
+            # What func-python's own server reads: LISTEN_ADDRESS.
+            "handle": {"HANDLER_FOLDER": folder("knative_handle"), "LISTEN_ADDRESS": "127.0.0.1:8080"},
+        }
+    ) as running:
+        yield running
+
+
+def test_instance_handle_sees_the_asgi_scope(servers):
+    response = requests.post(servers["instance"].url + "/a/b?x=1", data="payload", headers={"X-Custom": "v"})
+    assert response.status_code == 200 and response.headers["Content-Type"] == "application/json"
+    got = response.json()
+    assert (got["method"], got["path"], got["query"], got["body"]) == ("POST", "/a/b", "x=1", "payload")
+    assert got["headers"]["x-custom"] == "v"
+    assert got["started"] == "hi"  # start(cfg) got the environment
+    assert "Calling it with the knative contract" in servers["instance"].stdout
+
+
+def test_probes_ask_the_instance(servers):
+    url = servers["instance"].url
+    assert requests.get(url + "/health/readiness").status_code == 200
+    assert requests.get(url + "/health/liveness").status_code == 200
+    requests.get(url + "/sick")
+    sick = requests.get(url + "/health/liveness")
+    assert (sick.status_code, sick.text) == (503, "sick")
+
+
+def test_failure_is_plain_500(servers):
+    response = requests.get(servers["instance"].url + "/fail")
+    assert (response.status_code, response.text) == (500, "Internal Server Error")
+    servers["instance"].wait_for_output("internal detail 42")
+
+
+def test_module_level_handle_streams(servers):
+    started = time.monotonic()
+    with requests.get(servers["handle"].url + "/", stream=True) as response:
+        assert response.status_code == 200
+        chunks = response.iter_lines()
+        first = next(chunks)
+        first_at = time.monotonic() - started
+        rest = list(chunks)
+    assert first == b"chunk 0" and rest == [b"chunk 1", b"chunk 2", b"done"]
+    assert first_at < 0.5  # the first chunk arrived before the handler finished (0.6 s)
