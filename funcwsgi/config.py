@@ -236,6 +236,7 @@ SIGNATURES = ("req-res", "req", "none", "event-context")
 #: The contracts HANDLER_PLATFORM can force (docs/platforms.md); unset, funcwsgi/compat chooses.
 PLATFORMS = ("funcwsgi", "kyma", "kubeless", "aws-lambda", "azure", "openfaas", "fission", "knative")
 LAMBDA_PAYLOAD_FORMATS = ("1.0", "2.0")
+FISSION_PORT = 8888
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 #: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
 SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
@@ -594,6 +595,8 @@ class Config:
             origins[item.name] = name
         _split_handler_string(values, origins)
         _find_default_sources(values, origins)
+        if "server_port" not in origins and (values.get("fission_userfunc_volume") or values.get("handler_platform") == "fission"):
+            values["server_port"] = FISSION_PORT  # the port Fission's router calls an environment on
         config = cls(**values)
         config.check()
         return config
