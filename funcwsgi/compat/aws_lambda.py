@@ -50,6 +50,7 @@ LAMBDA_MAX_SECONDS = 900.0
 DEFAULT_CALL_TIMEOUT = 180.0
 TEMPLATE_NAMES = ("template.yaml", "template.yml")
 ACCOUNT = "123456789012"
+JSON = "application/json"
 #: Content types HTTP APIs and function URLs pass as text; any other body arrives base64-encoded.
 _TEXTUAL = re.compile(r"(text/.*|application/(json|javascript|xml|yaml|x-www-form-urlencoded|[\w.+-]*\+(json|xml)))(;.*)?", re.I)
 
@@ -519,9 +520,14 @@ def _response_body(result: dict[str, Any]) -> bytes:
 
 
 def response_v2(result: Any) -> Response:
-    """2.0's rules: a dict with ``statusCode`` is the response; any other value is a 200 JSON body."""
+    """2.0's rules: a dict with ``statusCode`` is the response; any other value is a 200 JSON body.
+
+    A dict without ``statusCode`` is sent as JSON; a string is sent as it is
+    (as the gateway and SAM's local gateway send it), other values as JSON.
+    """
     if not isinstance(result, dict) or "statusCode" not in result:
-        return Response(json.dumps(result), status=200, content_type="application/json")
+        body = result if isinstance(result, str) else json.dumps(result)
+        return Response(body, status=200, content_type=JSON)
     headers = Headers()
     for name, value in (result.get("headers") or {}).items():
         headers.add(str(name), str(value))
@@ -536,11 +542,12 @@ def response_v1(result: Any) -> Response:
         raise MalformedResponse(f"a {type(result).__name__} without statusCode")
     headers = Headers()
     multi = result.get("multiValueHeaders") or {}
-    for name, value in (result.get("headers") or {}).items():
-        if name not in multi:
-            headers.add(str(name), str(value))
     for name, values in multi.items():
         for value in values if isinstance(values, list) else [values]:
+            headers.add(str(name), str(value))
+    for name, value in (result.get("headers") or {}).items():
+        # Both given: the gateway merges them, a pair present in both once.
+        if str(value) not in [str(v) for v in (multi.get(name) or ())]:
             headers.add(str(name), str(value))
     return _response(result, headers)
 
@@ -551,4 +558,6 @@ def _response(result: dict[str, Any], headers: Headers) -> Response:
     response.headers.clear()
     for name, value in headers.items():
         response.headers.add(name, value)
+    if "Content-Type" not in response.headers:
+        response.headers["Content-Type"] = JSON  # the gateway's default
     return response

@@ -59,7 +59,8 @@ def test_v2_binary_request_body_is_base64(servers):
     ("path", "status", "content_type", "body"),
     [
         pytest.param("/plain", 200, "application/json", b'{"hello": "world"}', id="dict-without-statusCode-is-json"),
-        pytest.param("/text", 200, "application/json", b'"just a string"', id="string-is-json"),
+        pytest.param("/text", 200, "application/json", b"just a string", id="string-is-the-body"),
+        pytest.param("/cookies", 201, "application/json", b"set", id="content-type-defaults-to-json"),
         pytest.param("/binary", 200, "image/png", b"\x89PNG\x00\xff", id="base64-response"),
         pytest.param("/fail", 500, "application/json", b'{"message":"Internal Server Error"}', id="exception-500-as-http-api"),
     ],
@@ -101,7 +102,7 @@ def test_v1_event_shape(servers):
 
 def test_v1_multi_value_headers_and_errors(servers):
     response = requests.get(servers["v1"].url + "/multi")
-    assert response.raw.headers.getlist("X-Many") == ["one", "two"] and response.headers["X-One"] == "1"
+    assert response.raw.headers.getlist("X-Many") == ["one", "two", "three"] and response.headers["X-One"] == "1"
     failed = requests.get(servers["v1"].url + "/fail")
     assert (failed.status_code, failed.content) == (502, b'{"message": "Internal server error"}')
     malformed = requests.get(servers["v1"].url + "/bad")
@@ -130,3 +131,31 @@ def test_sam_binary_media_types(servers):
 def test_health_and_metrics_still_answered(servers):
     assert requests.get(servers["sam"].url + "/health/readiness").status_code == 200
     assert "function_calls" in requests.get(servers["v2"].url + "/metrics").text or requests.get(servers["v2"].url + "/metrics").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def powertools():
+    pytest.importorskip("aws_lambda_powertools")
+    root = folder("aws_lambda_powertools")
+    with serving(
+        {
+            "v2": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": root},
+            "v1": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": root, "LAMBDA_PAYLOAD_FORMAT": "1.0"},
+        }
+    ) as running:
+        yield running
+
+
+@pytest.mark.parametrize("payload", ["v2", "v1"])
+def test_powertools_resolvers_read_the_events(powertools, payload):
+    url = powertools[payload].url
+    got = requests.get(url + "/todos/5?q=milk", headers={"X-Agent": "t"})
+    assert (got.status_code, got.json()) == (200, {"id": "5", "q": "milk", "agent": "t"})
+    created = requests.post(url + "/todos", json={"title": "x"})
+    assert (created.status_code, created.json()) == (201, {"created": {"title": "x"}})
+    assert requests.get(url + "/nowhere").status_code == 404  # Powertools' own not-found answer
+
+
+def test_powertools_sees_v2_cookies(powertools):
+    got = requests.get(powertools["v2"].url + "/cookies", headers={"Cookie": "a=1; b=2"})
+    assert got.json() == {"cookies": ["a=1", "b=2"]}

@@ -17,7 +17,7 @@ def lambda_handler(event, context):
     if path == "/cookies":
         return {"statusCode": 201, "cookies": ["a=1; Path=/", "b=2"], "body": "set"}
     if path == "/multi":
-        return {"statusCode": 200, "multiValueHeaders": {"X-Many": ["one", "two"]}, "headers": {"X-One": "1"}, "body": "multi"}
+        return {"statusCode": 200, "multiValueHeaders": {"X-Many": ["one", "two"]}, "headers": {"X-One": "1", "X-Many": "three"}, "body": "multi"}
     if path == "/bad":
         return "not a dict"
     if path == "/remaining":
