@@ -58,3 +58,28 @@ def test_module_level_handle_streams(servers):
         rest = list(chunks)
     assert first == b"chunk 0" and rest == [b"chunk 1", b"chunk 2", b"done"]
     assert first_at < 0.5  # the first chunk arrived before the handler finished (0.6 s)
+
+
+def test_same_answers_as_func_pythons_own_server(servers):
+    """The instance served by func-python itself (hypercorn) and by funcwsgi answer a call alike."""
+    pytest.importorskip("func_python")
+    import sys
+
+    from ..servers import Server, base_env, free_port
+
+    port = free_port()
+    launcher = "import sys; sys.path.insert(0, sys.argv[1]); from function import new; from func_python.http import serve; serve(new)"
+    env = base_env(LISTEN_ADDRESS=f"127.0.0.1:{port}", GREETING="hi")
+    own = Server([sys.executable, "-c", launcher, folder("knative_instance")], env, port)
+    try:
+        own.wait_ready("/health/readiness")
+        for method, path in (("POST", "/a/b?x=1"), ("GET", "/")):
+            theirs = requests.request(method, own.url + path, data="payload", headers={"X-Custom": "v"})
+            ours = requests.request(method, servers["instance"].url + path, data="payload", headers={"X-Custom": "v"})
+            assert ours.status_code == theirs.status_code == 200
+            assert ours.headers["Content-Type"] == theirs.headers["Content-Type"]
+            strip = ("headers", "calls")
+            assert {k: v for k, v in ours.json().items() if k not in strip} == {k: v for k, v in theirs.json().items() if k not in strip}
+            assert ours.json()["headers"]["x-custom"] == theirs.json()["headers"]["x-custom"] == "v"
+    finally:
+        own.stop()
