@@ -54,6 +54,12 @@ def signal(config: Config) -> str | None:
 
 
 def locate(config: Config) -> Config:
+    if config.server_workers > 1:
+        # Fission specialises a pod with one call: only the process answering it would load the function.
+        raise LoadError(
+            f"SERVER_WORKERS={config.server_workers} is refused for a Fission environment: /specialize reaches one process only; "
+            "use SERVER_WORKERS=1 and SERVER_NUMTHREADS for concurrency"
+        )
     return config.replace(handler_folder=volume(config), handler_module_name="user", handler_function_name="main")
 
 

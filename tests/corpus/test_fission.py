@@ -79,3 +79,12 @@ def test_bad_specialize_requests(volume):
         server.wait_for_output("fission secret 99")
     finally:
         server.stop()
+
+
+def test_several_workers_are_refused(volume):
+    from ..servers import run_to_exit
+
+    env = base_env(USERFUNCVOL=str(volume), SERVER_WORKERS="2", SERVER_PORT=str(free_port()))
+    result = run_to_exit([str(BIN / "gunicorn"), "funcwsgi:app"], env)
+    assert result.returncode != 0
+    assert "SERVER_WORKERS=2 is refused for a Fission environment" in result.stdout + result.stderr
