@@ -285,7 +285,7 @@ class Router:
                 method=method,
                 url=_url(environ),
                 headers=_headers(environ),
-                params=dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)[::-1]),
+                params=_params(environ.get("QUERY_STRING", "")),
                 route_params=parameters,
                 body=_body(environ),
             )
@@ -322,6 +322,14 @@ def to_response(result: Any) -> Any:
     if result is None:
         return Reply(204)
     return result
+
+
+def _params(query: str) -> dict[str, str]:
+    """The query as the host hands it to the worker: one string per name, repeated values joined by commas."""
+    params: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        params[key] = f"{params[key]},{value}" if key in params else value
+    return params
 
 
 def _url(environ: dict[str, Any]) -> str:

@@ -27,6 +27,8 @@ def test_v2_quickstart_function(servers):
     assert requests.get(url + "/api/hello?name=Ada").text == "Hello, Ada. This HTTP triggered function executed successfully."
     assert requests.post(url + "/api/hello", json={"name": "Bo"}).text.startswith("Hello, Bo.")
     assert requests.get(url + "/api/HELLO?name=c").status_code == 200  # the host matches routes case-insensitively
+    # Repeated query values reach params joined by commas, as the host's query strings do.
+    assert requests.get(url + "/api/hello?name=a&name=b").text.startswith("Hello, a,b.")
 
 
 def test_v2_route_constraints_and_precedence(servers):
