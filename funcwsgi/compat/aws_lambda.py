@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import json
 import logging
 import os
@@ -24,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-import yaml
 from werkzeug.datastructures import Headers
 from werkzeug.wrappers import Response
 
@@ -76,21 +76,28 @@ def signal(config: Config) -> str | None:
 # -- the SAM template ------------------------------------------------------------------
 
 
-class _TemplateLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short tags (``!Ref``, ``!GetAtt``, ``!Sub``) read as plain values."""
+@functools.cache
+def _template_loader() -> type[Any]:
+    """YAML with CloudFormation's short tags (``!Ref``, ``!GetAtt``, ``!Sub``) read as plain values.
 
+    Made on first use: recognising platforms at start-up must not import yaml for every function.
+    """
+    import yaml
 
-def _any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        return loader.construct_scalar(node)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node)
-    if isinstance(node, yaml.MappingNode):
-        return loader.construct_mapping(node)
-    return None
+    class TemplateLoader(yaml.SafeLoader):
+        pass
 
+    def any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.ScalarNode):
+            return loader.construct_scalar(node)
+        if isinstance(node, yaml.SequenceNode):
+            return loader.construct_sequence(node)
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node)
+        return None
 
-_TemplateLoader.add_multi_constructor("!", _any_tag)
+    TemplateLoader.add_multi_constructor("!", any_tag)
+    return TemplateLoader
 
 
 @dataclass(frozen=True)
@@ -144,9 +151,11 @@ def read_template(root: str, handler: str | None) -> Template:
             break
     else:
         return Template()
+    import yaml
+
     try:
         with open(path, encoding="utf-8") as handle:
-            document = yaml.load(handle, Loader=_TemplateLoader)  # noqa: S506 - a SafeLoader subclass
+            document = yaml.load(handle, Loader=_template_loader())  # noqa: S506 - a SafeLoader subclass
     except (OSError, yaml.YAMLError) as error:
         raise LoadError(f"{path} cannot be read as a SAM template: {error}") from None
     if not isinstance(document, dict):

@@ -15,7 +15,6 @@ Those are the ``azure-functions`` library's own types (``funcwsgi[azure]``)
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import json
@@ -294,6 +293,8 @@ class Router:
                 arguments["context"] = Context(str(uuid.uuid4()), route.name, route.directory)
             result = route.function(**arguments)
             if inspect.isawaitable(result):
+                import asyncio  # only for async functions: recognising platforms must not import it for all
+
                 result = asyncio.run(_awaited(result))
             return to_response(result)
         return NOT_FOUND

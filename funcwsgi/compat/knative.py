@@ -18,7 +18,6 @@ are sent, so streamed bodies stay streamed (docs/migration-knative.md).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import os
@@ -28,14 +27,14 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import yaml
-
 from ..errors import LoadError
 from ..replies import status_line
 from ..signatures import Invoker
 from .sources import defines, project_root
 
 if TYPE_CHECKING:
+    import asyncio
+
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
     from ..config import Config
@@ -62,8 +61,13 @@ def _package_folder(root: str) -> str:
 
 
 def _func_yaml_runtime(root: str) -> str | None:
+    path = os.path.join(root, "func.yaml")
+    if not os.path.isfile(path):
+        return None
+    import yaml  # only when there is a func.yaml: recognising platforms must not import it for every function
+
     try:
-        with open(os.path.join(root, "func.yaml"), encoding="utf-8") as handle:
+        with open(path, encoding="utf-8") as handle:
             document = yaml.safe_load(handle)
     except (OSError, yaml.YAMLError):
         return None
@@ -150,6 +154,8 @@ class _Loop:
         self._pid = 0
 
     def get(self) -> asyncio.AbstractEventLoop:
+        import asyncio  # here: recognising platforms at start-up must not import asyncio for every function
+
         if self._loop is None or self._pid != os.getpid():
             with self._lock:
                 if self._loop is None or self._pid != os.getpid():
@@ -199,6 +205,8 @@ class AsgiCall:
     def __init__(self, handle: Callable[..., Any], body: bytes) -> None:
         self.handle = handle
         self.body: bytes | None = body
+        import asyncio
+
         self.messages: queue.Queue[Any] = queue.Queue()
         self.finished = asyncio.Event()
 
@@ -219,6 +227,8 @@ class AsgiCall:
             self.finished.set()
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterator[bytes]:
+        import asyncio
+
         future = asyncio.run_coroutine_threadsafe(self.run(scope_of(dict(environ))), _loop.get())
         future.add_done_callback(lambda _: self.messages.put(_DONE))
         first = self.messages.get()
