@@ -25,16 +25,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from werkzeug.datastructures import Headers
-from werkzeug.wrappers import Response
-
 from ..environ import REQUEST_ID_KEY
 from ..errors import LoadError
-from ..replies import Reply
+from ..replies import BODILESS, Reply, status_line
 from ..signatures import Invoker
 from .sources import project_root
 
 if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
     from ..config import Config
     from ..loader import LoadedFunction
 
@@ -528,7 +527,29 @@ def _response_body(result: dict[str, Any]) -> bytes:
     return text.encode()
 
 
-def response_v2(result: Any) -> Response:
+class Answer:
+    """The gateway's response to a call: status, headers, body, sent as a WSGI app (no body for HEAD)."""
+
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, code: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.status = status_line(code)
+        if code in BODILESS:
+            body = b""
+        elif not any(name.lower() == "content-type" for name, _ in headers):
+            headers.append(("Content-Type", JSON))  # the gateway's default
+        headers = [(name, value) for name, value in headers if name.lower() != "content-length"]
+        if code not in BODILESS:
+            headers.append(("Content-Length", str(len(body))))
+        self.headers = headers
+        self.body = body
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:
+        start_response(self.status, self.headers)
+        return [self.body] if self.body and environ.get("REQUEST_METHOD") != "HEAD" else []
+
+
+def response_v2(result: Any) -> Answer:
     """2.0's rules: a dict with ``statusCode`` is the response; any other value is a 200 JSON body.
 
     A dict without ``statusCode`` is sent as JSON; a string is sent as it is
@@ -536,37 +557,23 @@ def response_v2(result: Any) -> Response:
     """
     if not isinstance(result, dict) or "statusCode" not in result:
         body = result if isinstance(result, str) else json.dumps(result)
-        return Response(body, status=200, content_type=JSON)
-    headers = Headers()
-    for name, value in (result.get("headers") or {}).items():
-        headers.add(str(name), str(value))
-    for cookie in result.get("cookies") or ():
-        headers.add("Set-Cookie", str(cookie))
-    return _response(result, headers)
+        return Answer(200, [("Content-Type", JSON)], body.encode())
+    headers = [(str(name), str(value)) for name, value in (result.get("headers") or {}).items()]
+    headers.extend(("Set-Cookie", str(cookie)) for cookie in result.get("cookies") or ())
+    return Answer(_status(result["statusCode"]), headers, _response_body(result))
 
 
-def response_v1(result: Any) -> Response:
+def response_v1(result: Any) -> Answer:
     """1.0's rules: only a dict with ``statusCode`` is a response; ``multiValueHeaders`` join ``headers``."""
     if not isinstance(result, dict) or "statusCode" not in result:
         raise MalformedResponse(f"a {type(result).__name__} without statusCode")
-    headers = Headers()
+    headers: list[tuple[str, str]] = []
     multi = result.get("multiValueHeaders") or {}
     for name, values in multi.items():
         for value in values if isinstance(values, list) else [values]:
-            headers.add(str(name), str(value))
+            headers.append((str(name), str(value)))
     for name, value in (result.get("headers") or {}).items():
         # Both given: the gateway merges them, a pair present in both once.
         if str(value) not in [str(v) for v in (multi.get(name) or ())]:
-            headers.add(str(name), str(value))
-    return _response(result, headers)
-
-
-def _response(result: dict[str, Any], headers: Headers) -> Response:
-    status = _status(result["statusCode"])
-    response = Response(_response_body(result), status=status)
-    response.headers.clear()
-    for name, value in headers.items():
-        response.headers.add(name, value)
-    if "Content-Type" not in response.headers:
-        response.headers["Content-Type"] = JSON  # the gateway's default
-    return response
+            headers.append((str(name), str(value)))
+    return Answer(_status(result["statusCode"]), headers, _response_body(result))
