@@ -57,7 +57,7 @@ BOTTLE_MODULES = frozenset({"bottle"})
 #: The platforms recognised from their signals, in the order they are asked (docs/platforms.md).
 RECOGNITION_ORDER = ("knative", "aws-lambda", "azure", "openfaas", "fission")
 #: Platforms whose function files the runtime finds and loads itself (several functions, or a package).
-OWN_LOADERS = frozenset({"azure", "knative", "fission"})
+OWN_LOADERS = frozenset({"azure", "knative", "fission", "openfaas"})
 
 _warned: set[str] = set()
 
@@ -123,9 +123,11 @@ def load_function(config: Config) -> LoadedFunction:
     """The function ``config`` names, loaded as its platform lays it out (``config`` already resolved)."""
     platform = config.handler_platform
     if platform in OWN_LOADERS:
-        from . import azure, fission, knative
+        from . import azure, fission, knative, openfaas
 
-        loaders: dict[str, Callable[[Config], LoadedFunction]] = {"azure": azure.load, "knative": knative.load, "fission": fission.load}
+        loaders: dict[str, Callable[[Config], LoadedFunction]] = {
+            "azure": azure.load, "knative": knative.load, "fission": fission.load, "openfaas": openfaas.load,
+        }
         return loaders[platform](config)
     from ..loader import load_function as load_module_function
 

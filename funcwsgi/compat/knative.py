@@ -27,8 +27,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from ..environ import CLOUD_EVENT_KEY
 from ..errors import LoadError
-from ..replies import status_line
+from ..replies import Reply, status_line
 from ..signatures import Invoker
 from .sources import defines, project_root
 
@@ -60,7 +61,8 @@ def _package_folder(root: str) -> str:
     return os.path.join(root, PACKAGE)
 
 
-def _func_yaml_runtime(root: str) -> str | None:
+def _func_yaml(root: str, key: str) -> str | None:
+    """A top-level value of the project's ``func.yaml`` (``runtime``, ``invoke``), if there is one."""
     path = os.path.join(root, "func.yaml")
     if not os.path.isfile(path):
         return None
@@ -71,8 +73,8 @@ def _func_yaml_runtime(root: str) -> str | None:
             document = yaml.safe_load(handle)
     except (OSError, yaml.YAMLError):
         return None
-    runtime = document.get("runtime") if isinstance(document, dict) else None
-    return str(runtime) if runtime else None
+    value = document.get(key) if isinstance(document, dict) else None
+    return str(value) if value else None
 
 
 def signal(config: Config) -> str | None:
@@ -84,7 +86,7 @@ def signal(config: Config) -> str | None:
     if config.knative_listen_address:
         return f"LISTEN_ADDRESS={config.knative_listen_address} and {path} defines new or handle"
     project = os.path.dirname(folder)
-    if _func_yaml_runtime(project) == "python":
+    if _func_yaml(project, "runtime") == "python":
         return f"{os.path.join(project, 'func.yaml')} names the python runtime and {path} defines new or handle"
     return None
 
@@ -199,14 +201,44 @@ def scope_of(environ: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class EventSender:
+    """func-python's sender for CloudEvent functions: ``await send(event)`` answers with the event.
+
+    ``send(event, status)`` and ``send.structured`` encode it in structured mode,
+    ``send.binary`` in binary mode; ``send.http(message)`` passes a raw ASGI message.
+    """
+
+    def __init__(self, send: Callable[[dict[str, Any]], Any]) -> None:
+        self.http = send
+
+    async def __call__(self, event: Any, status: int = 200) -> None:
+        await self.structured(event, status)
+
+    async def structured(self, event: Any, status: int = 200) -> None:
+        from .cloudevents_lib import to_structured
+
+        await self._answer(*to_structured(event), status)
+
+    async def binary(self, event: Any, status: int = 200) -> None:
+        from .cloudevents_lib import to_binary
+
+        await self._answer(*to_binary(event), status)
+
+    async def _answer(self, headers: dict[str, str], body: bytes, status: int) -> None:
+        encoded = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+        await self.http({"type": "http.response.start", "status": status, "headers": encoded})
+        await self.http({"type": "http.response.body", "body": body})
+
+
 class AsgiCall:
     """One call of an ASGI ``handle``, answering as a WSGI app with the chunks it sends."""
 
-    def __init__(self, handle: Callable[..., Any], body: bytes) -> None:
-        self.handle = handle
-        self.body: bytes | None = body
+    def __init__(self, handle: Callable[..., Any], body: bytes, event: Any = None) -> None:
         import asyncio
 
+        self.handle = handle
+        self.body: bytes | None = body
+        self.event = event
         self.messages: queue.Queue[Any] = queue.Queue()
         self.finished = asyncio.Event()
 
@@ -221,8 +253,12 @@ class AsgiCall:
         self.messages.put(message)
 
     async def run(self, scope: dict[str, Any]) -> None:
+        send: Callable[..., Any] = self.send
+        if self.event is not None:
+            scope["event"] = self.event
+            send = EventSender(self.send)
         try:
-            await self.handle(scope, self.receive, self.send)
+            await self.handle(scope, self.receive, send)
         finally:
             self.finished.set()
 
@@ -269,11 +305,36 @@ def _read_body(environ: dict[str, Any]) -> bytes:
     return b""
 
 
+NOT_A_CLOUD_EVENT = Reply(400, "expected a CloudEvent (binary or structured mode)")
+
+
 def invoker(loaded: LoadedFunction, config: Config) -> Invoker[None]:
-    """Each call runs the ASGI ``handle`` on the process's event loop; its response streams back."""
+    """Each call runs the ASGI ``handle`` on the process's event loop; its response streams back.
+
+    With ``invoke: cloudevent`` in ``func.yaml`` (func-python's CloudEvent
+    functions), the call's CloudEvent is in ``scope["event"]`` and ``send``
+    takes an event; a call that carries none gets 400, as func-python answers.
+    """
     handle = loaded.function
+    if _func_yaml(os.path.dirname(loaded.folder), "invoke") != "cloudevent":
 
-    def call(environ: dict[str, Any]) -> tuple[Any, None]:
-        return AsgiCall(handle, _read_body(environ)), None
+        def call(environ: dict[str, Any]) -> tuple[Any, None]:
+            return AsgiCall(handle, _read_body(environ)), None
 
-    return call
+        return call
+
+    from ..cloudevents import MalformedCloudEvent
+    from .cloudevents_lib import decode
+
+    def call_with_event(environ: dict[str, Any]) -> tuple[Any, None]:
+        body = _read_body(environ)
+        event = environ.get(CLOUD_EVENT_KEY)
+        if event is None:
+            headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope_of(environ)["headers"]}
+            try:
+                event = decode(headers, body)
+            except MalformedCloudEvent:
+                return NOT_A_CLOUD_EVENT, None
+        return AsgiCall(handle, body, event), None
+
+    return call_with_event

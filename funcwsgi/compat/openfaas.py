@@ -63,6 +63,45 @@ def locate(config: Config) -> Config:
     return config.replace(handler_folder=folder, handler_module_name="handler", handler_function_name="handle")
 
 
+def load(config: Config) -> LoadedFunction:
+    """Import ``function.handler`` as the template's ``index.py`` does, so the package's relative imports work."""
+    import importlib
+    import sys
+
+    from ..errors import LoadError
+    from ..loader import HOOK_NAMES, LoadedFunction, checked_hook, imported_modules, load_function, user_traceback
+    from ..signatures import detect_signature
+
+    folder = config.handler_folder
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return load_function(config)  # not a package: imported as a module of its own
+    root = os.path.dirname(folder)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    path = os.path.join(folder, "handler.py")
+    # Another project's function package loaded in this process (tests load several) must not answer for this one.
+    for name in [name for name in sys.modules if name == PACKAGE or name.startswith(PACKAGE + ".")]:
+        if not os.path.abspath(getattr(sys.modules[name], "__file__", None) or "").startswith(folder + os.sep):
+            del sys.modules[name]
+    try:
+        module = importlib.import_module(f"{PACKAGE}.handler")
+    except Exception as error:
+        raise LoadError(f"importing {path} raised {type(error).__name__}: {error}", user_traceback(error, path)) from None
+    function = getattr(module, "handle", None)
+    if not callable(function):
+        raise LoadError(f"no function 'handle' in {path}; the python3-http and python3-flask templates call handle")
+    return LoadedFunction(
+        function=function,
+        signature=detect_signature(function, config.handler_signature, where=f"'handle' in {path}"),
+        name="handle",
+        path=path,
+        module=module,
+        hooks={hook: checked_hook(module, hook, path) for hook in HOOK_NAMES if hasattr(module, hook)},
+        imports=imported_modules(module),
+        folder=folder,
+    )
+
+
 @dataclass
 class Event:
     """python3-http's ``event``: what its ``index.py`` reads from the Flask request."""

@@ -84,3 +84,14 @@ def test_platform_ports():
     assert config(upstream_url="http://127.0.0.1:5000").server_port == 5000
     assert config(USERFUNCVOL="/tmp").server_port == 8888
     assert config(USERFUNCVOL="/tmp", SERVER_PORT="1234").server_port == 1234
+
+
+def test_two_openfaas_projects_in_one_process():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    http = Client(make_app(handler_folder=str(FUNCTIONS / "openfaas_http")))
+    flask_style = Client(make_app(handler_folder=str(FUNCTIONS / "openfaas_flask")))
+    assert http.post("/", data="x").text == "Hello from OpenFaaS! x"
+    assert flask_style.post("/", data="y").text == "str:'y'"

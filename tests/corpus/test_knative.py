@@ -83,3 +83,32 @@ def test_same_answers_as_func_pythons_own_server(servers):
             assert ours.json()["headers"]["x-custom"] == theirs.json()["headers"]["x-custom"] == "v"
     finally:
         own.stop()
+
+
+@pytest.fixture(scope="module")
+def events():
+    pytest.importorskip("cloudevents.core")
+    with serving({"events": {"HANDLER_FOLDER": folder("knative_cloudevent")}}) as running:
+        yield running["events"]
+
+
+BINARY = {"ce-specversion": "1.0", "ce-id": "e-1", "ce-source": "/test", "ce-type": "order.created", "Content-Type": "application/json"}
+
+
+def test_cloudevent_function_gets_the_event_and_answers_structured(events):
+    response = requests.post(events.url + "/", json={"n": 1}, headers=BINARY)
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("application/cloudevents+json")
+    body = response.json()
+    assert (body["type"], body["source"], body["data"]) == ("reply.structured", "/fn", {"echo": {"n": 1}, "id": "e-1"})
+
+
+def test_cloudevent_function_binary_reply(events):
+    response = requests.post(events.url + "/", json={"n": 2}, headers={**BINARY, "ce-type": "binary.please"})
+    assert response.status_code == 202 and response.headers["ce-type"] == "reply.binary"
+    assert response.json() == {"got": {"n": 2}}
+
+
+def test_cloudevent_function_refuses_a_plain_request(events):
+    response = requests.post(events.url + "/", data="not an event")
+    assert response.status_code == 400

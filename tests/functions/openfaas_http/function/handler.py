@@ -1,4 +1,6 @@
-"""A python3-http handler, as `faas-cli new --lang python3-http` lays it out."""
+"""A python3-http handler, as `faas-cli new --lang python3-http` lays it out; a sibling module imported relatively."""
+
+from .greetings import PREFIX
 
 
 def handle(event, context):
@@ -10,4 +12,4 @@ def handle(event, context):
         return {"statusCode": 200, "body": b"\x00\x01", "headers": {"Content-type": "application/octet-stream"}}
     if event.path == "/text":
         return "a plain string"
-    return {"statusCode": 200, "body": "Hello from OpenFaaS! " + event.body.decode(), "headers": {"X-Host": context.hostname}}
+    return {"statusCode": 200, "body": PREFIX + event.body.decode(), "headers": {"X-Host": context.hostname}}
