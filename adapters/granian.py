@@ -25,9 +25,9 @@ from granian.server import Server
 
 from adapters import warn_about_hostile_gaps
 from funcwsgi.application import FunctionService, build_service, default_app
+from funcwsgi.compat import load_function, resolve
 from funcwsgi.config import Config
 from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
-from funcwsgi.loader import load_function
 from funcwsgi.process import mark_printed, start_process, stop_process
 
 _service: FunctionService | None = None
@@ -117,7 +117,7 @@ def worker_app() -> FunctionService:
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         if _service is None:  # a spawned worker: nothing was inherited
-            config = Config.from_env()
+            config = resolve(Config.from_env())
             mark_printed()
             _service = build_service(config, load_function(config))
         start_process(_service)

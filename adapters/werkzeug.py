@@ -18,8 +18,8 @@ from werkzeug.serving import WSGIRequestHandler, is_running_from_reloader, make_
 from adapters import InFlight, warn_about_hostile_gaps
 from adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
+from funcwsgi.compat import load_function, resolve
 from funcwsgi.errors import StartupError, print_startup_error
-from funcwsgi.loader import load_function
 from funcwsgi.process import print_startup_lines, start_process, stop_process
 from funcwsgi.replies import Reply
 
@@ -83,6 +83,7 @@ def serve_with_reloader(config: Config) -> int:
 def reloaded_app(config: Config) -> WSGIApplication:
     """The function's app, or, if it cannot load or start, a page showing why."""
     try:
+        config = resolve(config)
         service = print_startup_lines(config, lambda: _build(config))
         warn_about_hostile_gaps("werkzeug")
         start_process(service)

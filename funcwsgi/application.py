@@ -8,11 +8,12 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .compat import load_function, resolve
 from .config import Config
 from .current import activate
 from .environ import CONFIG_KEY
 from .errors import StartupError, report_and_exit
-from .loader import LoadedFunction, load_function, wrap_callable
+from .loader import LoadedFunction, wrap_callable
 from .logs import configure_logging
 from .process import print_startup_lines
 from .stack import build_stack
@@ -65,7 +66,7 @@ def make_app(
     Raises :class:`~funcwsgi.errors.StartupError` for bad settings or a
     function that cannot be loaded.
     """
-    config = Config.from_env(environ, **overrides)
+    config = resolve(Config.from_env(environ, **overrides)) if function is None else Config.from_env(environ, **overrides)
     loaded = load_function(config) if function is None else wrap_callable(function, config)
     service = build_service(config, loaded)
     log_stack(service)
@@ -99,7 +100,7 @@ def default_app(config: Config | None = None) -> FunctionService:
         with _default_lock:
             if _default is None:
                 try:
-                    settings = Config.from_env() if config is None else config
+                    settings = resolve(Config.from_env() if config is None else config)
                     _default = print_startup_lines(settings, lambda: build_service(settings, load_function(settings)))
                     log_stack(_default)
                     if settings.server_metrics and settings.server_metrics_port:

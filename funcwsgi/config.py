@@ -237,6 +237,10 @@ def megabytes(raw: str) -> int:
 
 
 SIGNATURES = ("req-res", "req", "none", "event-context")
+#: The contracts HANDLER_PLATFORM can force (docs/platforms.md); unset, funcwsgi/compat chooses.
+PLATFORMS = ("funcwsgi", "kyma", "kubeless", "aws-lambda", "azure", "openfaas", "fission", "knative")
+LAMBDA_PAYLOAD_FORMATS = ("1.0", "2.0")
+FISSION_PORT = 8888
 #: Functions Framework signature types served (background ``event`` functions are not).
 FRAMEWORK_SIGNATURES = ("http", "cloudevent", "typed")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
@@ -251,6 +255,11 @@ KAFKA_DEFAULT_PROTOCOL = "plaintext"
 KYMA = "Kyma python314"
 KUBELESS = "Kyma <=3.12 / Kubeless"
 FUNCTIONS_FRAMEWORK = "Functions Framework"
+AWS_LAMBDA = "AWS Lambda"
+AZURE = "Azure Functions"
+OPENFAAS = "OpenFaaS watchdog"
+FISSION = "Fission"
+KNATIVE = "Knative func-python"
 
 #: Where the sources are looked for when no HANDLER_FOLDER (nor an alias) is set:
 #: the reference document's '/' first, then the volume Kubeless and Kyma <=3.12
@@ -286,10 +295,19 @@ class Config:
     func_runtime: str = setting("FUNC_RUNTIME", "python314", parse_str, "a string", "Runtime name reported in start-up lines and to the function.")
 
     # -- server -----------------------------------------------------------------
-    server_host: str = setting("SERVER_HOST", "0.0.0.0", parse_host, "an IP address such as 0.0.0.0 or ::", "Address the server binds to; '::' for IPv6.")
+    server_host: str = setting(
+        "SERVER_HOST", "0.0.0.0", parse_host, "an IP address such as 0.0.0.0 or ::", "Address the server binds to; '::' for IPv6.",
+        aliases=(Alias("LISTEN_ADDRESS", KNATIVE, lambda raw: parse_host(raw.rpartition(":")[0].strip("[]")), "host:port such as 127.0.0.1:8080"),),
+    )
     server_port: int = setting(
         "SERVER_PORT", 8080, parse_port, "an integer from 1 to 65535", "TCP port the server listens on.",
-        aliases=(Alias("FUNC_PORT", KUBELESS), Alias("PORT", FUNCTIONS_FRAMEWORK)),
+        aliases=(
+            Alias("FUNC_PORT", KUBELESS),
+            Alias("PORT", FUNCTIONS_FRAMEWORK),
+            Alias("RUNTIME_PORT", FISSION),
+            Alias("LISTEN_ADDRESS", KNATIVE, lambda raw: parse_port(raw.rpartition(":")[2]), "host:port such as 127.0.0.1:8080"),
+            Alias("upstream_url", OPENFAAS, lambda raw: parse_port(str(urllib.parse.urlsplit(raw.strip()).port or "")), "a URL with a port such as http://127.0.0.1:5000"),
+        ),
     )
     server_numthreads: int = setting(
         "SERVER_NUMTHREADS", 50, positive_int, "a positive integer", "Threads per worker process serving calls concurrently.",
@@ -429,6 +447,71 @@ class Config:
         aliases=(Alias("FUNCTION_SIGNATURE_TYPE", FUNCTIONS_FRAMEWORK),),
         default_doc="from the decorator",
     )
+    handler_platform: str | None = setting(
+        "HANDLER_PLATFORM", None, optional_choice(*PLATFORMS), "one of " + ", ".join(PLATFORMS),
+        "Force the platform whose contract the function is called with instead of recognising it (docs/platforms.md).",
+        default_doc="recognised",
+    )
+
+    # -- other platforms' signals and their contracts' options (docs/platforms.md) ---
+    lambda_handler: str | None = setting(
+        "LAMBDA_HANDLER", None, parse_optional_str, "module.function or dir/module.function",
+        "AWS Lambda's handler string; names the module and function to load.", aliases=(Alias("_HANDLER", AWS_LAMBDA),), default_doc="unset",
+    )
+    lambda_task_root: str | None = setting(
+        "LAMBDA_TASK_ROOT", None, parse_optional_str, "a folder path", "Folder AWS Lambda's handler string is relative to.", default_doc="unset",
+    )
+    aws_lambda_function_name: str | None = setting(
+        "AWS_LAMBDA_FUNCTION_NAME", None, parse_optional_str, "a string", "AWS Lambda function name: context.function_name.", default_doc="unset",
+    )
+    aws_execution_env: str | None = setting(
+        "AWS_EXECUTION_ENV", None, parse_optional_str, "a string", "AWS Lambda's runtime name, such as AWS_Lambda_python3.12.", default_doc="unset",
+    )
+    aws_lambda_function_version: str = setting(
+        "AWS_LAMBDA_FUNCTION_VERSION", "$LATEST", parse_str, "a string", "AWS Lambda function version: context.function_version.",
+    )
+    aws_lambda_function_memory_size: int = setting(
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE", 128, positive_int, "a positive integer of megabytes",
+        "AWS Lambda memory size: context.memory_limit_in_mb.",
+    )
+    aws_lambda_log_group_name: str | None = setting(
+        "AWS_LAMBDA_LOG_GROUP_NAME", None, parse_optional_str, "a string", "context.log_group_name; unset: /aws/lambda/ and the function name.",
+        default_doc="derived",
+    )
+    aws_lambda_log_stream_name: str | None = setting(
+        "AWS_LAMBDA_LOG_STREAM_NAME", None, parse_optional_str, "a string", "context.log_stream_name; unset: made from the date and process.",
+        default_doc="derived",
+    )
+    aws_region: str = setting("AWS_REGION", "us-east-1", parse_str, "an AWS region name", "Region in context.invoked_function_arn.")
+    lambda_payload_format: str | None = setting(
+        "LAMBDA_PAYLOAD_FORMAT", None, optional_choice(*LAMBDA_PAYLOAD_FORMATS), "1.0 or 2.0",
+        "API Gateway payload format of Lambda events: 2.0 (HTTP API, function URLs) or 1.0 (REST API).",
+        default_doc="template.yaml's event type, else 2.0",
+    )
+    functions_worker_runtime: str | None = setting(
+        "FUNCTIONS_WORKER_RUNTIME", None, parse_optional_str, "a language name such as python",
+        "Azure Functions' worker language; python marks an Azure Functions app.", default_doc="unset",
+    )
+    openfaas_fprocess: str | None = setting(
+        "OPENFAAS_FPROCESS", None, parse_optional_str, "a command line", "OpenFaaS watchdog's fprocess: marks an OpenFaaS function.",
+        aliases=(Alias("fprocess", OPENFAAS),), default_doc="unset",
+    )
+    openfaas_mode: str | None = setting(
+        "OPENFAAS_MODE", None, parse_optional_str, "http", "OpenFaaS watchdog's mode.", aliases=(Alias("mode", OPENFAAS),), default_doc="unset",
+    )
+    openfaas_raw_body: bool = setting(
+        "OPENFAAS_RAW_BODY", False, parse_bool, "true or false",
+        "OpenFaaS python3-flask: hand handle(req) the body as bytes instead of text.", aliases=(Alias("RAW_BODY", OPENFAAS),),
+    )
+    fission_userfunc_volume: str | None = setting(
+        "FISSION_USERFUNC_VOLUME", None, parse_optional_str, "a folder path",
+        "Folder Fission's fetcher puts the function in; marks a Fission environment.", aliases=(Alias("USERFUNCVOL", FISSION),),
+        default_doc="unset (/userfunc when it exists)",
+    )
+    knative_listen_address: str | None = setting(
+        "KNATIVE_LISTEN_ADDRESS", None, parse_optional_str, "host:port", "Knative func-python's LISTEN_ADDRESS: marks a func-python function.",
+        aliases=(Alias("LISTEN_ADDRESS", KNATIVE),), default_doc="unset",
+    )
 
     # -- endpoints the controller injects ---------------------------------------
     trace_collector_endpoint: str | None = setting(
@@ -552,6 +635,8 @@ class Config:
             origins[item.name] = name
         _split_handler_string(values, origins)
         _find_default_sources(values, origins)
+        if "server_port" not in origins and (values.get("fission_userfunc_volume") or values.get("handler_platform") == "fission"):
+            values["server_port"] = FISSION_PORT  # the port Fission's router calls an environment on
         config = cls(**values)
         config.check()
         return config

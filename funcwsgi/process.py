@@ -61,6 +61,8 @@ _printed = False
 
 def startup_lines(config: Config) -> list[str]:
     lines = [f"Importing function sources from {config.handler_path}:{config.handler_function_name}"]
+    if config.handler_platform not in (None, "funcwsgi", "kyma", "kubeless"):
+        lines.append(f"Calling it with the {config.handler_platform} contract (HANDLER_PLATFORM chooses another)")
     if config.trace_collector_endpoint:
         lines.append(f"Tracing configured with endpoint {config.trace_collector_endpoint}")
     else:

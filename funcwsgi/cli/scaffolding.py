@@ -26,7 +26,8 @@ from .project import Project, ProjectError
 DATA = Path(__file__).resolve().parent / "data"
 DEFAULT_SCAFFOLDING = DATA / "scaffolding"
 TEMPLATES = DATA / "templates"
-BUILTIN_TEMPLATES = ("http", "cloudevent")
+#: funcwsgi's own templates, then one per other platform, in that platform's own layout (docs/platforms.md).
+BUILTIN_TEMPLATES = ("http", "cloudevent", "aws-lambda", "azure", "openfaas", "fission", "knative")
 EXECUTABLES = frozenset({"run.sh", "build.sh"})
 LINK = "f"
 RUNTIME_IMAGE = f"funcwsgi-runtime:{__version__}"

@@ -20,6 +20,10 @@ from ..servers import base_env, free_port, run_to_exit
 from .harness import SERVE
 
 BAD_VALUES: dict[str, str] = {
+    "HANDLER_PLATFORM": "heroku",
+    "LAMBDA_PAYLOAD_FORMAT": "3.0",
+    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "0",
+    "OPENFAAS_RAW_BODY": "maybe",
     "FUNC_LABELS": "team",
     "FUNC_ANNOTATIONS": "[1, 2]",
     "FUNC_MEMORY_LIMIT": "lots",
@@ -74,6 +78,12 @@ FREE_FORM = {"FUNC_NAME", "FUNC_NAMESPACE", "FUNC_RUNTIME"} | {
     # names, credentials and files the Kafka client itself checks when it connects
     "KAFKA_TOPICS", "KAFKA_GROUP_ID", "KAFKA_REPLY_TOPIC", "KAFKA_DEAD_LETTER_TOPIC", "KAFKA_SASL_MECHANISM",
     "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION", "KAFKA_SSL_CERTIFICATE_LOCATION", "KAFKA_SSL_KEY_LOCATION",
+} | {
+    # other platforms' names and signals (docs/platforms.md): whatever those platforms set; the handler
+    # string and the folders are checked when the function is located and loaded
+    "LAMBDA_HANDLER", "LAMBDA_TASK_ROOT", "AWS_LAMBDA_FUNCTION_NAME", "AWS_EXECUTION_ENV", "AWS_LAMBDA_FUNCTION_VERSION",
+    "AWS_LAMBDA_LOG_GROUP_NAME", "AWS_LAMBDA_LOG_STREAM_NAME", "AWS_REGION", "FUNCTIONS_WORKER_RUNTIME", "OPENFAAS_FPROCESS",
+    "OPENFAAS_MODE", "FISSION_USERFUNC_VOLUME", "KNATIVE_LISTEN_ADDRESS",
 }
 #: HANDLER_FOLDER is checked when the function is loaded: see the folder tests below.
 CHECKED_AT_LOAD = {"HANDLER_FOLDER"}
@@ -161,6 +171,11 @@ def _serve_as_unprivileged_user(**settings: str) -> tuple[int, str]:
     # Imported before dropping privileges: nobody may not read this interpreter's library.
     import adapters.gunicorn  # noqa: F401
     import funcwsgi.cli.commands.serve  # noqa: F401
+    import funcwsgi.compat.aws_lambda  # noqa: F401 - the platform signals are asked at every start
+    import funcwsgi.compat.azure  # noqa: F401
+    import funcwsgi.compat.fission  # noqa: F401
+    import funcwsgi.compat.knative  # noqa: F401
+    import funcwsgi.compat.openfaas  # noqa: F401
     from funcwsgi.cli import main
 
     read_end, write_end = os.pipe()

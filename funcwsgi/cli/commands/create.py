@@ -13,6 +13,8 @@ HELP = "Create a function project: handler.py, requirements.txt, func.yaml, .git
 EPILOG = """examples:
   funcwsgi create hello                        # ./hello with an HTTP function
   funcwsgi create events --template cloudevent # a function that answers CloudEvents
+  funcwsgi create api --template aws-lambda    # an AWS Lambda handler in sam init's layout
+                                               # (also: azure, openfaas, fission, knative)
   funcwsgi create . --name my-func             # in the current folder
   funcwsgi create fn --template ./my-template  # from a template folder of your own
 
@@ -73,6 +75,6 @@ def template_files(source: Path) -> dict[str, bytes]:
             continue
         parts = [RENAMED.get(part, part) for part in relative.parts]
         files["/".join(parts)] = path.read_bytes()
-    if "handler.py" not in files:
-        raise ProjectError(f"template {source} has no handler.py; a template folder holds at least handler.py")
+    if not any(relative.endswith(".py") and not relative.startswith("tests/") for relative in files):
+        raise ProjectError(f"template {source} has no Python file; a template folder holds at least handler.py (or a platform's function files)")
     return files

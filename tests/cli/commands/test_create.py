@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from funcwsgi.cli.project import load_project
@@ -62,7 +63,9 @@ def test_bad_name_is_one_line(cli, tmp_path: Path):
 def test_unknown_template_is_one_line(cli, tmp_path: Path):
     result = cli("create", "x", "--template", "grpc", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.strip() == "funcwsgi: error: template 'grpc' is neither a built-in template (http, cloudevent) nor a folder"
+    assert result.stderr.strip() == (
+        "funcwsgi: error: template 'grpc' is neither a built-in template (http, cloudevent, aws-lambda, azure, openfaas, fission, knative) nor a folder"
+    )
 
 
 def test_template_folder_with_its_own_files(cli, tmp_path: Path):
@@ -76,3 +79,24 @@ def test_template_folder_with_its_own_files(cli, tmp_path: Path):
     assert (created / "handler.py").read_text().endswith("'from my template')\n")
     assert not (created / "scaffolding").exists(), "a template's scaffolding is not copied into the project"
     assert load_project(created).template == str(template)
+
+
+PLATFORM_FILES = {
+    "aws-lambda": ["template.yaml", "hello_world/app.py"],
+    "azure": ["host.json", "function_app.py"],
+    "openfaas": ["function/handler.py", "function/__init__.py"],
+    "fission": ["handler.py"],
+    "knative": ["function/func.py", "function/__init__.py"],
+}
+
+
+@pytest.mark.parametrize("template", sorted(PLATFORM_FILES))
+def test_platform_templates_in_the_platforms_layout_pass_their_tests(cli, tmp_path: Path, template: str):
+    assert cli("create", "fn", "--template", template, cwd=tmp_path).returncode == 0
+    created = tmp_path / "fn"
+    for name in PLATFORM_FILES[template]:
+        assert (created / name).is_file(), name
+    assert load_project(created).template == template
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=created, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 passed" in result.stdout

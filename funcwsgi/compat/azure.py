@@ -1,0 +1,369 @@
+"""Azure Functions' Python HTTP trigger: the v1 (``*/function.json``) and v2 (``function_app.py``) models.
+
+An app is a folder with ``host.json`` (the host's settings: ``routePrefix``,
+default ``api``) and either ``function_app.py`` holding a
+``func.FunctionApp()`` whose ``@app.route`` functions (blueprints included)
+are the functions, or one folder per function with a ``function.json`` naming
+its ``scriptFile``, ``entryPoint`` and HTTP trigger (``route``, ``methods``).
+Several functions are served by one runtime, routed as the host routes them:
+route templates with constraints (``{id:int}``, ``{name?}``, ``{*rest}``),
+literal segments before parameters, methods checked. Each call is an
+``azure.functions.HttpRequest``; an ``HttpResponse`` (or a ``str``) comes back.
+Those are the ``azure-functions`` library's own types (``funcwsgi[azure]``)
+(docs/migration-azure.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+import types
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+from werkzeug.wrappers import Response
+
+from ..errors import LoadError
+from ..replies import Reply
+from ..signatures import Invoker, Signature
+from .sources import project_root
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..loader import LoadedFunction
+
+NOT_FOUND = Reply(404)
+DEFAULT_ROUTE_PREFIX = "api"
+APP_PACKAGE = "__app__"
+ALL_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"})
+#: The host's route constraints (ASP.NET Core's) and what each matches.
+CONSTRAINTS = {
+    "int": r"-?\d+",
+    "long": r"-?\d+",
+    "bool": r"(?i:true|false)",
+    "alpha": r"[A-Za-z]+",
+    "guid": r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}",
+    "double": r"-?\d+(?:\.\d+)?",
+    "float": r"-?\d+(?:\.\d+)?",
+    "decimal": r"-?\d+(?:\.\d+)?",
+    "datetime": r"[0-9T:.\-+Z]+",
+}
+
+
+def _is_app(root: str) -> bool:
+    if not os.path.isfile(os.path.join(root, "host.json")):
+        return False
+    if os.path.isfile(os.path.join(root, "function_app.py")):
+        return True
+    return any(os.path.isfile(os.path.join(root, entry, "function.json")) for entry in _entries(root))
+
+
+def _entries(root: str) -> list[str]:
+    try:
+        return sorted(os.listdir(root))
+    except OSError:
+        return []
+
+
+def signal(config: Config) -> str | None:
+    root = project_root(config)
+    if (config.functions_worker_runtime or "").lower() == "python":
+        return "FUNCTIONS_WORKER_RUNTIME=python"
+    if _is_app(root):
+        return f"{os.path.join(root, 'host.json')} beside function_app.py or */function.json"
+    return None
+
+
+def locate(config: Config) -> Config:
+    root = project_root(config)
+    v2 = os.path.isfile(os.path.join(root, "function_app.py"))
+    return config.replace(handler_folder=root, handler_module_name="function_app" if v2 else "host", handler_function_name="app" if v2 else "functions")
+
+
+# -- routes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """One function's HTTP trigger: its route template made a regex, its methods, the function."""
+
+    name: str
+    template: str
+    pattern: re.Pattern[str]
+    methods: frozenset[str]
+    function: Callable[..., Any]
+    parameter: str  # the trigger's parameter name (``req``)
+    takes_context: bool
+    directory: str
+    precedence: tuple[int, ...] = field(default=())
+
+    def match(self, path: str) -> dict[str, str] | None:
+        found = self.pattern.fullmatch(path)
+        if found is None:
+            return None
+        return {name: value for name, value in found.groupdict().items() if value is not None}
+
+
+_PARAMETER = re.compile(r"\{(\*?)([A-Za-z_]\w*)(\??)(?::([a-z]+)(?:\([^)]*\))?)?(\??)(?:=[^}]*)?\}")
+
+
+def compile_route(prefix: str, template: str) -> tuple[re.Pattern[str], tuple[int, ...]]:
+    """The regex for ``prefix/template`` as the host matches it (case-insensitive literals), and its precedence."""
+    full = "/".join(part.strip("/") for part in (prefix, template) if part.strip("/"))
+    pattern = ""
+    precedence: list[int] = []
+    for segment in full.split("/") if full else []:
+        found = _PARAMETER.fullmatch(segment)
+        if found is None:
+            if "{" in segment:
+                raise LoadError(f"route template {template!r} has a segment funcwsgi cannot match: {segment!r}")
+            pattern += "/" + re.escape(segment)
+            precedence.append(0)
+            continue
+        catch_all, name, optional, constraint, optional_after = found.groups()
+        optional = optional or optional_after
+        if constraint and constraint not in CONSTRAINTS:
+            raise LoadError(f"route template {template!r} uses the constraint {constraint!r}; known: {', '.join(sorted(CONSTRAINTS))}")
+        body = ".*" if catch_all else CONSTRAINTS.get(constraint or "", "[^/]+")
+        group = f"(?P<{name}>{body})"
+        if catch_all or optional:
+            pattern += f"(?:/{group})?"
+        else:
+            pattern += "/" + group
+        precedence.append(3 if catch_all else 1 if constraint else 2)
+    return re.compile(f"(?i:{pattern or ''})/?" if pattern else "/?"), tuple(precedence)
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def _route_prefix(root: str) -> str:
+    path = os.path.join(root, "host.json")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            host = json.load(handle)
+    except OSError:
+        return DEFAULT_ROUTE_PREFIX
+    except json.JSONDecodeError as error:
+        raise LoadError(f"{path} is not JSON: {error}") from None
+    http = ((host.get("extensions") or {}).get("http") or {}) if isinstance(host, dict) else {}
+    prefix = http.get("routePrefix", DEFAULT_ROUTE_PREFIX)
+    return str(prefix) if prefix is not None else DEFAULT_ROUTE_PREFIX
+
+
+def _methods(values: Any) -> frozenset[str]:
+    if not values:
+        return ALL_METHODS
+    return frozenset(str(getattr(value, "value", value)).upper() for value in values)
+
+
+def _takes_context(function: Callable[..., Any]) -> bool:
+    try:
+        return "context" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _v2_routes(root: str, prefix: str) -> tuple[list[Route], str]:
+    import azure.functions as func
+
+    from ..loader import _import_module
+
+    path = os.path.join(root, "function_app.py")
+    module = _import_module("function_app", root, path)
+    apps = [value for value in vars(module).values() if isinstance(value, func.FunctionApp)]
+    if not apps:
+        raise LoadError(f"no func.FunctionApp() in {path}; expected app = func.FunctionApp() with @app.route functions")
+    routes: list[Route] = []
+    for function in apps[0].get_functions():
+        trigger = next((b.get_dict_repr() for b in function.get_bindings() if b.get_dict_repr().get("type") == "httpTrigger"), None)
+        if trigger is None:
+            continue  # timers, queues...: no HTTP route (docs/migration-azure.md)
+        name = str(function.get_function_name())
+        user = function.get_user_function()
+        template = str(trigger.get("route") or name)
+        pattern, precedence = compile_route(prefix, template)
+        parameter = str(trigger.get("name", "req"))
+        routes.append(Route(name, template, pattern, _methods(trigger.get("methods")), user, parameter, _takes_context(user), root, precedence))
+    return routes, path
+
+
+def _v1_routes(root: str, prefix: str) -> tuple[list[Route], str]:
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    # The worker imports each function as a module of the package __app__ (the app's folder),
+    # so `from ..shared import x` reaches the app's shared code.
+    package = types.ModuleType(APP_PACKAGE)
+    package.__path__ = [root]
+    sys.modules[APP_PACKAGE] = package
+    routes: list[Route] = []
+    for entry in _entries(root):
+        spec_path = os.path.join(root, entry, "function.json")
+        if not os.path.isfile(spec_path):
+            continue
+        try:
+            with open(spec_path, encoding="utf-8") as handle:
+                spec = json.load(handle)
+        except (OSError, json.JSONDecodeError) as error:
+            raise LoadError(f"{spec_path} cannot be read: {error}") from None
+        trigger = next((b for b in spec.get("bindings", ()) if b.get("type") == "httpTrigger"), None)
+        if trigger is None:
+            continue
+        script = os.path.splitext(str(spec.get("scriptFile", "__init__.py")))[0].lstrip("./")
+        module_name = entry if script == "__init__" else f"{entry}.{script}"
+        entry_point = str(spec.get("entryPoint", "main"))
+        try:
+            module = importlib.import_module(f"{APP_PACKAGE}.{module_name}")
+        except Exception as error:
+            raise LoadError(f"importing {module_name} ({spec_path}) raised {type(error).__name__}: {error}") from None
+        user = getattr(module, entry_point, None)
+        if not callable(user):
+            raise LoadError(f"no function {entry_point!r} in {module_name} ({spec_path}); set entryPoint to the function's name")
+        template = str(trigger.get("route") or entry)
+        pattern, precedence = compile_route(prefix, template)
+        routes.append(
+            Route(entry, template, pattern, _methods(trigger.get("methods")), user, str(trigger.get("name", "req")), _takes_context(user),
+                  os.path.join(root, entry), precedence)
+        )
+    return routes, os.path.join(root, "host.json")
+
+
+def load(config: Config) -> LoadedFunction:
+    from ..loader import LoadedFunction
+
+    try:
+        import azure.functions  # noqa: F401 - the app's own dependency; checked before its import fails in user code
+    except ImportError:
+        raise LoadError("an Azure Functions app needs the azure-functions library; install funcwsgi[azure]") from None
+    root = config.handler_folder
+    prefix = _route_prefix(root)
+    v2 = config.handler_module_name == "function_app"
+    routes, path = _v2_routes(root, prefix) if v2 else _v1_routes(root, prefix)
+    if not routes:
+        raise LoadError(f"no HTTP-triggered function in {path}; expected @app.route functions or */function.json with an httpTrigger binding")
+    # The host's precedence: literal segments before parameters before catch-alls, segment by segment.
+    routes.sort(key=lambda route: route.precedence)
+    router = Router(tuple(routes))
+    return LoadedFunction(function=router, signature=Signature.NONE, name=", ".join(r.name for r in routes), path=path, folder=root)
+
+
+@dataclass
+class Context:
+    """What a function's ``context`` parameter receives: the invocation's names."""
+
+    invocation_id: str
+    function_name: str
+    function_directory: str
+    trace_context: Any = None
+    retry_context: Any = None
+
+
+class Router:
+    """The app's functions, matched by path and method as the host matches them."""
+
+    def __init__(self, routes: tuple[Route, ...]) -> None:
+        self.routes = routes
+
+    def __call__(self, environ: dict[str, Any]) -> Any:
+        import azure.functions as func
+
+        path = environ.get("PATH_INFO", "") or "/"
+        method = environ.get("REQUEST_METHOD", "GET")
+        for route in self.routes:
+            parameters = route.match(path)
+            if parameters is None or method not in route.methods:
+                continue
+            request = func.HttpRequest(
+                method=method,
+                url=_url(environ),
+                headers=_headers(environ),
+                params=_params(environ.get("QUERY_STRING", "")),
+                route_params=parameters,
+                body=_body(environ),
+            )
+            arguments: dict[str, Any] = {route.parameter: request}
+            if route.takes_context:
+                arguments["context"] = Context(str(uuid.uuid4()), route.name, route.directory)
+            result = route.function(**arguments)
+            if inspect.isawaitable(result):
+                import asyncio  # only for async functions: recognising platforms must not import it for all
+
+                result = asyncio.run(_awaited(result))
+            return to_response(result)
+        return NOT_FOUND
+
+    def __repr__(self) -> str:
+        return f"Router({', '.join(route.name for route in self.routes)})"
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def to_response(result: Any) -> Any:
+    """An ``HttpResponse`` as the host sends it; ``str`` and ``None`` as the host treats a ``$return``."""
+    import azure.functions as func
+
+    if isinstance(result, func.HttpResponse):
+        response = Response(result.get_body(), status=result.status_code)
+        response.headers.clear()
+        for name, value in result.headers.items():
+            response.headers.add(name, value)
+        if "content-type" not in {name.lower() for name, _ in result.headers.items()}:
+            mimetype = result.mimetype or "text/plain"
+            response.headers["Content-Type"] = f"{mimetype}; charset={result.charset}" if result.charset else mimetype
+        return response
+    if result is None:
+        return Reply(204)
+    return result
+
+
+def _params(query: str) -> dict[str, str]:
+    """The query as the host hands it to the worker: one string per name, repeated values joined by commas."""
+    params: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        params[key] = f"{params[key]},{value}" if key in params else value
+    return params
+
+
+def _url(environ: dict[str, Any]) -> str:
+    host = environ.get("HTTP_HOST") or f"{environ.get('SERVER_NAME', 'localhost')}:{environ.get('SERVER_PORT', '80')}"
+    query = environ.get("QUERY_STRING", "")
+    path = environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO", "") or "/")
+    return f"{environ.get('wsgi.url_scheme', 'http')}://{host}{path}" + (f"?{query}" if query else "")
+
+
+def _headers(environ: dict[str, Any]) -> dict[str, str]:
+    headers = {key[5:].replace("_", "-").lower(): str(value) for key, value in environ.items() if key.startswith("HTTP_")}
+    for key, name in (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length")):
+        if environ.get(key):
+            headers[name] = environ[key]
+    return headers
+
+
+def _body(environ: dict[str, Any]) -> bytes:
+    stream = environ.get("wsgi.input")
+    length = str(environ.get("CONTENT_LENGTH") or "")
+    if stream is None:
+        return b""
+    if length.isdigit():
+        return bytes(stream.read(int(length)))
+    if environ.get("wsgi.input_terminated"):
+        return bytes(stream.read())
+    return b""
+
+
+def invoker(loaded: LoadedFunction, config: Config) -> Invoker[None]:
+    router = loaded.function
+
+    def call(environ: dict[str, Any]) -> tuple[Any, None]:
+        return router(environ), None
+
+    return call

@@ -1,0 +1,177 @@
+"""OpenFaaS' python3-http and python3-flask templates: ``function/handler.py`` with ``handle``.
+
+Both templates put the user's code in a ``function/`` package beside the
+template's own ``index.py`` and run behind the of-watchdog (``fprocess``,
+``mode=http``, ``upstream_url``). The watchdog's variables are the same for
+both, so the handler's parameters tell them apart: ``handle(event, context)``
+is python3-http (an event with ``body``, ``headers``, ``method``, ``query``,
+``path``; a dict result with ``statusCode``, ``body``, ``headers``), and
+``handle(req)`` is python3-flask (the body as text, or bytes with
+``RAW_BODY=true``). Each template's routes accept only the methods it lists
+(docs/migration-openfaas.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from werkzeug.datastructures import Headers, MultiDict
+
+from ..replies import Reply
+from ..request import get_or_create_request
+from ..signatures import Invoker, Signature
+from .sources import defines, project_root
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..loader import LoadedFunction
+
+PACKAGE = "function"
+#: The methods each template routes; Flask adds HEAD to GET and answers OPTIONS itself.
+HTTP_METHODS = frozenset({"GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"})
+FLASK_METHODS = frozenset({"GET", "HEAD", "POST"})
+
+
+def _handler_file(root: str) -> str:
+    return os.path.join(root, PACKAGE, "handler.py")
+
+
+def signal(config: Config) -> str | None:
+    root = project_root(config)
+    located = os.path.basename(os.path.normpath(root)) == PACKAGE and os.path.isfile(os.path.join(root, "handler.py"))
+    path = os.path.join(root, "handler.py") if located else _handler_file(root)
+    if not defines(path, "handle"):
+        return None
+    if config.openfaas_fprocess:
+        return f"fprocess={config.openfaas_fprocess!r} and {path} defines handle"
+    if config.openfaas_mode == "http":
+        return f"mode=http and {path} defines handle"
+    return f"{path} defines handle (the python3-http/python3-flask layout)"
+
+
+def locate(config: Config) -> Config:
+    root = project_root(config)
+    if os.path.basename(os.path.normpath(root)) == PACKAGE and os.path.isfile(os.path.join(root, "handler.py")):
+        folder = root  # already located
+    else:
+        folder = os.path.join(root, PACKAGE)
+    return config.replace(handler_folder=folder, handler_module_name="handler", handler_function_name="handle")
+
+
+def load(config: Config) -> LoadedFunction:
+    """Import ``function.handler`` as the template's ``index.py`` does, so the package's relative imports work."""
+    import importlib
+    import sys
+
+    from ..errors import LoadError
+    from ..loader import HOOK_NAMES, LoadedFunction, checked_hook, imported_modules, load_function, user_traceback
+    from ..signatures import detect_signature
+
+    folder = config.handler_folder
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return load_function(config)  # not a package: imported as a module of its own
+    root = os.path.dirname(folder)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    path = os.path.join(folder, "handler.py")
+    # Another project's function package loaded in this process (tests load several) must not answer for this one.
+    for name in [name for name in sys.modules if name == PACKAGE or name.startswith(PACKAGE + ".")]:
+        if not os.path.abspath(getattr(sys.modules[name], "__file__", None) or "").startswith(folder + os.sep):
+            del sys.modules[name]
+    try:
+        module = importlib.import_module(f"{PACKAGE}.handler")
+    except Exception as error:
+        raise LoadError(f"importing {path} raised {type(error).__name__}: {error}", user_traceback(error, path)) from None
+    function = getattr(module, "handle", None)
+    if not callable(function):
+        raise LoadError(f"no function 'handle' in {path}; the python3-http and python3-flask templates call handle")
+    return LoadedFunction(
+        function=function,
+        signature=detect_signature(function, config.handler_signature, where=f"'handle' in {path}"),
+        name="handle",
+        path=path,
+        module=module,
+        hooks={hook: checked_hook(module, hook, path) for hook in HOOK_NAMES if hasattr(module, hook)},
+        imports=imported_modules(module),
+        folder=folder,
+    )
+
+
+@dataclass
+class Event:
+    """python3-http's ``event``: what its ``index.py`` reads from the Flask request."""
+
+    body: bytes
+    headers: Headers
+    method: str
+    query: MultiDict[str, str]
+    path: str
+
+
+@dataclass
+class Context:
+    """python3-http's ``context``."""
+
+    hostname: str
+
+
+METHOD_NOT_ALLOWED = Reply(405, "Method Not Allowed")
+
+
+def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]) -> Invoker[None]:
+    if loaded.signature is Signature.REQ:
+        return _flask_template(function, raw_body=config.openfaas_raw_body)
+    return _http_template(function)
+
+
+def _http_template(function: Callable[..., Any]) -> Invoker[None]:
+    hostname = os.environ.get("HOSTNAME") or socket.gethostname()
+    allowed = ", ".join(sorted(HTTP_METHODS))
+
+    def call(environ: dict[str, Any]) -> tuple[Any, None]:
+        if environ.get("REQUEST_METHOD") not in HTTP_METHODS:
+            return Reply(405, "Method Not Allowed", headers=[("Allow", allowed)]), None
+        request = get_or_create_request(environ)
+        event = Event(body=request.get_data(), headers=request.headers, method=request.method, query=request.args, path=request.path)
+        return http_response(function(event, Context(hostname))), None
+
+    return call
+
+
+def http_response(result: Any) -> Any:
+    """python3-http's rules for a dict result; any other value is answered as Flask answers it."""
+    if result is None:
+        return ""
+    if not isinstance(result, dict):
+        return result
+    status = result.get("statusCode", 200)
+    headers = result.get("headers") or {}
+    content_type = headers.get("Content-type", "") if isinstance(headers, dict) else ""
+    if "body" not in result:
+        body: Any = ""
+    elif content_type == "application/octet-stream":
+        body = result["body"]
+    elif isinstance(result["body"], dict):
+        body = json.dumps(result["body"])
+        headers = {"Content-Type": "application/json", **headers}
+    else:
+        body = str(result["body"])
+    return body, status, list(headers.items()) if isinstance(headers, dict) else headers
+
+
+def _flask_template(function: Callable[..., Any], *, raw_body: bool) -> Invoker[None]:
+    allowed = ", ".join(sorted(FLASK_METHODS))
+
+    def call(environ: dict[str, Any]) -> tuple[Any, None]:
+        if environ.get("REQUEST_METHOD") not in FLASK_METHODS:
+            return Reply(405, "Method Not Allowed", headers=[("Allow", allowed)]), None
+        request = get_or_create_request(environ)
+        body: str | bytes = request.get_data() if raw_body else request.get_data(as_text=True)
+        return function(body), None
+
+    return call

@@ -1,0 +1,67 @@
+"""Azure Functions apps, v2 (function_app.py) and v1 (*/function.json), served unchanged with the azure-functions types."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from . import folder, serving
+
+pytest.importorskip("azure.functions")
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with serving(
+        {
+            "v2": {"HANDLER_FOLDER": folder("azure_v2"), "FUNCTIONS_WORKER_RUNTIME": "python"},
+            # Only the project files: host.json and */function.json.
+            "v1": {"HANDLER_FOLDER": folder("azure_v1")},
+        }
+    ) as running:
+        yield running
+
+
+def test_v2_quickstart_function(servers):
+    url = servers["v2"].url
+    assert requests.get(url + "/api/hello?name=Ada").text == "Hello, Ada. This HTTP triggered function executed successfully."
+    assert requests.post(url + "/api/hello", json={"name": "Bo"}).text.startswith("Hello, Bo.")
+    assert requests.get(url + "/api/HELLO?name=c").status_code == 200  # the host matches routes case-insensitively
+    # Repeated query values reach params joined by commas, as the host's query strings do.
+    assert requests.get(url + "/api/hello?name=a&name=b").text.startswith("Hello, a,b.")
+
+
+def test_v2_route_constraints_and_precedence(servers):
+    url = servers["v2"].url
+    item = requests.get(url + "/api/items/42?x=1", headers={"X-Agent": "t"})
+    assert item.headers["Content-Type"].startswith("application/json")
+    assert item.json() == {"id": 42, "url": servers["v2"].url + "/api/items/42?x=1", "method": "GET", "agent": "t"}
+    latest = requests.get(url + "/api/items/latest")
+    assert (latest.text, latest.headers["X-Route"]) == ("latest", "literal")
+    assert requests.get(url + "/api/items/abc").status_code == 404  # {id:int}
+    assert requests.post(url + "/api/items/42").status_code == 404  # GET only
+
+
+def test_v2_blueprint_optional_and_catch_all(servers):
+    url = servers["v2"].url
+    assert requests.get(url + "/api/orders/acme").text == "orders of acme page 1"
+    assert requests.post(url + "/api/orders/acme/3").text == "orders of acme page 3"
+    upload = requests.post(url + "/api/files/a/b.txt", data=b"12345")
+    assert (upload.status_code, upload.text) == (201, "upload:a/b.txt:5")
+
+
+def test_v2_errors_are_plain(servers):
+    failed = requests.get(servers["v2"].url + "/api/fail")
+    assert (failed.status_code, failed.text) == (500, "Internal Server Error")
+    servers["v2"].wait_for_output("Endpoint=sb://secret")
+    assert requests.get(servers["v2"].url + "/hello").status_code == 404  # outside the route prefix
+
+
+def test_v1_functions_and_route_prefix(servers):
+    url = servers["v1"].url
+    assert requests.get(url + "/v1/HttpExample?name=Ada").text == "Hello, Ada!"
+    assert requests.post(url + "/v1/HttpExample", data={"name": "Bo"}).text == "Hello, Bo!"
+    assert requests.get(url + "/v1/products/books/7").json() == {"category": "books", "id": "7"}
+    assert requests.get(url + "/v1/products/books").json() == {"category": "books"}
+    assert requests.get(url + "/api/HttpExample").status_code == 404
+    assert "Calling it with the azure contract" in servers["v1"].stdout

@@ -1,0 +1,90 @@
+"""Fission's python environment protocol: start empty, specialise, then serve main() with flask.request."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import requests
+
+from ..servers import BIN, Server, base_env, free_port
+from . import folder
+
+
+def start(volume: str) -> Server:
+    port = free_port()
+    # What a Fission environment container gets: the volume, and its port set by the pod spec.
+    env = base_env(SERVER_HOST="127.0.0.1", USERFUNCVOL=volume, RUNTIME_PORT=str(port), SERVER_NUMTHREADS="4")
+    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    server.wait_ready()
+    return server
+
+
+@pytest.fixture(scope="module")
+def volume(tmp_path_factory):
+    path = tmp_path_factory.mktemp("userfunc")
+    shutil.copy(folder("fission_hello") + "/hello.py", path / "user")  # /specialize loads /userfunc/user
+    return path
+
+
+@pytest.fixture(scope="module")
+def servers(volume):
+    started = {name: start(str(volume)) for name in ("v1", "file", "package")}
+    try:
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()
+
+
+def test_calls_before_specialising_are_500(servers):
+    response = requests.get(servers["v1"].url + "/")
+    assert response.status_code == 500 and response.text == "Internal Server Error"
+
+
+def test_v1_specialize_loads_userfunc_user(servers):
+    server = servers["v1"]
+    assert requests.post(server.url + "/specialize").status_code == 200
+    assert requests.get(server.url + "/").text == "Hello, world!\n"
+    assert requests.get(server.url + "/healthz").status_code == 200
+
+
+def test_v2_specialize_single_file_and_router_params(servers):
+    server = servers["file"]
+    spec = {"filepath": folder("fission_hello") + "/hello.py", "functionName": "params"}
+    assert requests.post(server.url + "/v2/specialize", json=spec).status_code == 200
+    got = requests.put(server.url + "/users/7", data="x", headers={"X-Fission-Params-Id": "7"}).json()
+    assert got == {"id": "7", "body": "x", "method": "PUT"}
+
+
+def test_v2_specialize_package(servers):
+    server = servers["package"]
+    spec = {"filepath": folder("fission_package"), "functionName": "users.main"}
+    assert requests.post(server.url + "/v2/specialize", json=spec).status_code == 200
+    response = requests.post(server.url + "/?name=ada")
+    assert (response.status_code, response.text) == (201, "ada")
+
+
+def test_bad_specialize_requests(volume):
+    server = start(str(volume))
+    try:
+        assert requests.post(server.url + "/v2/specialize", data="nope").status_code == 400
+        missing = requests.post(server.url + "/v2/specialize", json={"filepath": "/nowhere", "functionName": "main"})
+        assert missing.status_code == 500
+        server.wait_for_output("filepath '/nowhere' does not exist")
+        spec = {"filepath": folder("fission_hello") + "/hello.py", "functionName": "fail"}
+        assert requests.post(server.url + "/v2/specialize", json=spec).status_code == 200
+        failed = requests.get(server.url + "/")
+        assert (failed.status_code, failed.text) == (500, "Internal Server Error")
+        server.wait_for_output("fission secret 99")
+    finally:
+        server.stop()
+
+
+def test_several_workers_are_refused(volume):
+    from ..servers import run_to_exit
+
+    env = base_env(USERFUNCVOL=str(volume), SERVER_WORKERS="2", SERVER_PORT=str(free_port()))
+    result = run_to_exit([str(BIN / "gunicorn"), "funcwsgi:app"], env)
+    assert result.returncode != 0
+    assert "SERVER_WORKERS=2 is refused for a Fission environment" in result.stdout + result.stderr

@@ -1,0 +1,64 @@
+"""OpenFaaS python3-http and python3-flask functions, in the templates' layout, behind the watchdog's variables."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from . import folder, serving
+
+WATCHDOG = {"fprocess": "python index.py", "mode": "http", "upstream_url": "http://127.0.0.1:5000"}
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with serving(
+        {
+            "http": {"HANDLER_FOLDER": folder("openfaas_http"), **WATCHDOG},
+            "flask": {"HANDLER_FOLDER": folder("openfaas_flask"), **WATCHDOG},
+            "flask-raw": {"HANDLER_FOLDER": folder("openfaas_flask"), "RAW_BODY": "true", **WATCHDOG},
+            # Only the layout: function/handler.py defining handle.
+            "layout-only": {"HANDLER_FOLDER": folder("openfaas_http")},
+        }
+    ) as running:
+        yield running
+
+
+def test_http_template_dict_response(servers):
+    response = requests.post(servers["http"].url + "/", data="world")
+    assert (response.status_code, response.text) == (200, "Hello from OpenFaaS! world")
+    assert response.headers["X-Host"]
+    assert "functions/openfaas_http/function/handler.py:handle" in servers["http"].stdout
+
+
+def test_http_template_event_fields_and_json_body(servers):
+    response = requests.put(servers["http"].url + "/json?q=1&q=2", headers={"X-Agent": "t"})
+    assert response.status_code == 201 and response.headers["Content-Type"] == "application/json"
+    assert response.json() == {"method": "PUT", "query": ["1", "2"], "agent": "t"}
+
+
+def test_http_template_other_returns(servers):
+    url = servers["http"].url
+    assert requests.get(url + "/bytes").content == b"\x00\x01"
+    text = requests.get(url + "/text")
+    assert (text.status_code, text.text) == (200, "a plain string")
+
+
+def test_http_template_failure_is_plain_500(servers):
+    response = requests.get(servers["http"].url + "/fail")
+    assert (response.status_code, response.text) == (500, "Internal Server Error")
+    servers["http"].wait_for_output("abc123")
+
+
+def test_http_template_methods(servers):
+    assert requests.options(servers["http"].url + "/").status_code == 405
+
+
+def test_flask_template_body_as_text_or_bytes(servers):
+    assert requests.post(servers["flask"].url + "/", data="héllo".encode()).text == "str:'héllo'"
+    assert requests.post(servers["flask-raw"].url + "/", data=b"\xff").text == "bytes:b'\\xff'"
+    assert requests.delete(servers["flask"].url + "/").status_code == 405
+
+
+def test_layout_alone_is_recognised(servers):
+    assert requests.post(servers["layout-only"].url + "/", data="x").text == "Hello from OpenFaaS! x"

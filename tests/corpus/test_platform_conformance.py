@@ -1,0 +1,106 @@
+"""The conformance fixture's core paths written in each platform's style, and the runtime's own features around them.
+
+Every platform's function answers the same requests alike, and gets the same
+call timeout, body limit, metrics and failure handling as a funcwsgi function.
+"""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from . import folder, serving
+
+pytest.importorskip("azure.functions")
+
+SECRET = "conformance-secret-7f3a"
+LIMITS = {"SERVER_CALL_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
+PLATFORMS = {
+    "aws-lambda": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("conformance_lambda")},
+    "azure": {"HANDLER_FOLDER": folder("conformance_azure")},
+    "openfaas": {"HANDLER_FOLDER": folder("conformance_openfaas"), "fprocess": "python index.py", "mode": "http"},
+    "fission": {"USERFUNCVOL": folder("conformance_fission")},
+    "knative": {"HANDLER_FOLDER": folder("conformance_knative")},
+}
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with serving({name: {**settings, **LIMITS} for name, settings in PLATFORMS.items()}) as running:
+        spec = {"filepath": folder("conformance_fission") + "/fixture.py", "functionName": "main"}
+        assert requests.post(running["fission"].url + "/v2/specialize", json=spec).status_code == 200
+        yield running
+
+
+@pytest.fixture(params=sorted(PLATFORMS))
+def url(request, servers):
+    return servers[request.param].url
+
+
+@pytest.fixture(params=sorted(PLATFORMS))
+def platform(request, servers):
+    return request.param, servers[request.param]
+
+
+def test_hello(url):
+    response = requests.get(url + "/hello")
+    assert (response.status_code, response.text) == (200, "hello")
+
+
+def test_json(url):
+    response = requests.get(url + "/json")
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json() == {"a": 1, "list": [1, "two"], "text": "ü"}
+
+
+@pytest.mark.parametrize("code", [201, 404, 503])
+def test_status(url, code):
+    response = requests.get(url + f"/status/{code}")
+    assert (response.status_code, response.text) == (code, f"status {code}")
+
+
+def test_headers(url):
+    assert requests.get(url + "/headers").headers["X-Conformance"] == "yes"
+
+
+def test_echo_bytes(url):
+    data = bytes(range(256))
+    response = requests.post(url + "/echo", data=data, headers={"Content-Type": "application/x-test"})
+    assert (response.content, response.headers["Content-Type"]) == (data, "application/x-test")
+
+
+def test_request(url):
+    assert requests.get(url + "/request?a=1&a=2&b=").json() == {"method": "GET", "path": "/request", "query": {"a": ["1", "2"], "b": [""]}}
+
+
+def test_failure_never_leaks(platform):
+    name, server = platform
+    response = requests.get(server.url + "/raise")
+    assert response.status_code == 500 and SECRET not in response.text
+    expected = '{"message":"Internal Server Error"}' if name == "aws-lambda" else "Internal Server Error"
+    assert response.text == expected
+    server.wait_for_output(SECRET)
+
+
+def test_body_limit(url):
+    assert requests.post(url + "/size", data=b"x" * 1000).text == "1000"
+    assert requests.post(url + "/size", data=b"x" * 1001).status_code == 413
+
+
+def test_call_timeout(url):
+    assert requests.get(url + "/sleep?seconds=3", timeout=10).status_code == 408
+
+
+def _metric(url: str, name: str) -> float:
+    for line in requests.get(url + "/metrics").text.splitlines():
+        if line.startswith(name + "{") and 'method="PATCH"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_the_calls_and_failures(url):
+    calls, failures = _metric(url, "function_calls_total"), _metric(url, "function_failures_total")
+    requests.patch(url + "/hello")
+    requests.patch(url + "/raise")
+    assert _metric(url, "function_calls_total") == calls + 2
+    assert _metric(url, "function_failures_total") == failures + 1

@@ -1,0 +1,33 @@
+"""An AWS Lambda handler in the style of the Lambda docs' API Gateway examples."""
+
+import base64
+import json
+
+
+def lambda_handler(event, context):
+    path = event.get("rawPath") or event.get("path")
+    if path == "/fail":
+        raise RuntimeError("secret: the database password is hunter2")
+    if path == "/plain":
+        return {"hello": "world"}
+    if path == "/text":
+        return "just a string"
+    if path == "/binary":
+        return {"statusCode": 200, "headers": {"Content-Type": "image/png"}, "body": base64.b64encode(b"\x89PNG\x00\xff").decode(), "isBase64Encoded": True}
+    if path == "/cookies":
+        return {"statusCode": 201, "cookies": ["a=1; Path=/", "b=2"], "body": "set"}
+    if path == "/multi":
+        return {"statusCode": 200, "multiValueHeaders": {"X-Many": ["one", "two"]}, "headers": {"X-One": "1", "X-Many": "three"}, "body": "multi"}
+    if path == "/bad":
+        return "not a dict"
+    if path == "/remaining":
+        first = context.get_remaining_time_in_millis()
+        return {"statusCode": 200, "body": json.dumps({"first": first, "name": context.function_name, "memory": context.memory_limit_in_mb, "arn": context.invoked_function_arn, "id": context.aws_request_id})}
+    body = event.get("body")
+    if body is not None and event.get("isBase64Encoded"):
+        body = base64.b64decode(body).hex()
+    return {
+        "statusCode": 200,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"event": {k: v for k, v in event.items() if k != "body"}, "body": body}),
+    }

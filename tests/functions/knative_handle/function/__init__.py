@@ -1,0 +1,3 @@
+from .func import handle
+
+__all__ = ["handle"]

@@ -1,0 +1,1 @@
+PREFIX = "Hello from OpenFaaS! "
