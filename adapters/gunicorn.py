@@ -43,8 +43,15 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         return service if isinstance(service, FunctionService) else default_app(config)
 
     def on_starting(server: Any) -> None:
-        """Print the start-up lines and load the function once, in the master, before any fork."""
-        service_of(server)
+        """Print the start-up lines and load the function once, in the master, before any fork.
+
+        An async function gets the event-loop worker instead of gthread, unless
+        another worker class was asked for (``gunicorn -k ...``).
+        """
+        service = service_of(server)
+        if service.on_loop and server.worker_class is RecyclingThreadWorker:
+            server.worker_class = EventLoopWorker
+            server.cfg.set("worker_class", f"{__name__}.EventLoopWorker")
 
     def post_fork(server: Any, worker: Any) -> None:
         """In each new worker, before it serves: per-worker state, then the function's start()."""
@@ -141,6 +148,35 @@ class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
             for future in stuck:
                 self.futures.remove(future)
         super().murder_keepalived()
+
+
+def _uvicorn_worker() -> type:
+    try:
+        from uvicorn_worker import UvicornWorker
+    except ImportError:  # pragma: no cover - uvicorn-worker is a dependency
+        from uvicorn.workers import UvicornWorker  # type: ignore[no-redef]
+    return UvicornWorker  # type: ignore[no-any-return]
+
+
+class EventLoopWorker(_uvicorn_worker()):  # type: ignore[misc]
+    """A gunicorn worker that serves the function's ASGI side on one event loop (uvicorn's).
+
+    gunicorn keeps its process model (the arbiter, ``SERVER_WORKERS``, the
+    hooks above, recycling); the worker runs uvicorn, which holds every
+    connection on the loop. On SIGTERM uvicorn stops accepting and waits up to
+    ``SERVER_GRACEFUL_TIMEOUT`` for the calls in flight.
+    """
+
+    CONFIG_KWARGS = {"loop": "auto", "http": "auto", "lifespan": "on", "access_log": False, "server_header": False}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.config.timeout_graceful_shutdown = self.cfg.graceful_timeout
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        service = self.wsgi if isinstance(self.wsgi, FunctionService) else getattr(self.wsgi, "service", self.wsgi)
+        self.wsgi = service.asgi
 
 
 class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]

@@ -232,7 +232,7 @@ def megabytes(raw: str) -> int:
     return int(non_negative_float(raw) * 1024 * 1024)
 
 
-SIGNATURES = ("req-res", "req", "none", "event-context")
+SIGNATURES = ("req-res", "req", "none", "event-context", "asgi")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 #: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
 SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
@@ -309,6 +309,18 @@ class Config:
     server_graceful_timeout: float = setting(
         "SERVER_GRACEFUL_TIMEOUT", 25.0, non_negative_float, "a non-negative number of seconds",
         "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period).",
+    )
+    server_event_loop: str = setting(
+        "SERVER_EVENT_LOOP", "auto", choice("auto", "off"), "auto or off",
+        "auto: an async function is served on an event loop (ASGI); off: on server threads, like a sync one (docs/async.md).",
+    )
+    server_max_inflight: int = setting(
+        "SERVER_MAX_INFLIGHT", 1000, non_negative_int, "a non-negative integer",
+        "Calls one worker's event loop holds at once; more get 503 with Retry-After (0 = no bound; docs/async.md).",
+    )
+    server_loop_blocked_seconds: float = setting(
+        "SERVER_LOOP_BLOCKED_SECONDS", 2.0, non_negative_float, "a non-negative number of seconds",
+        "An event loop blocked this long (sync code in async def) is logged and fails liveness (0 = not watched).",
     )
     server_reload: bool = setting("SERVER_RELOAD", False, parse_bool, "true or false", "Reload when the function's folder changes (werkzeug adapter).")
     server_max_requests: int = setting(

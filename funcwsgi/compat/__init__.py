@@ -8,7 +8,8 @@ contract is one module beside it:
   request and response for functions that import bottle;
 - :mod:`.flask`: Kyma python314's ``flask.request`` inside ``main()``;
 - :mod:`.functions_framework`: Google's ``hello(request)`` with a ``flask.Request``;
-- :mod:`.cloudevents_lib`: the cloudevents library's events, either generation.
+- :mod:`.cloudevents_lib`: the cloudevents library's events, either generation;
+- :mod:`.asgi_app`: an ASGI app as the function, Knative func-python's ``handle(scope, receive, send)``.
 
 A function written for Flask or for bottle may read ``flask.request`` or
 ``bottle.request`` and return those frameworks' objects. The runtime gives such
@@ -59,6 +60,10 @@ def contract_invoker(loaded: LoadedFunction, config: Config, function: Callable[
     ``main()`` without Flask), which :mod:`funcwsgi.function_app` calls itself.
     """
     signature = loaded.signature
+    if signature is Signature.ASGI:
+        from . import asgi_app
+
+        return asgi_app.invoker(loaded)
     if signature in (Signature.REQ, Signature.NONE) and uses_flask(loaded.imports):
         if not loaded.imports.isdisjoint(FUNCTIONS_FRAMEWORK_MODULES):
             from . import functions_framework
