@@ -131,8 +131,13 @@ def worker_app() -> Any:
         # first could be respawned, and fail again, before the main process saw its signal.
         signal.sigtimedwait(STOP_SIGNALS, STOP_WAIT_SECONDS)
         sys.exit(EXIT_STARTUP_ERROR)
-    # granian starts this worker's threads once this returns: one of them takes the stop signals.
-    _relay_stop_signals(_run_installed_handler)
+    if _service.on_loop:
+        # granian's ASGI worker takes its stop signals through the event loop (a wakeup fd
+        # that any thread receiving the signal writes to): they need no relay, only unblocking.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    else:
+        # granian starts this worker's threads once this returns: one of them takes the stop signals.
+        _relay_stop_signals(_run_installed_handler)
     # multiprocessing runs its finalizers when the worker process ends after its last call.
     multiprocessing.util.Finalize(None, stop_process, args=(_service,), exitpriority=10)
     return _service.asgi if _service.on_loop else _service

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -172,6 +173,13 @@ class EventLoopWorker(_uvicorn_worker()):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.config.timeout_graceful_shutdown = self.cfg.graceful_timeout
+
+    def init_signals(self) -> None:
+        super().init_signals()
+        # uvicorn re-raises the stop signal once it has drained; with the default action that
+        # would kill the worker before gunicorn's worker_exit hook (the function's stop()) runs.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda signum, frame: None)
 
     def load_wsgi(self) -> None:
         super().load_wsgi()

@@ -44,10 +44,10 @@ class AsgiInput:
 
     __slots__ = ("_receive", "_buffer", "_more")
 
-    def __init__(self, receive: Receive) -> None:
+    def __init__(self, receive: Receive, *, has_body: bool = True) -> None:
         self._receive = receive
         self._buffer = bytearray()
-        self._more = True
+        self._more = has_body
 
     def _fill(self) -> None:
         message = wait_for(self._receive())
@@ -111,7 +111,7 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
         "SERVER_PROTOCOL": "HTTP/" + scope.get("http_version", "1.1"),
         "wsgi.version": (1, 0),
         "wsgi.url_scheme": scope.get("scheme", "http"),
-        "wsgi.input": AsgiInput(receive),
+        "wsgi.input": None,
         "wsgi.input_terminated": True,
         "wsgi.errors": sys.stderr,
         "wsgi.multithread": False,
@@ -135,6 +135,9 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
             environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
         else:
             environ[key] = value
+    # HTTP/1.1 (RFC 9112, 6.3): without Content-Length or Transfer-Encoding a request has no body.
+    has_body = "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0"
+    environ["wsgi.input"] = AsgiInput(receive, has_body=has_body)
     return environ
 
 

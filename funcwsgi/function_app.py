@@ -106,10 +106,7 @@ def run_on_thread_loop(coroutine: Any) -> Any:
 
 
 def await_on_loop(coroutine: Any, name: str) -> Any:
-    """From the call's greenlet: run the coroutine as a task of its own, with the call's context, until its deadline."""
-    import asyncio
-    import contextvars
-
+    """From the call's greenlet: the call's task awaits the coroutine, until the call's deadline."""
     from .bridge import wait_for
     from .environ import DEADLINE_KEY
     from .timeouts.cancelling import until_deadline
@@ -117,14 +114,13 @@ def await_on_loop(coroutine: Any, name: str) -> Any:
     environ = current_environ.get()
     deadline = None
     if environ is not None:
-        # The task runs outside the bridge: it reads a body already read.
+        # The coroutine runs outside the greenlet: it reads a body already read.
         stream = environ.get("wsgi.input")
         preload = getattr(stream, "preload", None)
         if preload is not None:
             preload()
         deadline = environ.get(DEADLINE_KEY)
-    task = asyncio.get_running_loop().create_task(coroutine, context=contextvars.copy_context())
-    return wait_for(until_deadline(task, deadline, name))
+    return wait_for(coroutine if deadline is None else until_deadline(coroutine, deadline, name))
 
 
 def awaited(result: Any, name: str) -> Any:
