@@ -80,6 +80,8 @@ async def main(req, res):
         return {"type": None if event is None else event.get_attributes()["type"]}
     if action == "json":
         return {"echo": req.get_json()}
+    if action == "observed":
+        return await observed(req)
     if action == "pid":
         return {"pid": os.getpid()}
     if action == "context":
@@ -96,3 +98,21 @@ async def main(req, res):
                 return {"mixed": True, "mine": mine, "seen": seen.args["n"]}, 500
         return {"n": mine, "request_id": seen.headers.get("X-Request-Id")}
     return "hello"
+
+
+async def observed(req):
+    """/observed: what the call sees of itself after awaits: its request, span, and a published event."""
+    from opentelemetry import trace
+
+    n = req.args["n"]
+    await asyncio.sleep(0.02)
+    sdk.get_logger().info("call %s", n)
+    await sdk.emit_cloud_event_async("call.seen", "/serving-async", {"n": n})
+    await asyncio.sleep(0.01)
+    context = trace.get_current_span().get_span_context()
+    seen = sdk.get_request()
+    return {
+        "n": seen.args["n"],
+        "request_id": seen.headers.get("X-Request-Id"),
+        "trace_id": format(context.trace_id, "032x"),
+    }
