@@ -44,9 +44,9 @@ class FunctionService:
 
     @property
     def asgi(self) -> Any:
-        """The same service as an ASGI application (:mod:`funcwsgi.asgi`), made on first use."""
+        """The same service as an ASGI application (:mod:`funcwsgi.eventloop.asgi`), made on first use."""
         if self._asgi is None:
-            from .asgi import AsgiService
+            from .eventloop.asgi import AsgiService
 
             self._asgi = AsgiService(self)
         return self._asgi

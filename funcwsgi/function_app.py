@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from types import CoroutineType
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,8 @@ class FunctionApp:
         try:
             result, res = self.invoke(environ)  # type: ignore[arg-type]
             if type(result) is CoroutineType:  # a plain callable that returned a coroutine
+                from .eventloop.coroutines import awaited
+
                 result = awaited(result, self.loaded.name)
         except HTTPException as error:
             return http_error(error, environ, start_response)
@@ -53,7 +54,9 @@ class FunctionApp:
 def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResponse | None]:
     function = loaded.function
     if is_async(function):
-        function = _run_async(function, loaded.name)
+        from .eventloop.coroutines import coroutine_caller
+
+        function = coroutine_caller(function, loaded.name)
     contract = contract_invoker(loaded, config, function)
     if contract is not None:
         return contract
@@ -76,58 +79,6 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResp
         return function(FunctionRequest(environ), res), res
 
     return call_req_res
-
-
-_loops = threading.local()
-
-
-def _run_async(function: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """Call an ``async def`` function: awaited on the serving loop on the event-loop path, else
-    run to completion on this server thread's own event loop."""
-    # Imported here, not at the top: a sync function's server never pays for the bridge.
-    from .bridge import on_loop_path
-
-    def run(*args: Any) -> Any:
-        if on_loop_path():
-            return await_on_loop(function(*args), name)
-        return run_on_thread_loop(function(*args))
-
-    run.__name__ = getattr(function, "__name__", "run")
-    return run
-
-
-def run_on_thread_loop(coroutine: Any) -> Any:
-    import asyncio  # here, not at the top: a sync function's server never pays for importing it
-
-    loop = getattr(_loops, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = _loops.loop = asyncio.new_event_loop()
-    return loop.run_until_complete(coroutine)
-
-
-def await_on_loop(coroutine: Any, name: str) -> Any:
-    """From the call's greenlet: the call's task awaits the coroutine, until the call's deadline."""
-    from .bridge import wait_for
-    from .environ import DEADLINE_KEY
-    from .timeouts.cancelling import until_deadline
-
-    environ = current_environ.get()
-    deadline = None
-    if environ is not None:
-        # The coroutine runs outside the greenlet: it reads a body already read.
-        stream = environ.get("wsgi.input")
-        preload = getattr(stream, "preload", None)
-        if preload is not None:
-            preload()
-        deadline = environ.get(DEADLINE_KEY)
-    return wait_for(coroutine if deadline is None else until_deadline(coroutine, deadline, name))
-
-
-def awaited(result: Any, name: str) -> Any:
-    """What a coroutine a plain function returned produces (a callable that returns an awaitable)."""
-    from .bridge import on_loop_path
-
-    return await_on_loop(result, name) if on_loop_path() else run_on_thread_loop(result)
 
 
 def http_error(error: HTTPException, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .config import Config, specs
 from .function_app import FunctionApp
 from .loader import LoadedFunction
-from .loopwatch import LOOP_WATCH
+from .eventloop.watch import LOOP_WATCH
 from .signatures import Signature, is_async
 from .middleware import cors, tracing
 from .middleware.access_log import AccessLogMiddleware

@@ -69,8 +69,8 @@ class Gathered:
 
 
 def invoker(loaded: LoadedFunction) -> Invoker[None]:
-    from ..function_app import await_on_loop, run_on_thread_loop
-    from ..bridge import on_loop_path
+    from ..eventloop.bridge import on_loop_path
+    from ..eventloop.coroutines import await_on_loop, run_on_thread_loop
 
     app: Callable[..., Any] = loaded.function
     name = loaded.name

@@ -2,13 +2,13 @@
 
 :class:`AsgiService` turns each ASGI ``http`` call into the WSGI environ
 the layers read, runs the service's one stack in a greenlet
-(:mod:`funcwsgi.bridge`) and sends what it answers. Nothing of errors,
+(:mod:`funcwsgi.eventloop.bridge`) and sends what it answers. Nothing of errors,
 request ids, reserved routes, CORS, tracing, metrics, the body limit, the
 timeout, CloudEvents or the access log is written twice: only the two ends
 of the call differ. Two things belong to the loop alone and live here: the
 bound on calls in flight (``SERVER_MAX_INFLIGHT``: past it, ``503`` with
 ``Retry-After``, probes excepted) and the watch on a blocked loop
-(:mod:`funcwsgi.loopwatch`).
+(:mod:`funcwsgi.eventloop.watch`).
 """
 
 from __future__ import annotations
@@ -17,17 +17,23 @@ import asyncio
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .bridge import run_bridged, wait_for
-from .environ import ASGI_SCOPE_KEY
-from .loopwatch import LOOP_WATCH
-from .replies import Reply
-
-if TYPE_CHECKING:
-    from .application import FunctionService
+from ..environ import ASGI_SCOPE_KEY
+from .watch import LOOP_WATCH
+from ..replies import Reply
 
 log = logging.getLogger("funcwsgi")
+
+class FunctionService(Protocol):
+    """What the edge needs of :class:`funcwsgi.application.FunctionService`: its configuration, its function, and the WSGI call."""
+
+    config: Any
+    loaded: Any
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]: ...
+
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

@@ -11,13 +11,13 @@ function: ``await asyncio.to_thread(blocking_call, ...)``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
 import threading
 import time
 import traceback
+from typing import Any
 
 log = logging.getLogger("funcwsgi.loop")
 
@@ -32,7 +32,7 @@ class LoopWatch:
         self.pid = 0
         self.beat = 0.0
         self.problem: str | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.loop: Any = None
         self.loop_thread = 0
 
     def configure(self, threshold: float, name: str, path: str) -> None:
@@ -42,6 +42,8 @@ class LoopWatch:
         """Start watching the running loop, once per process (a forked worker starts again)."""
         if self.pid == os.getpid():
             return
+        import asyncio  # here: the sync path imports this module (for the probe), never asyncio
+
         self.pid = os.getpid()
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()

@@ -1,7 +1,7 @@
 """The same middleware stack on an event loop: each call runs in a greenlet that hands its waits to the loop.
 
 The layers are written once, as WSGI layers: plain calls in, an iterable
-out. On the event-loop path (:mod:`funcwsgi.asgi`) each call runs the very
+out. On the event-loop path (:mod:`funcwsgi.eventloop.asgi`) each call runs the very
 same stack inside a :class:`CallGreenlet`; whenever the stack has to wait
 (for the request body, for the client to take a chunk, for the function's
 coroutine), :func:`wait_for` switches back to the call's task with the
