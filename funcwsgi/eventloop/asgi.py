@@ -45,6 +45,9 @@ RETRY_AFTER = "1"
 INTERNAL_ERROR = Reply(500, "Internal Server Error")
 
 
+_NO_BODY = bytearray()  # shared by every call without a body: nothing is ever added to it
+
+
 class AsgiInput:
     """``wsgi.input`` of a call on the loop: the ASGI body messages, read through the bridge as they arrive."""
 
@@ -52,7 +55,7 @@ class AsgiInput:
 
     def __init__(self, receive: Receive, *, has_body: bool = True) -> None:
         self._receive = receive
-        self._buffer = bytearray()
+        self._buffer = bytearray() if has_body else _NO_BODY
         self._more = has_body
 
     def _fill(self) -> None:
