@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from typing import Any
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, venv_python
 from .load import run_wrk
 from .processes import ServerFailed, cores, free_port, start
-from .targets import ALTERNATIVES, APPS, PYTHON, THREADS, environment, Target
+from .targets import ALTERNATIVES, APPS, PYTHON, THREADS, Target, environment
 
 RESULTS = REPO / "bench" / "results" / "event_loop.json"
 DOC = REPO / "docs" / "performance.md"
@@ -201,7 +201,7 @@ def render(results: dict[str, Any], chart_name: str) -> str:
         "| server | connections | req/s | p50 ms | p99 ms | CPU µs/req | errors |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, entry in results["targets"].items():
+    for entry in results["targets"].values():
         summary = entry.get("summary")
         connections = IO_CONNECTIONS if entry["group"] == "io" else HELLO_CONNECTIONS
         if summary is None:
@@ -232,7 +232,7 @@ def chart(results: dict[str, Any]) -> str:
         '<style>.title{font-weight:bold}</style>',
         f'<text x="8" y="20" class="title">Event loop: I/O-bound at {IO_CONNECTIONS} connections, hello at {HELLO_CONNECTIONS} (one worker)</text>',
     ]
-    for index, (label, kind, _, _) in enumerate(rows):
+    for index, (label, _, _, _) in enumerate(rows):
         parts.append(f'<text x="8" y="{top + index * row + 16}">{escape(label)}</text>')
     for column, (title, values, digits) in enumerate(
         (("requests/s", [r[2] for r in rows], 0), ("p99 latency, ms", [r[3] for r in rows], 1))
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [t for t in targets() if not args.only or t.name in args.only]
     results: dict[str, Any] = {
         "meta": {
-            "started": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "command": " ".join(["python -m bench.event_loop", *(sys.argv[1:] if argv is None else argv)]),
             "rounds": mode.rounds,
             "seconds": mode.seconds,

@@ -13,9 +13,10 @@ import inspect
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from .config import Config
 from .errors import LoadError
@@ -78,7 +79,9 @@ def load_function(config: Config) -> LoadedFunction:
         listing = ", ".join(found) if found else "no functions"
         raise LoadError(f"no function {name!r} in {path}; found: {listing}")
     if not callable(function):
-        raise LoadError(f"{name!r} in {path} is a {type(function).__name__}, not a function")
+        kind = type(function).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise LoadError(f"{name!r} in {path} is {article} {kind}, not a function")
     hooks = {hook: checked_hook(module, hook, path) for hook in HOOK_NAMES if hook != name and hasattr(module, hook)}
     return LoadedFunction(
         function=function,
@@ -98,7 +101,7 @@ def checked_hook(module: ModuleType, hook: str, path: str) -> Callable[..., Any]
     Raises :class:`LoadError` when it is not callable or needs arguments, so a
     hook that would fail at its first use stops the server before it serves.
     """
-    value = getattr(module, hook)
+    value: object = getattr(module, hook)
     if not callable(value):
         raise LoadError(f"{hook!r} in {path} is a {type(value).__name__}, not a function; the runtime calls {hook}() with no arguments")
     try:

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, specs
+from .eventloop.watch import LOOP_WATCH
 from .function_app import FunctionApp
 from .loader import LoadedFunction
-from .eventloop.watch import LOOP_WATCH
-from .signatures import Signature, is_async
 from .middleware import cors, tracing
 from .middleware.access_log import AccessLogMiddleware
 from .middleware.body_limit import BodyLimitMiddleware
@@ -31,6 +30,7 @@ from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
 from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import ReservedRoutesMiddleware, default_routes
 from .middleware.timeout import TimeoutMiddleware
+from .signatures import Signature, is_async
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication

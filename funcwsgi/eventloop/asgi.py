@@ -19,10 +19,10 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-from .bridge import run_bridged, wait_for
 from ..environ import ASGI_SCOPE_KEY
-from .watch import LOOP_WATCH
 from ..replies import Reply
+from .bridge import run_bridged, wait_for
+from .watch import LOOP_WATCH
 
 log = logging.getLogger("funcwsgi")
 

@@ -19,9 +19,8 @@ streamed body is sent at the client's pace afterwards.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
 from time import monotonic
+from typing import TYPE_CHECKING
 
 from ..environ import ASGI_SCOPE_KEY, DEADLINE_KEY, FAILURE_KEY
 from ..timeouts import TIMED_OUT, CallTimeout, Expired, log_timeout

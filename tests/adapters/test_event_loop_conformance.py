@@ -51,6 +51,6 @@ def test_the_conformance_kit_passes_on_the_event_loop(served, tmp_path):
         )
         assert kit.returncode == 0, kit.stdout[-4000:] + kit.stderr[-2000:]
         assert " passed" in kit.stdout and " failed" not in kit.stdout
-        assert "Using worker: adapters.gunicorn.EventLoopWorker" in server.stdout + server.stderr or served == "granian"
+        assert "Using worker: adapters._event_loop_worker.EventLoopWorker" in server.stdout + server.stderr or served == "granian"
     finally:
         server.stop()
