@@ -30,6 +30,7 @@ class LoopWatch:
         self.name = "main"
         self.path = ""
         self.pid = 0
+        self.running = False  # in this process: a forked child has no watcher thread
         self.beat = 0.0
         self.problem: str | None = None
         self.loop: Any = None
@@ -40,10 +41,11 @@ class LoopWatch:
 
     def ensure_running(self) -> None:
         """Start watching the running loop, once per process (a forked worker starts again)."""
-        if self.pid == os.getpid():
+        if self.running:
             return
         import asyncio  # here: the sync path imports this module (for the probe), never asyncio
 
+        self.running = True
         self.pid = os.getpid()
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
@@ -82,3 +84,12 @@ class LoopWatch:
 
 #: The process's one watch (one loop per worker process).
 LOOP_WATCH = LoopWatch()
+
+
+def _not_running_in_child() -> None:
+    LOOP_WATCH.running = False
+    LOOP_WATCH.problem = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_not_running_in_child)
