@@ -204,3 +204,24 @@ def test_gunicorn_funcwsgi_app_serves_an_async_function_on_the_loop_worker(tmp_p
         assert "Using worker: adapters._event_loop_worker.EventLoopWorker" in server.stderr + server.stdout
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("adapter", LOOP_ADAPTERS)
+def test_an_asgi_app_function_is_served_on_the_loop_through_the_same_stack(adapter):
+    server = serve(adapter, HANDLER_FOLDER=function_folder("asgi_handle"), HANDLER_FUNCTION_NAME="handle")
+    try:
+        response = requests.post(server.url + "/orders/7", data=b"payload", headers={"X-Request-Id": "asgi-1"})
+        assert (response.status_code, response.text) == (201, "got payload via POST")
+        assert response.headers["X-Seen-Path"] == "/orders/7"
+        assert response.headers["X-Request-Id"] == "asgi-1"  # the stack's layers saw the call
+        assert requests.get(server.url + "/health/liveness").text == "OK"
+    finally:
+        server.stop()
+
+
+def test_an_asgi_app_function_is_served_on_threads_too():
+    from funcwsgi.testing import FunctionClient
+
+    client = FunctionClient(function_folder("asgi_handle"), name="handle")
+    response = client.post("/x", data=b"body")
+    assert (response.status_code, response.get_data(as_text=True)) == (201, "got body via POST")
