@@ -1,6 +1,6 @@
 # `make run` serves the example function on port 8080; `make test` runs every test CI runs;
 # `make docs` builds the documentation site into build/site, failing on any broken link.
-# `make bench` runs the benchmark (docs/performance.md; `make bench BENCH_ARGS=--quick` for a short run).
+# `make bench` runs the benchmarks (docs/performance.md; `make bench BENCH_ARGS=--quick EVENT_LOOP_BENCH_ARGS=--quick` for short runs).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
 # `make hostile` runs the hostile-client matrix on every adapter and writes its figures into the docs.
 PYTHON ?= python3
@@ -79,6 +79,7 @@ test-cloudevents-1:
 
 bench: setup
 	$(PY) -m bench $(BENCH_ARGS)
+	$(PY) -m bench.event_loop $(EVENT_LOOP_BENCH_ARGS)
 
 # A bounded soak: 32 connections of mixed calls against gunicorn for SOAK_SECONDS (10 minutes),
 # then the figures (calls, statuses, latencies, each worker's memory, threads and descriptors).

@@ -1,6 +1,7 @@
 """granian: a Rust HTTP server calling the function through WSGI (``funcwsgi[granian]``).
 
-``SERVER_WORKERS`` processes, each with ``SERVER_NUMTHREADS`` Python threads.
+``SERVER_WORKERS`` processes, each with ``SERVER_NUMTHREADS`` Python threads;
+an async function is served through ASGI on each worker's event loop instead.
 The function is loaded once in the main process; workers forked from it
 inherit it (where workers are spawned instead, each loads it again, quietly).
 On SIGTERM granian stops accepting and lets each worker finish its calls;
@@ -17,6 +18,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from granian.constants import Interfaces
 from granian.http import HTTP1Settings
@@ -41,9 +43,10 @@ def serve(config: Config) -> int:
         "funcwsgi:app",  # a label: workers get the app from worker_app()
         address=config.server_host,
         port=config.server_port,
-        interface=Interfaces.WSGI,
+        # An async function is served on each worker's event loop, through the service's ASGI side.
+        interface=Interfaces.ASGI if _service.on_loop else Interfaces.WSGI,
         workers=config.server_workers,
-        blocking_threads=config.server_numthreads,
+        blocking_threads=1 if _service.on_loop else config.server_numthreads,
         workers_kill_timeout=max(1, round(config.server_graceful_timeout)),
         # A function that kills its worker (os._exit, a signal, the OOM killer) costs that
         # worker, not the server: granian starts a new one, as gunicorn does. A worker that
@@ -106,7 +109,7 @@ def _boot_failure_marker(main_pid: int) -> str:
     return os.path.join(tempfile.gettempdir(), f"funcwsgi-granian-boot-failed-{main_pid}")
 
 
-def worker_app() -> FunctionService:
+def worker_app() -> Any:
     """Runs in each worker process before it serves."""
     global _service
     # The main process's handlers came along with the fork and mean nothing here; the stop
@@ -132,8 +135,13 @@ def worker_app() -> FunctionService:
         # first could be respawned, and fail again, before the main process saw its signal.
         signal.sigtimedwait(STOP_SIGNALS, STOP_WAIT_SECONDS)
         sys.exit(EXIT_STARTUP_ERROR)
-    # granian starts this worker's threads once this returns: one of them takes the stop signals.
-    _relay_stop_signals(_run_installed_handler)
+    if _service.on_loop:
+        # granian's ASGI worker takes its stop signals through the event loop (a wakeup fd
+        # that any thread receiving the signal writes to): they need no relay, only unblocking.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    else:
+        # granian starts this worker's threads once this returns: one of them takes the stop signals.
+        _relay_stop_signals(_run_installed_handler)
     # multiprocessing runs its finalizers when the worker process ends after its last call.
     multiprocessing.util.Finalize(None, stop_process, args=(_service,), exitpriority=10)
-    return _service
+    return _service.asgi if _service.on_loop else _service

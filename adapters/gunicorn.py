@@ -93,7 +93,11 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
     boots: list[BootReports] = []  # made in the master by on_starting, inherited by the workers
 
     def on_starting(server: Any) -> None:
-        """Print the start-up lines and load the function once, in the master, before any fork."""
+        """Print the start-up lines and load the function once, in the master, before any fork.
+
+        An async function gets the event-loop worker instead of gthread, unless
+        another worker class was asked for (``gunicorn -k ...``).
+        """
         if list(server.cfg.bind) != settings["bind"]:
             # `-b`/`--bind` (or GUNICORN_CMD_ARGS) win over a configuration file: the start-up
             # line would name SERVER_HOST:SERVER_PORT while gunicorn listens elsewhere.
@@ -103,7 +107,12 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
                     f"{settings['bind'][0]}: set SERVER_HOST and SERVER_PORT instead of gunicorn's --bind"
                 )
             )
-        service_of(server)
+        service = service_of(server)
+        if service.on_loop and server.worker_class is RecyclingThreadWorker:
+            from adapters._event_loop_worker import EventLoopWorker  # here: a sync function's server never imports uvicorn
+
+            server.worker_class = EventLoopWorker
+            server.cfg.set("worker_class", "adapters._event_loop_worker.EventLoopWorker")
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
         boots.append(BootReports())
 

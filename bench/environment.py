@@ -54,17 +54,22 @@ def alternatives_python() -> Path:
 
     Rebuilt when ``bench/alternatives/requirements.txt`` changes.
     """
-    venv = cache_dir() / "alternatives-venv"
+    return venv_python("alternatives-venv", ALTERNATIVES_REQUIREMENTS)
+
+
+def venv_python(name: str, requirements: Path) -> Path:
+    """The Python of the virtual environment ``name`` in the cache, holding ``requirements``; rebuilt when they change."""
+    venv = cache_dir() / name
     python = venv / "bin" / "python"
     stamp = venv / ".requirements-sha256"
-    wanted = hashlib.sha256(ALTERNATIVES_REQUIREMENTS.read_bytes()).hexdigest()
+    wanted = hashlib.sha256(requirements.read_bytes()).hexdigest()
     if python.exists() and stamp.exists() and stamp.read_text() == wanted:
         return python
-    print(f"bench: creating {venv} for the alternatives", file=sys.stderr)
+    print(f"bench: creating {venv} for {requirements.relative_to(REPO)}", file=sys.stderr)
     shutil.rmtree(venv, ignore_errors=True)
     steps = [
         [sys.executable, "-m", "venv", str(venv)],
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(ALTERNATIVES_REQUIREMENTS)],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(requirements)],
     ]
     for step in steps:
         result = subprocess.run(step, capture_output=True, text=True)

@@ -16,7 +16,7 @@ from .errors import StartupError, report_and_exit
 from .loader import LoadedFunction, wrap_callable
 from .logs import configure_logging
 from .process import print_startup_lines
-from .stack import build_stack
+from .stack import build_stack, serves_on_loop
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -39,7 +39,19 @@ class FunctionService:
         self.layers = [layer.name for layer in built] + ["function"]
         #: The same, with the options whose setting is not the default: what the start-up log shows.
         self.described = [layer.describe(config) for layer in built] + ["function"]
+        #: Whether the event-loop path serves it (an async function, SERVER_EVENT_LOOP=auto).
+        self.on_loop = serves_on_loop(config, loaded)
+        self._asgi: Any = None
         activate(config)
+
+    @property
+    def asgi(self) -> Any:
+        """The same service as an ASGI application (:mod:`funcwsgi.eventloop.asgi`), made on first use."""
+        if self._asgi is None:
+            from .eventloop.asgi import AsgiService
+
+            self._asgi = AsgiService(self)
+        return self._asgi
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
         # The sdk reads the metadata of the service serving the call (several may be mounted).

@@ -236,11 +236,13 @@ def megabytes(raw: str) -> int:
     return int(non_negative_float(raw) * 1024 * 1024)
 
 
-SIGNATURES = ("req-res", "req", "none", "event-context")
+SIGNATURES = ("req-res", "req", "none", "event-context", "asgi")
 #: The contracts HANDLER_PLATFORM can force (docs/platforms.md); unset, funcwsgi/compat chooses.
 PLATFORMS = ("funcwsgi", "kyma", "kubeless", "aws-lambda", "azure", "openfaas", "fission", "knative")
 LAMBDA_PAYLOAD_FORMATS = ("1.0", "2.0")
 FISSION_PORT = 8888
+#: Awaiting calls cost little memory, so an event loop may hold far more at once than threads.
+LOOP_MAX_INFLIGHT = 1000
 #: Functions Framework signature types served (background ``event`` functions are not).
 FRAMEWORK_SIGNATURES = ("http", "cloudevent", "typed")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
@@ -336,6 +338,14 @@ class Config:
         "SERVER_GRACEFUL_TIMEOUT", 25.0, non_negative_float, "a non-negative number of seconds",
         "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period).",
     )
+    server_event_loop: str = setting(
+        "SERVER_EVENT_LOOP", "auto", choice("auto", "off"), "auto or off",
+        "auto: an async function is served on an event loop (ASGI); off: on server threads, like a sync one (docs/async.md).",
+    )
+    server_loop_blocked_seconds: float = setting(
+        "SERVER_LOOP_BLOCKED_SECONDS", 2.0, non_negative_float, "a non-negative number of seconds",
+        "An event loop blocked this long (sync code in async def) is logged and fails liveness (0 = not watched).",
+    )
     server_reload: bool = setting("SERVER_RELOAD", False, parse_bool, "true or false", "Reload when the function's folder changes (werkzeug adapter).")
     server_max_requests: int = setting(
         "SERVER_MAX_REQUESTS", 0, non_negative_int, "a non-negative integer",
@@ -364,8 +374,9 @@ class Config:
     )
     server_max_inflight: int | None = setting(
         "SERVER_MAX_INFLIGHT", None, optional_non_negative_int, "a non-negative integer",
-        "Calls per worker process running or waiting for a thread; more get 503 with Retry-After (0 = no bound).",
-        default_doc="2 x SERVER_NUMTHREADS",
+        "Calls per worker process running or waiting (for a thread, or on the event loop); more get 503 with Retry-After"
+        " (0 = no bound; docs/servers.md, docs/async.md).",
+        default_doc="2 x SERVER_NUMTHREADS on threads, 1000 on the event loop",
     )
     server_log_format: str = setting("SERVER_LOG_FORMAT", "json", choice("json", "text"), "json or text", "Log record format on stdout.")
     server_log_level: str = setting("SERVER_LOG_LEVEL", "info", choice(*LOG_LEVELS), "one of " + ", ".join(LOG_LEVELS), "Lowest level of log records written.")
@@ -691,6 +702,11 @@ class Config:
     def max_inflight(self) -> int:
         """The bound on calls running or waiting per worker process; 0 for none."""
         return 2 * self.server_numthreads if self.server_max_inflight is None else self.server_max_inflight
+
+    @property
+    def max_inflight_on_loop(self) -> int:
+        """The bound on calls one worker's event loop holds at once; 0 for none."""
+        return LOOP_MAX_INFLIGHT if self.server_max_inflight is None else self.server_max_inflight
 
     @property
     def kafka_group(self) -> str:

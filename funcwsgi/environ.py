@@ -22,3 +22,7 @@ CLOUD_EVENT_KEY = "funcwsgi.cloud_event"
 TRIGGER_KEY = "funcwsgi.trigger"
 #: The Kafka record a triggered call serves.
 KAFKA_RECORD_KEY = "funcwsgi.kafka.record"
+#: Set when the call is served on the event loop (:mod:`funcwsgi.eventloop.asgi`): the call's ASGI scope.
+ASGI_SCOPE_KEY = "funcwsgi.asgi.scope"
+#: The ``time.monotonic()`` by which the function's coroutine must be done (the timeout layer sets it on the loop path).
+DEADLINE_KEY = "funcwsgi.deadline"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import HTTPException
@@ -38,6 +38,10 @@ class FunctionApp:
         token = None if current_environ.get() is environ else current_environ.set(environ)
         try:
             result, res = self.invoke(environ)
+            if type(result) is CoroutineType:  # a plain callable that returned a coroutine
+                from .eventloop.coroutines import awaited
+
+                result = awaited(result, self.loaded.name)
         except HTTPException as error:
             return http_error(error, environ, start_response)
         finally:
@@ -57,7 +61,9 @@ class FunctionApp:
 def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResponse | None]:
     function = loaded.function
     if is_async(function):
-        function = _run_sync(function)
+        from .eventloop.coroutines import coroutine_caller
+
+        function = coroutine_caller(function, loaded.name)
     contract = contract_invoker(loaded, config, function)
     if contract is not None:
         return contract
@@ -80,23 +86,6 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResp
         return function(FunctionRequest(environ), res), res
 
     return call_req_res
-
-
-_loops = threading.local()
-
-
-def _run_sync(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Run an ``async def`` function to completion on this thread's own event loop."""
-    import asyncio  # here, not at the top: a sync function's server never pays for importing it
-
-    def run(*args: Any) -> Any:
-        loop = getattr(_loops, "loop", None)
-        if loop is None or loop.is_closed():
-            loop = _loops.loop = asyncio.new_event_loop()
-        return loop.run_until_complete(function(*args))
-
-    run.__name__ = getattr(function, "__name__", "run")
-    return run
 
 
 def http_error(error: HTTPException, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:

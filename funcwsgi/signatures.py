@@ -22,6 +22,7 @@ class Signature(enum.Enum):
     REQ = "req"  # main(req) -> response
     NONE = "none"  # main(): the request through sdk.get_request() or flask.request
     EVENT_CONTEXT = "event-context"  # main(event, context): Kyma <=3.12 and Kubeless
+    ASGI = "asgi"  # handle(scope, receive, send): an ASGI app, as Knative's func-python serves
 
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -38,6 +39,10 @@ def detect_signature(function: Callable[..., Any], forced: str | None, *, where:
         return Signature.REQ_RES
     positional = [p for p in parameters if p.kind in _POSITIONAL]
     required = [p for p in positional if p.default is inspect.Parameter.empty]
+    if [p.name for p in positional] == list(ASGI_PARAMETERS):
+        if not is_async(function):
+            raise LoadError(f"{where} takes (scope, receive, send) but is not async def; an ASGI app is a coroutine function")
+        return Signature.ASGI
     takes_varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
     required_keywords = [
         p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
@@ -58,9 +63,20 @@ def detect_signature(function: Callable[..., Any], forced: str | None, *, where:
     return Signature.NONE
 
 
+ASGI_PARAMETERS = ("scope", "receive", "send")
+
+
 def is_async(function: Callable[..., Any]) -> bool:
+    """``async def``, an object whose ``__call__`` is, or a callable annotated to return an awaitable."""
     if inspect.iscoroutinefunction(function):
         return True
     # An instance whose __call__ is async (callable() says nothing about that).
     call = getattr(function, "__call__", None)  # noqa: B004
-    return call is not None and inspect.iscoroutinefunction(call)
+    if call is not None and inspect.iscoroutinefunction(call):
+        return True
+    try:
+        returns = inspect.signature(function).return_annotation
+    except (TypeError, ValueError):
+        return False
+    text = returns if isinstance(returns, str) else getattr(returns, "__name__", "") or repr(returns)
+    return any(word in text for word in ("Awaitable", "Coroutine"))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, specs
+from .eventloop.watch import LOOP_WATCH
 from .function_app import FunctionApp
 from .loader import LoadedFunction
 from .middleware import cors, tracing
@@ -30,6 +31,7 @@ from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
 from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import ReservedRoutesMiddleware, default_routes
 from .middleware.timeout import TimeoutMiddleware
+from .signatures import Signature, is_async
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication
@@ -100,13 +102,13 @@ def _shown(value: Any) -> str:
 
 def reserved_routes(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> dict[str, WSGIApplication]:
     routes = default_routes()
-    routes.update(health_routes(loaded, inner))
+    routes.update(health_routes(loaded, inner, loop_watched=serves_on_loop(config, loaded) and config.server_loop_blocked_seconds > 0))
     if config.server_metrics and not config.server_metrics_port:  # else served on a port of its own
         routes[config.server_metrics_path] = MetricsEndpoint(config)
     return routes
 
 
-def health_routes(loaded: LoadedFunction, inner: WSGIApplication) -> dict[str, WSGIApplication]:
+def health_routes(loaded: LoadedFunction, inner: WSGIApplication, *, loop_watched: bool = False) -> dict[str, WSGIApplication]:
     """The probes: the function's ``ready``/``alive`` hooks, plus what inner layers report.
 
     ``/healthz`` (Kyma's probe) answers like ``/health/liveness``; with no
@@ -114,6 +116,8 @@ def health_routes(loaded: LoadedFunction, inner: WSGIApplication) -> dict[str, W
     """
     liveness: list[Check] = [layer.liveness_problem for layer in _layers_below(inner) if hasattr(layer, "liveness_problem")]
     readiness: list[Check] = []
+    if loop_watched:
+        liveness.append(LOOP_WATCH.liveness_problem)
     if "alive" in loaded.hooks:
         liveness.insert(0, hook_check(loaded.hooks["alive"], "alive", loaded.path))
     if "ready" in loaded.hooks:
@@ -131,6 +135,11 @@ def _layers_below(app: WSGIApplication) -> list[object]:
         found.append(current)
         current = getattr(current, "app", None)
     return found
+
+
+def serves_on_loop(config: Config, loaded: LoadedFunction) -> bool:
+    """Whether an event-loop adapter serves this function: it is async, and SERVER_EVENT_LOOP is auto."""
+    return config.server_event_loop == "auto" and (loaded.signature is Signature.ASGI or is_async(loaded.function))
 
 
 def call_threads(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> int:

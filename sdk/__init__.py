@@ -37,6 +37,7 @@ __all__ = [
     "PublishError",
     "PublisherNotConfigured",
     "emit_cloud_event",
+    "emit_cloud_event_async",
     "get_annotations",
     "get_body_size_limit",
     "get_cloud_event",
@@ -50,6 +51,7 @@ __all__ = [
     "get_tracer",
     "publishCloudEvent",
     "publish_cloud_event",
+    "publish_cloud_event_async",
 ]
 
 #: The logger :func:`get_logger` returns; its records carry the call's ids like every other.
@@ -146,6 +148,29 @@ def emit_cloud_event(type: str, source: str, data: Any, optional_attributes: Map
     if optional_attributes:
         attributes.update(optional_attributes)
     publish_cloud_event(make_event(attributes, data))
+
+
+async def emit_cloud_event_async(
+    type: str,  # noqa: A002 - Kyma's parameter names
+    source: str,
+    data: Any,
+    optional_attributes: Mapping[str, Any] | None = None,
+) -> None:
+    """:func:`emit_cloud_event` for ``async def`` functions: awaits the publish without blocking the loop.
+
+    The POST runs on a thread of the loop's default executor with a copy of
+    the call's context, so its trace context and configuration are the call's.
+    """
+    import asyncio
+
+    await asyncio.to_thread(emit_cloud_event, type, source, data, optional_attributes)
+
+
+async def publish_cloud_event_async(event: Any) -> None:
+    """:func:`publish_cloud_event` for ``async def`` functions (see :func:`emit_cloud_event_async`)."""
+    import asyncio
+
+    await asyncio.to_thread(publish_cloud_event, event)
 
 
 def publish_cloud_event(event: Any) -> None:

@@ -109,3 +109,37 @@ def test_a_figure_typed_by_hand_is_caught():
     assert figures.render_spans(typed, figures.figures(results)) != typed
     with pytest.raises(KeyError, match="bench:no-such-figure"):
         figures.render_spans("<!-- bench:no-such-figure -->1<!-- /bench -->", figures.figures(results))
+
+
+def test_event_loop_ratios_pair_samples_of_the_same_round_and_checks_follow_the_limits():
+    from bench import event_loop
+
+    def entry(rates):
+        return {"label": "x", "group": "io", "kind": "funcwsgi", "failures": [],
+                "samples": [{"round": n, "requests_per_s": r, "p99_us": 1000, "p50_us": 1, "cpu_us_per_request": 1, "errors": 0} for n, r in rates]}
+
+    results = {"targets": {
+        "io-async": entry([(1, 300), (2, 900), (3, 500)]),
+        "io-func-python": entry([(1, 200), (3, 250)]),  # round 2 failed: rounds 1 and 3 pair up (1.5, 2.0)
+    }}
+    assert event_loop.ratio_of(results, "io-async", "io-func-python", "requests_per_s") == 1.75
+    assert event_loop.ratio_of(results, "io-async", "missing", "requests_per_s") is None
+    event_loop.summarize(results)
+    by_name = {check["name"]: check for check in results["checks"]}
+    assert by_name["async I/O-bound req/s vs func-python"]["passed"] is True
+    assert by_name["async I/O-bound p99 vs func-python"] == {
+        "name": "async I/O-bound p99 vs func-python", "value": 1.0, "limit": 1.2, "at_least": False, "passed": True,
+    }
+    assert by_name["async hello vs bare ASGI, granian"]["passed"] is False  # not measured: not met
+
+
+def test_the_event_loop_section_of_performance_md_is_its_results_file():
+    from bench import event_loop
+
+    results = json.loads((REPO / "bench" / "results" / "event_loop.json").read_text())
+    performance = (REPO / "docs" / "performance.md").read_text()
+    assert event_loop.render(results, event_loop.CHART.name) in performance, (
+        "docs/performance.md's event-loop part is not bench/results/event_loop.json's: run `python -m bench.event_loop`"
+    )
+    svg = (REPO / "docs" / "performance-async.svg").read_text()
+    assert svg == event_loop.chart(results)

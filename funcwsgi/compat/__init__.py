@@ -11,7 +11,8 @@ contract is one module beside it:
 - :mod:`.cloudevents_lib`: the cloudevents library's events, either generation;
 - :mod:`.aws_lambda`, :mod:`.azure`, :mod:`.openfaas`, :mod:`.fission`,
   :mod:`.knative`: those platforms' functions, laid out as their own tooling
-  lays them out (docs/platforms.md).
+  lays them out (docs/platforms.md);
+- :mod:`.asgi_app`: an ASGI app as the function, Knative func-python's ``handle(scope, receive, send)``.
 
 Which platform a function was written for is decided here, once, by
 :func:`resolve`, from the platform's own signals only, in the order of
@@ -189,6 +190,10 @@ def contract_invoker(loaded: LoadedFunction, config: Config, function: Callable[
 
         return fission.invoker(loaded, config)
     signature = loaded.signature
+    if signature is Signature.ASGI:
+        from . import asgi_app
+
+        return asgi_app.invoker(loaded)
     if signature in (Signature.REQ, Signature.NONE) and uses_flask(loaded.imports):
         if not loaded.imports.isdisjoint(FUNCTIONS_FRAMEWORK_MODULES) or config.handler_framework_signature:
             from . import functions_framework

@@ -8,7 +8,9 @@ runs on a pool thread while the server's thread waits
 (:mod:`funcwsgi.timeouts.handoff`). Either way the client is answered on
 time even when the function is blocked inside C, the function gets
 :class:`~funcwsgi.timeouts.CallTimeout` at its next Python instruction, and
-the number of threads stays bounded.
+the number of threads stays bounded. On the event loop the function's
+coroutine is cancelled at the deadline instead
+(:mod:`funcwsgi.timeouts.cancelling`): it sees ``asyncio.CancelledError``.
 
 Only the call is timed (until the function returns its response); a
 streamed body is sent at the client's pace afterwards.
@@ -17,9 +19,10 @@ streamed body is sent at the client's pace afterwards.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from time import monotonic
 from typing import TYPE_CHECKING
 
-from ..environ import FAILURE_KEY
+from ..environ import ASGI_SCOPE_KEY, DEADLINE_KEY, FAILURE_KEY
 from ..timeouts import TIMED_OUT, CallTimeout, Expired, log_timeout
 from ..timeouts.handoff import PooledCalls
 from ..timeouts.watchdog import Watchdog, server_threads_usable
@@ -44,6 +47,10 @@ class TimeoutMiddleware:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         try:
+            if ASGI_SCOPE_KEY in environ:
+                # On the event loop: the function's task is cancelled at the deadline (timeouts.cancelling).
+                environ[DEADLINE_KEY] = monotonic() + self.seconds
+                return self.app(environ, start_response)
             if server_threads_usable(environ):
                 return self.watchdog.run(self.app, environ, start_response)
             return self.pooled(environ, start_response)

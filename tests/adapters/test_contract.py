@@ -27,6 +27,14 @@ SERVE_COMMANDS = {"waitress": [sys.executable, "-m", "funcwsgi"]}
 CALL_TIMEOUT = 0.5
 MAX_BODY = 1024
 TIMEOUT_BODY = "Timeout while processing the function"
+#: The event-loop path: the serving function's async twin, on the adapters that serve it on a loop.
+LOOP_PATHS = {"gunicorn-loop": "gunicorn", "granian-loop": "granian"}
+#: Every way of serving the contract holds for: each HTTP adapter, and each event-loop path.
+SERVED_BY = [*HTTP_ADAPTERS, *LOOP_PATHS]
+
+
+def function_of(adapter: str) -> Path:
+    return function_folder("serving_async" if adapter in LOOP_PATHS else "serving")
 
 
 @dataclass
@@ -48,8 +56,8 @@ def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str =
     port = free_port(connect)
     served = Served(adapter, None, folder / "lifecycle.log", folder)  # type: ignore[arg-type]
     env = base_env(
-        SERVER_ADAPTER=adapter,
-        HANDLER_FOLDER=function_folder("serving"),
+        SERVER_ADAPTER=LOOP_PATHS.get(adapter, adapter),
+        HANDLER_FOLDER=function_of(adapter),
         SERVER_HOST=bind,
         SERVER_PORT=str(port),
         SERVER_NUMTHREADS="4",
@@ -68,7 +76,7 @@ def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str =
     return served
 
 
-@pytest.fixture(scope="module", params=list(HTTP_ADAPTERS))
+@pytest.fixture(scope="module", params=SERVED_BY)
 def served(request, tmp_path_factory):
     running = start(request.param, tmp_path_factory.mktemp(request.param))
     yield running
@@ -76,7 +84,7 @@ def served(request, tmp_path_factory):
 
 
 def test_startup_lines_are_printed_once_before_serving(served):
-    folder = function_folder("serving")
+    folder = function_of(served.adapter)
     expected = [
         f"Importing function sources from {folder}/handler.py:main",
         "Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set",
@@ -198,7 +206,7 @@ def _refused(url: str, seen: list[str]) -> bool:
     return False
 
 
-@pytest.mark.parametrize("adapter", list(HTTP_ADAPTERS))
+@pytest.mark.parametrize("adapter", SERVED_BY)
 def test_sigterm_lets_a_call_in_flight_finish_then_runs_stop_and_exits_0(adapter, tmp_path):
     # Bound to every IPv6 address ("::"), reached over IPv6 loopback.
     running = start(adapter, tmp_path, bind="::", connect="::1", SERVER_CALL_TIMEOUT="30")
@@ -221,13 +229,13 @@ def test_sigterm_lets_a_call_in_flight_finish_then_runs_stop_and_exits_0(adapter
         running.server.stop()
 
 
-@pytest.mark.parametrize("adapter", list(HTTP_ADAPTERS))
+@pytest.mark.parametrize("adapter", SERVED_BY)
 def test_a_failing_start_hook_stops_start_up_with_one_line(adapter, tmp_path):
     (tmp_path / "fail-start").touch()
     port = free_port()
     env = base_env(
-        SERVER_ADAPTER=adapter,
-        HANDLER_FOLDER=function_folder("serving"),
+        SERVER_ADAPTER=LOOP_PATHS.get(adapter, adapter),
+        HANDLER_FOLDER=function_of(adapter),
         SERVER_HOST="127.0.0.1",
         SERVER_PORT=str(port),
         HEALTH_DIR=str(tmp_path),

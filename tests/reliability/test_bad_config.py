@@ -43,6 +43,8 @@ BAD_VALUES: dict[str, str] = {
     "SERVER_KEEPALIVE_TIMEOUT": "nan",
     "SERVER_MAX_CONNECTIONS": "0",
     "SERVER_MAX_INFLIGHT": "lots",
+    "SERVER_EVENT_LOOP": "sometimes",
+    "SERVER_LOOP_BLOCKED_SECONDS": "inf",
     "SERVER_LOG_FORMAT": "xml",
     "SERVER_LOG_LEVEL": "loud",
     "SERVER_ACCESS_LOG": "2",

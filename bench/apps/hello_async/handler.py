@@ -1,0 +1,5 @@
+"""Hello world, async."""
+
+
+async def main(req, res):
+    return "Hello, world!"

@@ -1,0 +1,266 @@
+"""The event-loop edge: an ASGI application that serves a call through the same stack as WSGI.
+
+:class:`AsgiService` turns each ASGI ``http`` call into the WSGI environ
+the layers read, runs the service's one stack in a greenlet
+(:mod:`funcwsgi.eventloop.bridge`) and sends what it answers. Nothing of errors,
+request ids, reserved routes, CORS, tracing, metrics, the body limit, the
+timeout, CloudEvents or the access log is written twice: only the two ends
+of the call differ. Two things belong to the loop alone and live here: the
+bound on calls in flight (``SERVER_MAX_INFLIGHT``: past it, ``503`` with
+``Retry-After``, probes excepted) and the watch on a blocked loop
+(:mod:`funcwsgi.eventloop.watch`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
+
+from ..environ import ASGI_SCOPE_KEY
+from ..replies import Reply
+from .bridge import run_bridged, wait_for
+from .watch import LOOP_WATCH
+
+log = logging.getLogger("funcwsgi")
+
+class FunctionService(Protocol):
+    """What the edge needs of :class:`funcwsgi.application.FunctionService`: its configuration, its function, and the WSGI call."""
+
+    config: Any
+    loaded: Any
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]: ...
+
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: Seconds a client told to come back later should wait.
+RETRY_AFTER = "1"
+INTERNAL_ERROR = Reply(500, "Internal Server Error")
+
+
+_NO_BODY = bytearray()  # shared by every call without a body: nothing is ever added to it
+
+
+class AsgiInput:
+    """``wsgi.input`` of a call on the loop: the ASGI body messages, read through the bridge as they arrive."""
+
+    __slots__ = ("_receive", "_buffer", "_more")
+
+    def __init__(self, receive: Receive, *, has_body: bool = True) -> None:
+        self._receive = receive
+        self._buffer = bytearray() if has_body else _NO_BODY
+        self._more = has_body
+
+    def _fill(self) -> None:
+        message = wait_for(self._receive())
+        if message["type"] == "http.request":
+            self._buffer += message.get("body", b"")
+            self._more = message.get("more_body", False)
+        else:  # http.disconnect: the client is gone, the body ends here
+            self._more = False
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            while self._more:
+                self._fill()
+            size = len(self._buffer)
+        else:
+            while self._more and len(self._buffer) < size:
+                self._fill()
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        while self._more and b"\n" not in self._buffer and (size is None or size < 0 or len(self._buffer) < size):
+            self._fill()
+        end = self._buffer.find(b"\n") + 1 or len(self._buffer)
+        if size is not None and size >= 0:
+            end = min(end, size)
+        return self.read(end)
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        return list(self)
+
+    def __iter__(self) -> Any:
+        while True:
+            line = self.readline()
+            if not line:
+                return
+            yield line
+
+    def preload(self) -> None:
+        """Read the rest of the body now, so code outside the bridge (the function's own task) can read it."""
+        while self._more:
+            self._fill()
+
+
+def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
+    """The WSGI environ (PEP 3333) of an ASGI ``http`` scope."""
+    root = scope.get("root_path", "")
+    path = scope["path"]
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    server = scope.get("server") or ("localhost", 80)
+    client = scope.get("client")
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": scope["method"],
+        "SCRIPT_NAME": root.encode().decode("latin-1"),
+        "PATH_INFO": path.encode().decode("latin-1"),
+        "QUERY_STRING": scope.get("query_string", b"").decode("latin-1"),
+        "SERVER_NAME": str(server[0]),
+        "SERVER_PORT": str(server[1]) if server[1] is not None else "80",
+        "SERVER_PROTOCOL": "HTTP/" + scope.get("http_version", "1.1"),
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": scope.get("scheme", "http"),
+        "wsgi.input": None,
+        "wsgi.input_terminated": True,
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        ASGI_SCOPE_KEY: scope,
+    }
+    if client:
+        environ["REMOTE_ADDR"] = str(client[0])
+        environ["REMOTE_PORT"] = str(client[1])
+    for raw_name, raw_value in scope["headers"]:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        if name == "content-length":
+            key = "CONTENT_LENGTH"
+        elif name == "content-type":
+            key = "CONTENT_TYPE"
+        else:
+            key = "HTTP_" + name.upper().replace("-", "_")
+        if key in environ:
+            environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
+        else:
+            environ[key] = value
+    # HTTP/1.1 (RFC 9112, 6.3): without Content-Length or Transfer-Encoding a request has no body.
+    has_body = "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0"
+    environ["wsgi.input"] = AsgiInput(receive, has_body=has_body)
+    return environ
+
+
+def _head(status: str, headers: Iterable[tuple[str, str]]) -> Message:
+    return {
+        "type": "http.response.start",
+        "status": int(status[:3]),
+        "headers": [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers],
+    }
+
+
+class AsgiService:
+    """A :class:`~funcwsgi.application.FunctionService` served as an ASGI application."""
+
+    def __init__(self, service: FunctionService) -> None:
+        config = service.config
+        self.service = service
+        self.limit = config.max_inflight_on_loop
+        self.inflight = 0
+        self.busy = Reply(
+            503, "Service Unavailable: too many calls in flight, retry later", headers=[("Retry-After", RETRY_AFTER)]
+        )
+        # Probes and the metrics path are answered past the bound: a busy process is not a dead one.
+        self.exempt = frozenset({"/healthz", "/health/readiness", "/health/liveness", config.server_metrics_path})
+        self.watch = LOOP_WATCH if config.server_loop_blocked_seconds > 0 else None
+        if self.watch is not None:
+            self.watch.configure(config.server_loop_blocked_seconds, service.loaded.name, service.loaded.path)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self.http(scope, receive, send)
+        elif kind == "lifespan":
+            await self.lifespan(receive, send)
+        else:  # websockets: not part of the function contract
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.watch is not None:
+            self.watch.ensure_running()
+        if self.limit and self.inflight >= self.limit and scope["path"] not in self.exempt:
+            await self.reply(self.busy, scope, send)
+            return
+        self.inflight += 1
+        try:
+            environ = make_environ(scope, receive)
+            try:
+                answered = await run_bridged(self.serve, environ, send)
+            except asyncio.CancelledError:
+                raise
+            except BaseException:
+                # Only a failure after the response started gets here, logged by the errors layer already;
+                # returning without the last body message makes the server close the connection.
+                log.debug("Call ended while streaming its response", exc_info=True)
+                return
+            if answered is not None:
+                status, headers, body = answered
+                await send(_head(status, headers))
+                await send({"type": "http.response.body", "body": b"".join(body)})
+        finally:
+            self.inflight -= 1
+
+    def serve(self, environ: dict[str, Any], send: Send) -> tuple[str, list[tuple[str, str]], list[bytes]] | None:
+        """Runs in the call's greenlet: the stack's answer, sent by the task when the body is a list, else streamed here."""
+        started: list[Any] = []
+        head_sent = [False]
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+            if exc_info is not None:
+                try:
+                    if head_sent[0]:
+                        raise exc_info[1].with_traceback(exc_info[2])
+                finally:
+                    exc_info = None
+            started[:] = [status, headers]
+            return write
+
+        def write(chunk: bytes) -> None:
+            if not head_sent[0]:
+                head_sent[0] = True
+                wait_for(send(_head(*started)))
+            if chunk:
+                wait_for(send({"type": "http.response.body", "body": chunk, "more_body": True}))
+
+        body = self.service(environ, start_response)
+        if type(body) is list and not head_sent[0]:
+            return started[0], started[1], body
+        try:
+            for chunk in body:
+                if chunk:
+                    write(chunk)
+            if not head_sent[0]:
+                write(b"")
+            wait_for(send({"type": "http.response.body", "body": b""}))
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
+        return None
+
+    async def reply(self, reply: Reply, scope: Scope, send: Send) -> None:
+        await send(_head(reply.status, reply.headers))
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else reply.body})
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        # The function's start() and stop() run at the process's moments (funcwsgi.process),
+        # as on the WSGI path; the loop only has to be told the app is ready.
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def __repr__(self) -> str:
+        return f"<AsgiService {self.service!r}>"
