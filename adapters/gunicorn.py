@@ -108,7 +108,9 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
                 )
             )
         service = service_of(server)
-        if service.on_loop and server.worker_class is RecyclingThreadWorker:
+        from .gunicorn_worker import FunctionWorker  # here: that module imports this one
+
+        if service.on_loop and server.worker_class is FunctionWorker:
             from adapters._event_loop_worker import EventLoopWorker  # here: a sync function's server never imports uvicorn
 
             server.worker_class = EventLoopWorker
