@@ -108,9 +108,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
                 )
             )
         service = service_of(server)
-        from .gunicorn_worker import FunctionWorker  # here: that module imports this one
-
-        if service.on_loop and server.worker_class is FunctionWorker:
+        if service.on_loop and server.cfg.worker_class_str == settings["worker_class"]:
             from adapters._event_loop_worker import EventLoopWorker  # here: a sync function's server never imports uvicorn
 
             server.worker_class = EventLoopWorker
