@@ -82,29 +82,38 @@ THREADS_PER_CALL = 1e-4
 THREAD_NOISE = 4
 FDS_PER_CALL = 1e-4
 FD_NOISE = 12
+# The warm-up: 20 % of the run (4 s to 60 s), and at least this many calls per server thread,
+# so that a machine too busy to serve many calls still gets its pools started before measuring.
+WARM_UP_CALLS_PER_THREAD = 20
+# "Served throughout": no connection waits longer than this for an answer.
+LONGEST_WAIT_SECONDS = 20.0
 # Threads a worker may ever run: the server's, the timeout layer's pool (2 per server thread), a few more.
 EXTRA_THREADS = 6
 
 
 @dataclass(frozen=True)
 class Trend:
-    """How one figure moved against the calls answered: its fitted slope and the growth it makes."""
+    """How one figure moved against the calls answered: its fitted slope, the growth it makes, and
+    the slope of the later half of the samples alone."""
 
     figure: str
     unit: str
     slope_per_call: float
     fitted_growth: float
+    later_slope_per_call: float
     tolerance_per_call: float
     noise: float
 
     @property
     def grows(self) -> bool:
-        return self.slope_per_call > self.tolerance_per_call and self.fitted_growth > self.noise
+        # A leak grows all along; a pool filling up to its bound (a busy machine starts the
+        # server's threads late) grows early and stops: the later half tells them apart.
+        return self.slope_per_call > self.tolerance_per_call and self.fitted_growth > self.noise and self.later_slope_per_call > self.tolerance_per_call
 
     def describe(self) -> str:
         return (
-            f"{self.figure} {self.slope_per_call:+.3g} {self.unit}/call (tolerance {self.tolerance_per_call:g}), "
-            f"{self.fitted_growth:+.4g} {self.unit} over the measured calls (noise {self.noise:g})"
+            f"{self.figure} {self.slope_per_call:+.3g} {self.unit}/call (tolerance {self.tolerance_per_call:g}; "
+            f"later half {self.later_slope_per_call:+.3g}), {self.fitted_growth:+.4g} {self.unit} over the measured calls (noise {self.noise:g})"
         )
 
 
@@ -122,7 +131,7 @@ def slope(points: list[tuple[float, float]]) -> float:
 def trend(figure: str, unit: str, points: list[tuple[float, float]], tolerance: float, noise: float) -> Trend:
     per_call = slope(points)
     calls = points[-1][0] - points[0][0]
-    return Trend(figure, unit, per_call, per_call * calls, tolerance, noise)
+    return Trend(figure, unit, per_call, per_call * calls, slope(points[len(points) // 2 :]), tolerance, noise)
 
 
 @dataclass
@@ -133,6 +142,8 @@ class Tally:
     latencies: dict[str, list[float]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     answered: int = 0
+    #: Per connection: calls answered, and the longest it waited for an answer (or since its last one, at the end).
+    per_connection: dict[int, list[float]] = field(default_factory=dict)
 
     def record(self, kind: Kind, status: int, seconds: float) -> None:
         with self.lock:
@@ -146,6 +157,8 @@ class Tally:
 def caller(host: str, port: int, offset: int, stop: threading.Event, tally: Tally) -> None:
     connection = http.client.HTTPConnection(host, port, timeout=30)
     step = offset
+    mine = tally.per_connection.setdefault(offset, [0, 0.0])
+    last_answer = time.monotonic()
     while not stop.is_set():
         kind = KINDS[MIX[step % len(MIX)]]
         step += 1
@@ -161,6 +174,11 @@ def caller(host: str, port: int, offset: int, stop: threading.Event, tally: Tall
             connection = http.client.HTTPConnection(host, port, timeout=30)
             continue
         tally.record(kind, response.status, time.perf_counter() - began)
+        now = time.monotonic()
+        mine[0] += 1
+        mine[1] = max(mine[1], now - last_answer)
+        last_answer = now
+    mine[1] = max(mine[1], time.monotonic() - last_answer)
     connection.close()
 
 
@@ -233,7 +251,8 @@ def run(seconds: float, connections: int, adapter: str, workers: int, threads: i
 
 def report(tally: Tally, samples: list[Sample], warm_up: float, took: float, settings: dict[str, Any], alive: bool) -> dict[str, Any]:
     thread_ceiling = 3 * settings["threads"] + EXTRA_THREADS
-    after = [(calls, figures) for t, calls, figures in samples if t >= warm_up]
+    warm_up_calls = WARM_UP_CALLS_PER_THREAD * settings["workers"] * settings["threads"]
+    after = [(calls, figures) for t, calls, figures in samples if t >= warm_up and calls >= warm_up_calls]
     per_worker: dict[str, dict[str, Any]] = {}
     trends: list[Trend] = []
     problems: list[str] = []
@@ -270,6 +289,12 @@ def report(tally: Tally, samples: list[Sample], warm_up: float, took: float, set
             ]
             problems.extend(f"the workers' {found.describe()}" for found in trends if found.grows)
     total_calls = sum(tally.statuses.values())
+    unserved = sorted(offset for offset, (answered, _) in tally.per_connection.items() if not answered)
+    if unserved:
+        problems.append(f"{len(unserved)} connections got no answer")
+    longest_wait = max((wait for _, wait in tally.per_connection.values()), default=0.0)
+    if longest_wait > LONGEST_WAIT_SECONDS:
+        problems.append(f"a connection waited {longest_wait:.1f} s for an answer (at most {LONGEST_WAIT_SECONDS:g} s)")
     if tally.unexpected:
         problems.append(f"{len(tally.unexpected)} unexpected statuses, e.g. {tally.unexpected[:5]}")
     if tally.connection_errors:
@@ -285,6 +310,7 @@ def report(tally: Tally, samples: list[Sample], warm_up: float, took: float, set
         "calls_per_second": round(total_calls / took, 1) if took else 0,
         "measured_calls": after[-1][0] - after[0][0] if after else 0,
         "samples_after_warm_up": len(after),
+        "longest_wait_seconds": round(longest_wait, 2),
         "statuses": {f"{name} {status}": count for (name, status), count in sorted(tally.statuses.items())},
         "unexpected_statuses": len(tally.unexpected),
         "connection_errors": len(tally.connection_errors),
@@ -294,7 +320,12 @@ def report(tally: Tally, samples: list[Sample], warm_up: float, took: float, set
         },
         "workers": per_worker,
         "trends": {
-            found.figure: {"per_call": found.slope_per_call, "fitted_growth": round(found.fitted_growth, 1), "grows": found.grows}
+            found.figure: {
+                "per_call": found.slope_per_call,
+                "later_per_call": found.later_slope_per_call,
+                "fitted_growth": round(found.fitted_growth, 1),
+                "grows": found.grows,
+            }
             for found in trends
         },
         "problems": problems,
@@ -308,7 +339,10 @@ def print_report(result: dict[str, Any]) -> None:
         f"soak: {settings['adapter']}, {settings['workers']} workers x {settings['threads']} threads, "
         f"{settings['connections']} connections, {result['seconds']} s (warm-up {settings['warm_up_seconds']:g} s)"
     )
-    print(f"calls: {result['calls']} ({result['calls_per_second']}/s); unexpected statuses: {result['unexpected_statuses']}; connection errors: {result['connection_errors']}")
+    print(
+        f"calls: {result['calls']} ({result['calls_per_second']}/s); unexpected statuses: {result['unexpected_statuses']}; "
+        f"connection errors: {result['connection_errors']}; longest wait for an answer: {result['longest_wait_seconds']} s"
+    )
     for name, count in result["statuses"].items():
         latency = result["latency_ms"][name.rsplit(" ", 1)[0]]
         print(f"  {name:28} {count:8}   p50 {latency['p50']:7.1f} ms   p99 {latency['p99']:7.1f} ms")
@@ -321,7 +355,7 @@ def print_report(result: dict[str, Any]) -> None:
     for name, found in result["trends"].items():
         print(
             f"trend of the workers' {name} over {result['measured_calls']} calls ({result['samples_after_warm_up']} samples): "
-            f"{found['per_call']:+.3g} {units[name]}/call, {found['fitted_growth']:+g} {units[name]} fitted"
+            f"{found['per_call']:+.3g} {units[name]}/call (later half {found['later_per_call']:+.3g}), {found['fitted_growth']:+g} {units[name]} fitted"
             + (" GROWS" if found["grows"] else "")
         )
     print("PASSED" if result["passed"] else "FAILED: " + "; ".join(result["problems"]))
