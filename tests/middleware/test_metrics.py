@@ -55,6 +55,15 @@ def test_calls_failures_and_durations_are_counted(client):
     assert delta("function_duration_seconds_sum", "GET") > 0
 
 
+def test_head_calls_have_their_own_label(client):
+    """Mutation caught: ``"HEAD"`` left out of ``METHODS`` in funcwsgi/middleware/metrics.py (HEAD calls counted as ``other``)."""
+    before = samples(client.get("/metrics").text)
+    client.head("/")
+    after = samples(client.get("/metrics").text)
+    assert after[("function_calls_total", "HEAD")] - before.get(("function_calls_total", "HEAD"), 0) == 1
+    assert after[("function_calls_total", "other")] == before.get(("function_calls_total", "other"), 0)
+
+
 def test_unknown_methods_share_one_label(client):
     before = samples(client.get("/metrics").text)
     client.open("/", method="BREW")
@@ -123,6 +132,44 @@ def prometheus(two_workers):
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=["two-workers", "metrics-port"])
+def shared_metrics(request):
+    """(server, metrics URL) where prometheus_client's multiprocess mode records the calls:
+    two workers, or one worker whose calls the main process serves on SERVER_METRICS_PORT."""
+    port = free_port()
+    settings = {"SERVER_WORKERS": "2"} if request.param == "two-workers" else {"SERVER_WORKERS": "1", "SERVER_METRICS_PORT": str(free_port())}
+    env = base_env(HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_NUMTHREADS="2", **settings)
+    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    try:
+        server.wait_ready()
+        metrics_port = settings.get("SERVER_METRICS_PORT")
+        yield server, (f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else server.url + "/metrics")
+    finally:
+        server.stop()
+
+
+def test_failures_and_durations_are_recorded_by_every_worker_process(shared_metrics):
+    """Mutations caught: ``SharedSeries.record`` not counting failures (no ``self.failures.inc()``)
+    or not observing durations (no ``self.duration.observe(seconds)``), and ``call_metrics``
+    choosing the single-process series when only ``SERVER_METRICS_PORT`` is set."""
+    server, metrics_url = shared_metrics
+    before = samples(requests.get(metrics_url, timeout=5).text)
+    for path in ("/", "/fail", "/unavailable", "/marked-failure", "/stream"):
+        requests.get(server.url + path, timeout=5, headers={"Connection": "close"})  # new connections: both workers serve
+    requests.head(server.url + "/", timeout=5)
+    after = samples(requests.get(metrics_url, timeout=5).text)
+
+    def delta(name: str, method: str) -> float:
+        return after.get((name, method), 0) - before.get((name, method), 0)
+
+    assert delta("function_calls_total", "GET") == 5
+    assert delta("function_failures_total", "GET") == 3  # an exception, a 503, a timeout
+    assert delta("function_duration_seconds_count", "GET") == 5
+    assert delta("function_duration_seconds_sum", "GET") > 0
+    assert (delta("function_calls_total", "HEAD"), delta("function_failures_total", "HEAD")) == (1, 0)
+    assert delta("function_duration_seconds_count", "HEAD") == 1
 
 
 def query(prometheus: Server, expression: str) -> float | None:
