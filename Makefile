@@ -27,7 +27,7 @@ test: setup
 
 # The runtime image and a function image built and run by a real docker: starts
 # its own dockerd, makes the python:3.14-slim stand-in with debootstrap (cached in
-# ~/.cache/funcwsgi-test), needs root, docker.io and debootstrap; skips loudly without.
+# ~/.cache/funcwsgi-test), needs root, docker.io and debootstrap; fails, naming the reason, without.
 .PHONY: test-container
 test-container: setup
 	FUNCWSGI_CONTAINER_TESTS=1 $(PY) -m pytest -q -rs tests/container
