@@ -2,12 +2,13 @@
 # `make docs` builds the documentation site into build/site, failing on any broken link.
 # `make bench` runs the benchmark (docs/performance.md; `make bench BENCH_ARGS=--quick` for a short run).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
+# `make mutation` runs mutation testing of the core modules (docs/reliability.md; about an hour, not in CI).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs,waitress,granian
 
-.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak
+.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak mutation
 
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +57,13 @@ bench: setup
 SOAK_SECONDS ?= 600
 soak: setup
 	$(PY) -m tests.reliability.soak --seconds $(SOAK_SECONDS)
+
+# Mutation testing of the core modules (not in CI; about an hour): cosmic-ray mutates a copy of
+# the checkout under build/mutation and runs each module's tests against every mutant; a rerun
+# resumes. `make mutation MUTATION_ARGS="timeout metrics"` for some targets (tests/mutation.py).
+mutation: setup
+	$(PY) -m pip install --quiet -e '.[mutation]'
+	$(PY) -m tests.mutation $(MUTATION_ARGS)
 
 settings-doc: setup
 	$(PY) -m funcwsgi.settings_doc docs/configuration.md
