@@ -7,13 +7,14 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .active import CONFIG_KEY, activate
+from .current import activate
+from .environ import CONFIG_KEY
 from .config import Config
 from .errors import StartupError, report_and_exit
 from .loader import LoadedFunction, load_function, wrap_callable
 from .logs import configure_logging
 from .stack import build_stack
-from .startup import print_startup_lines
+from .process import print_startup_lines
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -31,7 +32,11 @@ class FunctionService:
     def __init__(self, config: Config, loaded: LoadedFunction) -> None:
         self.config = config
         self.loaded = loaded
-        self.wsgi, self.layers = build_stack(config, loaded)
+        self.wsgi, built = build_stack(config, loaded)
+        #: The layers' names from the outside in, ``function`` last.
+        self.layers = [layer.name for layer in built] + ["function"]
+        #: The same, with the options whose setting is not the default: what the start-up log shows.
+        self.described = [layer.describe(config) for layer in built] + ["function"]
         activate(config)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
@@ -72,7 +77,7 @@ def build_service(config: Config, loaded: LoadedFunction) -> FunctionService:
 
 
 def log_stack(service: FunctionService) -> None:
-    log.info("Middleware stack: %s", " > ".join(service.layers))
+    log.info("Middleware stack: %s", " > ".join(service.described))
 
 
 _default: FunctionService | None = None

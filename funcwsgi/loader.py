@@ -7,6 +7,7 @@ raised, the user's traceback (not the runtime's frames) rides along.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -18,10 +19,31 @@ from typing import Any, Callable
 
 from .config import Config
 from .errors import LoadError
-from .frameworks import EXTRAS, imported_modules
 from .signatures import Signature, detect_signature
 
 _LISTED_ENTRIES = 20
+
+#: The extra that installs a framework, for the message when it is missing.
+EXTRAS = {"flask": "funcwsgi[flask]", "functions_framework": "functions-framework"}
+
+
+def imported_modules(module: ModuleType | None) -> frozenset[str]:
+    """Top-level names of the modules ``module``'s source imports anywhere in it."""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return frozenset()
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".", 1)[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".", 1)[0])
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -57,7 +79,7 @@ def load_function(config: Config) -> LoadedFunction:
         raise LoadError(f"no function {name!r} in {path}; found: {listing}")
     if not callable(function):
         raise LoadError(f"{name!r} in {path} is a {type(function).__name__}, not a function")
-    hooks = {hook: getattr(module, hook) for hook in HOOK_NAMES if callable(getattr(module, hook, None)) and hook != name}
+    hooks = {hook: checked_hook(module, hook, path) for hook in HOOK_NAMES if hook != name and hasattr(module, hook)}
     return LoadedFunction(
         function=function,
         signature=detect_signature(function, config.handler_signature, where=f"{name!r} in {path}"),
@@ -68,6 +90,32 @@ def load_function(config: Config) -> LoadedFunction:
         imports=imported_modules(module),
         folder=folder,
     )
+
+
+def checked_hook(module: ModuleType, hook: str, path: str) -> Callable[..., Any]:
+    """The module's ``hook`` (``start``, ``stop``, ``ready``, ``alive``), checked as the runtime will call it: with no arguments.
+
+    Raises :class:`LoadError` when it is not callable or needs arguments, so a
+    hook that would fail at its first use stops the server before it serves.
+    """
+    value = getattr(module, hook)
+    if not callable(value):
+        raise LoadError(f"{hook!r} in {path} is a {type(value).__name__}, not a function; the runtime calls {hook}() with no arguments")
+    try:
+        parameters = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError):
+        return value  # builtins and some C callables hide their signature: trusted, as for the function
+    required = [
+        parameter.name
+        for parameter in parameters
+        if parameter.default is inspect.Parameter.empty
+        and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if required:
+        raise LoadError(
+            f"{hook}() in {path} requires {len(required)} argument(s) ({', '.join(required)}); the runtime calls {hook}() with none"
+        )
+    return value
 
 
 def wrap_callable(function: Callable[..., Any], config: Config) -> LoadedFunction:
@@ -130,13 +178,13 @@ def _import_module(module_name: str, folder: str, path: str) -> ModuleType:
         hint = f"install {extra}" if extra else "is it in the function's requirements?"
         raise LoadError(
             f"{path} failed to import {missing!r}: {error}; {hint}",
-            _user_traceback(error, path),
+            user_traceback(error, path),
         ) from None
     except BaseException as error:  # the user's module may raise anything, SystemExit included
         _restore(module_name, previous)
         raise LoadError(
             f"importing {path} raised {type(error).__name__}: {error}",
-            _user_traceback(error, path),
+            user_traceback(error, path),
         ) from None
     return module
 
@@ -148,7 +196,7 @@ def _restore(module_name: str, previous: ModuleType | None) -> None:
         sys.modules[module_name] = previous
 
 
-def _user_traceback(error: BaseException, path: str) -> str:
+def user_traceback(error: BaseException, path: str) -> str:
     """The traceback from the user's file onwards, without the runtime's frames."""
     tb = error.__traceback__
     while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:

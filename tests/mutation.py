@@ -48,11 +48,11 @@ TARGETS = (
     Target("request-id", ("funcwsgi/middleware/request_id.py",), ("tests/middleware/test_request_id.py",)),
     Target("errors", ("funcwsgi/middleware/errors.py",), ("tests/middleware/test_errors.py",)),
     Target("body-limit", ("funcwsgi/middleware/body_limit.py",), ("tests/middleware/test_body_limit.py",)),
-    Target("response", ("funcwsgi/response.py",), ("tests/test_response.py",)),
+    Target("response", ("funcwsgi/response.py", "funcwsgi/replies.py"), ("tests/test_response.py", "tests/test_replies.py")),
     Target(
         "cloudevents",
-        ("funcwsgi/middleware/cloudevents.py", "funcwsgi/cloudevent_http.py"),
-        ("tests/middleware/test_cloudevents.py", "tests/test_cloudevent_http.py"),
+        ("funcwsgi/middleware/cloudevents.py", "funcwsgi/cloudevents.py"),
+        ("tests/middleware/test_cloudevents.py", "tests/test_cloudevents.py"),
     ),
     Target(
         "timeout",

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING
 
 from werkzeug.wsgi import get_input_stream
 
-from ..cloudevents_compat import STRUCTURED, MalformedCloudEvent, decode
+from ..cloudevents import STRUCTURED, MalformedCloudEvent
+from ..compat import decode_cloud_event as decode
+from ..environ import CLOUD_EVENT_KEY
+from ..replies import Reply
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 #: Where the decoded event lives: ``req.cloud_event`` and ``sdk.get_cloud_event()`` read it.
-ENVIRON_KEY = "funcwsgi.cloud_event"
 
 # A request claims to be a binary-mode CloudEvent when it carries any of the
 # required attribute headers (ce-specversion, ce-id, ce-type, ce-source);
@@ -51,16 +53,11 @@ class CloudEventsMiddleware:
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
         try:
-            environ[ENVIRON_KEY] = decode(headers, body)
+            environ[CLOUD_EVENT_KEY] = decode(headers, body)
         except MalformedCloudEvent as error:
-            return bad_request(str(error), environ, start_response)
+            return Reply(400, f"Bad Request: {error}")(environ, start_response)
         return self.app(environ, start_response)
 
     def __repr__(self) -> str:
         return "CloudEventsMiddleware()"
 
-
-def bad_request(reason: str, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-    data = f"Bad Request: {reason}".encode()
-    start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))])
-    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
