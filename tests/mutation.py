@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-WORK = REPO / "build" / "mutation"
+#: Where the copy and the sessions live; FUNCWSGI_MUTATION_DIR runs a second session set elsewhere.
+WORK = Path(os.environ.get("FUNCWSGI_MUTATION_DIR") or REPO / "build" / "mutation")
 TREE = WORK / "tree"
 
 

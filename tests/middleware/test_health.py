@@ -69,7 +69,7 @@ def test_probe_answers_are_never_cached(client_for, monkeypatch, tmp_path, metho
     """A cache between the platform and the pod must not answer a probe from an old answer.
 
     Mutation caught: ``("Cache-Control", "no-store")`` left out of the probes' headers
-    (``_answer`` in funcwsgi/middleware/health.py).
+    (``NO_STORE`` in funcwsgi/middleware/health.py).
     """
     monkeypatch.setenv("HEALTH_DIR", str(tmp_path))
     client = client_for("serving")
