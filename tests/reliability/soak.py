@@ -75,13 +75,15 @@ MIX = (
 # (the allocator grows in steps of arenas; two workers grew 0.2-0.9 MB in quiet runs).
 RSS_BYTES_PER_CALL = 256
 RSS_NOISE_KB = 3 * 1024
-# Threads and descriptors: one per 10 000 calls; noise 4 threads (call threads the timeout
-# layer starts late) and 12 descriptors (each 408 closes its connection, so the callers'
-# 32 connections are being re-made and move between the workers at every sample).
+# Threads and descriptors: one per 10 000 calls; noise per worker 4 threads (gthread starts
+# a thread for each call stuck past its timeout, up to its bound, and keeps it: on a busy
+# machine an 8 s run still sees a worker go from 22 to 27) and 6 descriptors (each 408
+# closes its connection, so the callers' 32 connections are being re-made and move
+# between the workers at every sample).
 THREADS_PER_CALL = 1e-4
-THREAD_NOISE = 4
+THREAD_NOISE_PER_WORKER = 4
 FDS_PER_CALL = 1e-4
-FD_NOISE = 12
+FD_NOISE_PER_WORKER = 6
 # The warm-up: 20 % of the run (4 s to 60 s), and at least this many calls per server thread,
 # so that a machine too busy to serve many calls still gets its pools started before measuring.
 WARM_UP_CALLS_PER_THREAD = 20
@@ -284,8 +286,8 @@ def report(tally: Tally, samples: list[Sample], warm_up: float, took: float, set
         if len(complete) >= 5 and not any("ended" in problem for problem in problems):
             trends = [
                 trend("memory", "bytes", total("rss_kb", 1024.0), RSS_BYTES_PER_CALL, RSS_NOISE_KB * 1024.0),
-                trend("threads", "threads", total("threads"), THREADS_PER_CALL, THREAD_NOISE),
-                trend("descriptors", "fds", total("fds"), FDS_PER_CALL, FD_NOISE),
+                trend("threads", "threads", total("threads"), THREADS_PER_CALL, THREAD_NOISE_PER_WORKER * len(pids)),
+                trend("descriptors", "fds", total("fds"), FDS_PER_CALL, FD_NOISE_PER_WORKER * len(pids)),
             ]
             problems.extend(f"the workers' {found.describe()}" for found in trends if found.grows)
     total_calls = sum(tally.statuses.values())
