@@ -75,13 +75,13 @@ MIX = (
 # (the allocator grows in steps of arenas; two workers grew 0.2-0.9 MB in quiet runs).
 RSS_BYTES_PER_CALL = 256
 RSS_NOISE_KB = 3 * 1024
-# Threads and descriptors: one per 10 000 calls; noise per worker 4 threads (gthread starts
+# Threads and descriptors: one per 10 000 calls; noise per worker 5 threads (gthread starts
 # a thread for each call stuck past its timeout, up to its bound, and keeps it: on a busy
 # machine an 8 s run still sees a worker go from 22 to 27) and 6 descriptors (each 408
 # closes its connection, so the callers' 32 connections are being re-made and move
 # between the workers at every sample).
 THREADS_PER_CALL = 1e-4
-THREAD_NOISE_PER_WORKER = 4
+THREAD_NOISE_PER_WORKER = 5
 FDS_PER_CALL = 1e-4
 FD_NOISE_PER_WORKER = 6
 # The warm-up: 20 % of the run (4 s to 60 s), and at least this many calls per server thread,
