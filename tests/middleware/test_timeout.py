@@ -519,3 +519,138 @@ def test_watched_calls_run_at_the_same_moment(lent_threads):
             for end in pair:
                 end.close()
     assert answers == [b"together"] * 4
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested.
+
+
+def test_a_call_waits_for_a_busy_pool_thread_instead_of_failing():
+    """Mutations caught: ``acquire`` giving up at once (``while True`` made ``while False``,
+    ``left <= 0`` inverted), and the waiting count never raised (``waiting += 0``: no one wakes it)."""
+    def inner(environ, start_response):
+        time.sleep(0.3 if environ["PATH_INFO"] == "/slow" else 0)
+        start_response("200 OK", [])
+        return [environ["PATH_INFO"].encode()]
+
+    wrapped = TimeoutMiddleware(inner, seconds=3, max_threads=1)
+    with ThreadPoolExecutor(2) as pool:
+        slow = pool.submit(call, wrapped, PATH_INFO="/slow")
+        deadline = time.monotonic() + 2
+        while not wrapped.pooled.pool.count and time.monotonic() < deadline:
+            time.sleep(0.005)  # the slow call holds the only thread
+        began = time.monotonic()
+        quick = call(wrapped, PATH_INFO="/quick")
+        took = time.monotonic() - began
+    assert (slow.result()[3], quick[3]) == (b"/slow", b"/quick")
+    assert took < 1.5  # woken when the thread came back, not at the 3 s deadline
+
+
+def test_when_every_pool_thread_is_stuck_a_call_gets_its_408_at_its_own_deadline(timing):
+    """Mutations caught: the wait for a free thread ending early or late (``time.monotonic() * timeout``,
+    ``left <= -1``)."""
+    release = threading.Event()
+
+    def inner(environ, start_response):
+        release.wait()
+        start_response("200 OK", [])
+        return [b""]
+
+    wrapped = TimeoutMiddleware(inner, seconds=DEADLINE, max_threads=1)
+    try:
+        assert call(wrapped)[0] == "408 Request Timeout"  # the only thread is stuck now
+        began = time.monotonic()
+        assert call(wrapped)[0] == "408 Request Timeout"
+        took = time.monotonic() - began
+    finally:
+        release.set()
+    assert DEADLINE <= took < DEADLINE + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"
+
+
+def test_a_late_body_whose_close_fails_is_logged_with_its_traceback(caplog):
+    """Mutation caught: ``exc_info=True`` made ``False`` in the warning of ``_discard``."""
+    closed = threading.Event()
+
+    class BrokenLateBody(LateBody):
+        def close(self):
+            self.closed.set()
+            raise OSError("the cache connection is gone")
+
+    def inner(environ, start_response):
+        try:
+            while True:
+                time.sleep(0.01)
+        except CallTimeout:
+            pass
+        start_response("200 OK", [])
+        return BrokenLateBody(closed)
+
+    with caplog.at_level("WARNING", logger="funcwsgi.timeout"):
+        assert call(TimeoutMiddleware(inner, seconds=0.05, max_threads=2))[0] == "408 Request Timeout"
+        assert closed.wait(5)
+        deadline = time.monotonic() + 5
+        while not any(r.getMessage().startswith("Closing the late response") for r in caplog.records) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    (record,) = [r for r in caplog.records if r.getMessage() == "Closing the late response of a timed-out call failed"]
+    assert record.exc_info is not None and record.exc_info[0] is OSError
+
+
+def test_a_call_without_a_socket_under_gunicorn_is_still_answered_on_time(lent_threads, timing):
+    """Mutation caught: ``server_threads_usable`` with ``or`` for ``and``: a call whose socket the
+    watchdog cannot reach must go to the hand-off, which answers it at the deadline."""
+    release = threading.Event()
+
+    def inner(environ, start_response):
+        release.wait(3)
+        start_response("200 OK", [])
+        return [b"late"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=DEADLINE, max_threads=2)
+    began = time.monotonic()
+    try:
+        status = call(wrapped)[0]
+        took = time.monotonic() - began
+    finally:
+        release.set()
+    assert status == "408 Request Timeout"
+    assert took < DEADLINE + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"
+
+
+class UnexpectedSocket:
+    """A client socket whose send fails in a way the watchdog does not expect."""
+
+    def send(self, data, *flags):
+        raise RuntimeError("not a socket error")
+
+    def shutdown(self, how):
+        pass
+
+
+def test_the_watchdog_outlives_a_call_it_could_not_answer(lent_threads, client_socket, caplog):
+    """Mutation caught: the watchdog loop not catching what answering one call raised (``except Exception``
+    narrowed away): its thread dies and no later call is answered."""
+    wrapped = TimeoutMiddleware(spinning([]), seconds=0.05, max_threads=4)
+    with caplog.at_level("ERROR", logger="funcwsgi.timeout"):
+        assert call(wrapped, **{"gunicorn.socket": UnexpectedSocket()})[0] == "408 Request Timeout"
+        deadline = time.monotonic() + 5  # the watchdog logs on its own thread, after it interrupted the call
+        while "Answering a call that timed out failed" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert "Answering a call that timed out failed" in caplog.text
+    assert call(wrapped, **{"gunicorn.socket": client_socket[0]})[0] == "408 Request Timeout"
+    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+
+
+def test_a_client_gone_before_its_408_is_noted_not_an_error(lent_threads, caplog):
+    """Mutation caught: ``except (OSError, ValueError)`` around the watchdog's answer narrowed: a client
+    that closed its connection is an ordinary event, logged at INFO, not an error with a traceback."""
+    import socket
+
+    server_end, client_end = socket.socketpair()
+    client_end.close()
+    wrapped = TimeoutMiddleware(spinning([]), seconds=0.05, max_threads=2)
+    try:
+        with caplog.at_level("INFO", logger="funcwsgi.timeout"):
+            assert call(wrapped, **{"gunicorn.socket": server_end})[0] == "408 Request Timeout"
+    finally:
+        server_end.close()
+    assert any(r.levelname == "INFO" and r.getMessage().startswith("The client of a timed-out call could not be answered") for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
