@@ -178,7 +178,8 @@ def test_sigterm_with_calls_in_flight_drops_none(adapter, tmp_path):
     running = serve(adapter, tmp_path, SERVER_NUMTHREADS="8", SERVER_CALL_TIMEOUT="30", SERVER_GRACEFUL_TIMEOUT="20")
     try:
         with ThreadPoolExecutor(6) as pool:
-            calls = [pool.submit(running.get, f"/sleep?s={1 + i / 10}") for i in range(6)]
+            # 2 s and more: all six start well before the first can end, even on a busy machine.
+            calls = [pool.submit(running.get, f"/sleep?s={2 + i / 10}") for i in range(6)]
             wait_for(lambda: _sleeping(running, 6), what="six calls in flight")
             assert not any(call.done() for call in calls), "a call was answered before the sixth started: they ran one after another"
             running.server.signal(signal.SIGTERM)
