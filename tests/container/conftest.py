@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from typing import NoReturn
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 

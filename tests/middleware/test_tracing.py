@@ -121,7 +121,7 @@ def test_a_streamed_body_failing_half_way_marks_its_span_as_an_error(server, col
     trace_id = "f" * 31 + "1"
     headers = {"traceparent": f"00-{trace_id}-{'e' * 16}-01"}
     try:
-        requests.get(server.url + "/stream-fail", headers=headers, timeout=10).content
+        requests.get(server.url + "/stream-fail", headers=headers, timeout=10).close()
     except requests.RequestException:
         pass  # the server cuts the chunked body off where it broke
     (span,) = wait_for_spans(collector, trace_id, 1)

@@ -247,7 +247,7 @@ def run(seconds: float, connections: int, adapter: str, workers: int, threads: i
         alive = server.process.poll() is None
     finally:
         server.stop()
-    settings = dict(seconds=seconds, connections=connections, adapter=adapter, workers=workers, threads=threads, sample_seconds=interval)
+    settings = {"seconds": seconds, "connections": connections, "adapter": adapter, "workers": workers, "threads": threads, "sample_seconds": interval}
     return report(tally, samples, warm_up, took, settings, alive)
 
 

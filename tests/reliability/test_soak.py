@@ -15,7 +15,7 @@ import pytest
 
 from .soak import Tally, print_report, report, run
 
-SETTINGS = dict(seconds=60, connections=32, adapter="gunicorn", workers=2, threads=16, sample_seconds=0.6)
+SETTINGS = {"seconds": 60, "connections": 32, "adapter": "gunicorn", "workers": 2, "threads": 16, "sample_seconds": 0.6}
 
 
 def test_soak_mixed_calls_on_32_connections():
@@ -41,7 +41,7 @@ def samples(seconds: float, calls_per_second: float, figures, every: float = 0.5
     t = 0.0
     while t <= seconds:
         calls = int(t * calls_per_second)
-        made.append((t, calls, {pid: dict(zip(("rss_kb", "threads", "fds"), figures(pid, calls))) for pid in (101, 102)}))
+        made.append((t, calls, {pid: dict(zip(("rss_kb", "threads", "fds"), figures(pid, calls), strict=True)) for pid in (101, 102)}))
         t += every
     return made
 
