@@ -22,7 +22,7 @@ def test_startup_lines(runtime):
     first = next((i for i, line in enumerate(lines) if LINES[0].match(line)), None)
     assert first is not None, "no 'Importing function sources from' line"
     found = [line for line in lines[first:] if any(p.match(line) for p in LINES)][:4]
-    assert [bool(p.match(line)) for p, line in zip(LINES, found)] == [True] * 4, found
+    assert [bool(p.match(line)) for p, line in zip(LINES, found, strict=False)] == [True] * 4, found
     port = LINES[3].match(found[3]).group(1)
     assert int(port) == urlsplit(runtime.url).port
     assert sum(bool(LINES[0].match(line)) for line in lines) == 1, "printed more than once"
