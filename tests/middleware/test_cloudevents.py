@@ -96,9 +96,10 @@ def test_layer_absent_when_disabled(client_for):
 
 def test_a_binary_events_content_type_decides_its_data(client):
     """Mutation caught: the request's Content-Type not handed to the decoder (``if content_type`` inverted):
-    text that happens to parse as JSON must stay text."""
-    response = client.post("/event", headers=BINARY, data='{"a": 1}', content_type="text/plain")
-    assert response.json["data"] == '{"a": 1}'
+    the event's ``datacontenttype`` is the request's, with either generation of the cloudevents library."""
+    response = client.post("/event", headers=BINARY, data='{"a": 1}', content_type="application/json; charset=utf-8")
+    assert response.json["event"]["datacontenttype"] == "application/json; charset=utf-8"
+    assert response.json["data"] == {"a": 1}
 
 
 def test_ce_specversion_alone_is_taken_for_an_event_and_refused(client):
