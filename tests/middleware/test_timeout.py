@@ -656,3 +656,52 @@ def test_a_client_gone_before_its_408_is_noted_not_an_error(lent_threads, caplog
         server_end.close()
     assert any(r.levelname == "INFO" and r.getMessage().startswith("The client of a timed-out call could not be answered") for r in caplog.records)
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_a_call_that_waited_for_a_thread_gets_only_what_is_left_of_its_deadline(timing):
+    """Mutation caught: the time left after waiting for a thread counted as ``seconds + waited``
+    (``_milliseconds(self.seconds + ...)``): the 408 would come late, or not at all."""
+    def inner(environ, start_response):
+        time.sleep(0.8 if environ["PATH_INFO"] == "/first" else 3)
+        start_response("200 OK", [])
+        return [b"done"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=1.0, max_threads=1)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(call, wrapped, PATH_INFO="/first")
+        deadline = time.monotonic() + 2
+        while not wrapped.pooled.pool.count and time.monotonic() < deadline:
+            time.sleep(0.005)
+        began = time.monotonic()
+        status = call(wrapped, PATH_INFO="/second")[0]  # waits ~0.8 s for the thread, then has ~0.2 s
+        took = time.monotonic() - began
+    assert first.result()[0] == "200 OK"
+    assert status == "408 Request Timeout"
+    assert took < 1.0 + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"  # the mutant answers at about 2.6 s
+
+
+def test_a_watched_function_may_replace_its_status_with_exc_info(lent_threads, client_socket):
+    """Mutation caught: the watchdog's ``start_timed_response`` dropping the function's ``exc_info``
+    (a strict server then refuses the second ``start_response``)."""
+    import sys
+
+    calls = []
+
+    def strict_start_response(status, headers, exc_info=None):
+        if calls and exc_info is None:
+            raise AssertionError("Response headers already set!")
+        calls.append(status)
+        return lambda data: None
+
+    def inner(environ, start_response):
+        start_response("200 OK", [])
+        try:
+            raise ValueError("changed its mind")
+        except ValueError:
+            start_response("503 Service Unavailable", [], sys.exc_info())
+        return [b"later"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), "gunicorn.socket": client_socket[0]}
+    assert b"".join(wrapped(environ, strict_start_response)) == b"later"
+    assert calls == ["200 OK", "503 Service Unavailable"]
