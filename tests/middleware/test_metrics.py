@@ -53,6 +53,8 @@ def test_calls_failures_and_durations_are_counted(client):
     assert delta("function_failures_total", "POST") == 0
     assert delta("function_duration_seconds_count", "GET") == 5
     assert delta("function_duration_seconds_sum", "GET") > 0
+    # Five quick calls: well under a second in all (a duration measured as perf_counter() / started is ~1 each).
+    assert delta("function_duration_seconds_sum", "GET") < 0.5
 
 
 def test_head_calls_have_their_own_label(client):
@@ -62,6 +64,39 @@ def test_head_calls_have_their_own_label(client):
     after = samples(client.get("/metrics").text)
     assert after[("function_calls_total", "HEAD")] - before.get(("function_calls_total", "HEAD"), 0) == 1
     assert after[("function_calls_total", "other")] == before.get(("function_calls_total", "other"), 0)
+
+
+def test_the_buckets_are_the_ones_kyma_dashboards_use():
+    """Mutations caught: any bound of ``BUCKETS`` changed."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics
+
+    (_, _, duration) = LocalCallMetrics().collect()
+    bounds = [sample.labels["le"] for sample in duration.samples if sample.name.endswith("_bucket") and sample.labels["method"] == "GET"]
+    assert bounds == ["0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "30.0", "60.0", "180.0", "+Inf"]
+
+
+def test_a_new_process_starts_counting_from_zero():
+    """Mutations caught: a series starting at 1 call, failure or second (``self.calls = 1`` ...)."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics
+
+    assert {sample.value for family in LocalCallMetrics().collect() for sample in family.samples} == {0.0}
+
+
+@pytest.mark.parametrize(("status", "failed"), [("503 Service Unavailable", 1), ("200 OK", 0), ("404 Not Found", 0)])
+def test_a_streamed_body_counts_as_failed_by_its_status(status, failed):
+    """Mutation caught: ``== "5"`` made ``> "5"`` in ``MeasuredBody.ended`` (a streamed 503 not counted as failed)."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics, MetricsMiddleware
+
+    metrics = LocalCallMetrics()
+
+    def streams(environ, start_response):
+        start_response(status, [])
+        return iter([b"a", b"b"])
+
+    body = MetricsMiddleware(streams, metrics)({"REQUEST_METHOD": "GET"}, lambda status, headers, exc_info=None: None)
+    assert b"".join(body) == b"ab"
+    body.close()
+    assert (metrics.series["GET"].calls, metrics.series["GET"].failures) == (1, failed)
 
 
 def test_unknown_methods_share_one_label(client):
@@ -149,7 +184,8 @@ def shared_metrics(request):
 def test_failures_and_durations_are_recorded_by_every_worker_process(shared_metrics):
     """Mutations caught: ``SharedSeries.record`` not counting failures (no ``self.failures.inc()``)
     or not observing durations (no ``self.duration.observe(seconds)``), and ``call_metrics``
-    choosing the single-process series when only ``SERVER_METRICS_PORT`` is set."""
+    choosing the single-process series when only ``SERVER_METRICS_PORT`` is set; the metrics
+    port serving more than GET and HEAD of its path (``and`` made ``or`` in ``metrics_only``)."""
     server, metrics_url = shared_metrics
     before = samples(requests.get(metrics_url, timeout=5).text)
     for path in ("/", "/fail", "/unavailable", "/marked-failure", "/stream"):
@@ -166,6 +202,13 @@ def test_failures_and_durations_are_recorded_by_every_worker_process(shared_metr
     assert delta("function_duration_seconds_sum", "GET") > 0
     assert (delta("function_calls_total", "HEAD"), delta("function_failures_total", "HEAD")) == (1, 0)
     assert delta("function_duration_seconds_count", "HEAD") == 1
+    if metrics_url.startswith(server.url):
+        return
+    # The metrics port serves GET and HEAD of the metrics path only (``and`` made ``or`` would serve more).
+    base = metrics_url.removesuffix("/metrics")
+    assert requests.get(base + "/elsewhere", timeout=5).status_code == 404
+    assert requests.post(metrics_url, timeout=5).status_code == 404
+    assert requests.head(metrics_url, timeout=5).status_code == 200
 
 
 def query(prometheus: Server, expression: str) -> float | None:
