@@ -309,9 +309,11 @@ def test_watched_calls_run_on_the_servers_thread(lent_threads, client_socket):
 
 @pytest.mark.parametrize("method", ["GET", "HEAD", "POST"])
 def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_threads, client_socket, method, timing):
-    """Mutations caught: the watchdog looking at the deadlines every 0.5 s (``TICK_SECONDS = 0.5``,
-    a 408 0.3 s late here), and answering 0.4 s past the deadline (``call.deadline + 0.4 <= now``);
-    its raw answer's body choice with ``== "HEAD"`` made ``>=`` (POST without a body) or ``is``."""
+    """Mutations caught: the watchdog looking at the deadlines every 0.5 s (``TICK_SECONDS = 0.5``:
+    a fresh watchdog first looks 0.5 s after the call started, 0.45 s past this 0.05 s deadline),
+    and answering 0.4 s past the deadline (``call.deadline + 0.4 <= now``); its raw answer's body
+    choice with ``== "HEAD"`` made ``>=`` (POST without a body) or ``is``."""
+    deadline = 0.05
     method = method.encode().decode()  # as a server parses it off the wire: not the interned literal
     server_end, client_end = client_socket
     release = threading.Event()
@@ -330,7 +332,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
 
     reader = threading.Thread(target=client)
     reader.start()
-    wrapped = TimeoutMiddleware(inner, seconds=DEADLINE, max_threads=2)
+    wrapped = TimeoutMiddleware(inner, seconds=deadline, max_threads=2)
     status, headers, _, body, environ = call(wrapped, method, **{"gunicorn.socket": server_end, "funcwsgi.request_id": "r-1"})
     reader.join(5)
     head, _, sent_body = answered["bytes"].partition(b"\r\n\r\n")
@@ -338,7 +340,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
     assert b"Connection: close" in head and b"X-Request-Id: r-1" in head
     assert sent_body == (b"" if method == "HEAD" else TIMED_OUT.body)
     # The watchdog looks every TICK_SECONDS (0.05 s): that much late is by design.
-    assert DEADLINE <= answered["took"] < DEADLINE + timing.slack(IDLE_SLACK), f"{answered['took']:.3f} s ({timing})"
+    assert deadline <= answered["took"] < deadline + timing.slack(IDLE_SLACK), f"{answered['took']:.3f} s ({timing})"
     # The thread came back: the late response is replaced and the call counted as failed.
     assert status == "408 Request Timeout" and environ["funcwsgi.failure"] == "timeout"
     assert lent_threads.extra_threads == [1, 0]
