@@ -97,6 +97,36 @@ def test_a_streamed_body_counts_as_failed_by_its_status(status, failed):
     assert b"".join(body) == b"ab"
     body.close()
     assert (metrics.series["GET"].calls, metrics.series["GET"].failures) == (1, failed)
+    assert 0 < metrics.series["GET"].seconds < 0.5  # to the body's close, not perf_counter() +, * or / its start
+
+
+def test_a_streamed_body_failing_half_way_counts_as_failed():
+    """Mutation caught: ``MeasuredBody.failed`` not noting the failure (``self._failed = False``)."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics, MetricsMiddleware
+
+    metrics = LocalCallMetrics()
+
+    def breaks(environ, start_response):
+        start_response("200 OK", [])
+        yield b"first,"
+        raise RuntimeError("the feed broke")
+
+    body = MetricsMiddleware(breaks, metrics)({"REQUEST_METHOD": "GET"}, lambda status, headers, exc_info=None: None)
+    with pytest.raises(RuntimeError):
+        b"".join(body)
+    body.close()
+    assert (metrics.series["GET"].calls, metrics.series["GET"].failures) == (1, 1)
+
+
+def test_head_of_metrics_has_no_body():
+    """Mutation caught: ``== "HEAD"`` made ``>`` in ``MetricsEndpoint`` (HEAD would get the exposition)."""
+    from funcwsgi.config import Config
+    from funcwsgi.middleware.metrics import MetricsEndpoint
+
+    endpoint = MetricsEndpoint(Config.from_env({}))
+    seen = {}
+    body = b"".join(endpoint({"REQUEST_METHOD": b"HEAD".decode()}, lambda status, headers, exc_info=None: seen.update(headers=dict(headers))))
+    assert body == b"" and int(seen["headers"]["Content-Length"]) > 0
 
 
 def test_unknown_methods_share_one_label(client):
