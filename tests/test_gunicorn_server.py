@@ -205,8 +205,9 @@ def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path, timin
             response = requests.get(running.url + "/forever", timeout=10)
             assert (response.status_code, response.text) == (408, "Timeout while processing the function")
             took = time.monotonic() - began
-            # On time however many calls are stuck: 0.2 s after the deadline on an idle machine (tests/calibration.py).
-            assert took < 0.3 + timing.slack(0.2), f"{took:.3f} s ({timing})"
+            # On time however many calls are stuck. Here a call may first wait in gthread's queue for one of
+            # the two threads left free (a full suite run saw 0.6 s), so the slack stays 1 s, but calibrated.
+            assert took < 0.3 + timing.slack(1.0), f"{took:.3f} s ({timing})"
 
         def stuck_calls(count: int, at_once: int = 1) -> None:
             with ThreadPoolExecutor(at_once) as pool:
