@@ -3,6 +3,7 @@
 # `make bench` runs the benchmark (docs/performance.md; `make bench BENCH_ARGS=--quick` for a short run).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
 # `make mutation` runs mutation testing of the core modules (docs/reliability.md; about an hour, not in CI).
+# `make hostile` runs the hostile-client matrix on every adapter and writes its figures into the docs.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -15,7 +16,7 @@ EXTRAS ?= test,docs,waitress,granian
 # with a line naming the package. Add a package here when a test starts needing it.
 APT_PACKAGES ?= curl prometheus wrk docker.io debootstrap docker-registry
 
-.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak mutation
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak hostile mutation
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
@@ -92,6 +93,12 @@ soak: setup
 mutation: setup
 	$(PY) -m pip install --quiet -e '.[mutation]'
 	$(PY) -m tests.mutation $(MUTATION_ARGS)
+# The hostile-client matrix on every HTTP adapter (docs/reliability.md#hostile-clients), longer than
+# in `make test`: 10 normal calls per attack and 15 s of overload. Writes docs/hostile-results.json and,
+# from it, the tables in docs/reliability.md and docs/servers.md.
+hostile: setup
+	nice $(PY) -m tests.reliability.hostile --calls 10 --overload-seconds 15 --write docs/hostile-results.json
+	$(PY) -m tests.reliability.hostile_doc docs/hostile-results.json docs/reliability.md docs/servers.md
 
 settings-doc: setup
 	$(PY) -m funcwsgi.cli.settings_doc docs/configuration.md
