@@ -2,6 +2,7 @@
 # `make docs` builds the documentation site into build/site, failing on any broken link.
 # `make bench` runs the benchmarks (docs/performance.md; `make bench BENCH_ARGS=--quick EVENT_LOOP_BENCH_ARGS=--quick` for short runs).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
+# `make mutation` runs mutation testing of the core modules (docs/reliability.md; about an hour, not in CI).
 # `make hostile` runs the hostile-client matrix on every adapter and writes its figures into the docs.
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,7 +16,7 @@ EXTRAS ?= test,docs,waitress,granian
 # with a line naming the package. Add a package here when a test starts needing it.
 APT_PACKAGES ?= curl prometheus wrk docker.io debootstrap docker-registry
 
-.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak hostile
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak hostile mutation
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
@@ -55,7 +56,7 @@ test: setup
 
 # The runtime image and a function image built and run by a real docker: starts
 # its own dockerd, makes the python:3.14-slim stand-in with debootstrap (cached in
-# ~/.cache/funcwsgi-test), needs root, docker.io and debootstrap; skips loudly without.
+# ~/.cache/funcwsgi-test), needs root, docker.io and debootstrap; fails, naming the reason, without.
 .PHONY: test-container
 test-container: setup
 	FUNCWSGI_CONTAINER_TESTS=1 $(PY) -m pytest -q -rs tests/container
@@ -87,6 +88,12 @@ SOAK_SECONDS ?= 600
 soak: setup
 	$(PY) -m tests.reliability.soak --seconds $(SOAK_SECONDS)
 
+# Mutation testing of the core modules (not in CI; about an hour): cosmic-ray mutates a copy of
+# the checkout under build/mutation and runs each module's tests against every mutant; a rerun
+# resumes. `make mutation MUTATION_ARGS="timeout metrics"` for some targets (tests/mutation.py).
+mutation: setup
+	$(PY) -m pip install --quiet -e '.[mutation]'
+	$(PY) -m tests.mutation $(MUTATION_ARGS)
 # The hostile-client matrix on every HTTP adapter (docs/reliability.md#hostile-clients), longer than
 # in `make test`: 10 normal calls per attack and 15 s of overload. Writes docs/hostile-results.json and,
 # from it, the tables in docs/reliability.md and docs/servers.md.

@@ -9,6 +9,7 @@ from werkzeug.test import Client
 
 from funcwsgi import make_app
 
+from . import calibration
 from .receivers import EventReceiver
 from .servers import BIN, Server, base_env, free_port
 
@@ -89,6 +90,23 @@ CLIENT_KINDS = ("plain", "pep3333")
 
 def client_of(app: Any, kind: str = "plain") -> Client:
     return ValidatedClient(app) if kind == "pep3333" else Client(app)
+
+
+@pytest.fixture(scope="session")
+def session_calibration() -> calibration.Calibration:
+    """This machine's speed and load at the start of the session (tests/calibration.py)."""
+    return calibration.measure()
+
+
+@pytest.fixture
+def timing(session_calibration: calibration.Calibration) -> calibration.Calibration:
+    """The calibration for a timing bound: the session's, or a quick new measure if the machine got busier since."""
+    now = calibration.measure(repeats=3, count=300_000)
+    return now if now.factor > session_calibration.factor else session_calibration
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"machine calibration: {calibration.measure()}"
 
 
 @pytest.fixture

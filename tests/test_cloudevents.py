@@ -217,3 +217,46 @@ def test_library_events_become_funcwsgis():
     assert ours == CloudEvent({"type": "t", "source": "/s", "id": "1", "specversion": "1.0", "time": "2026-01-01T00:00:00Z"}, {"a": 1})
     assert to_binary(ours) == cloudevents_compat.to_binary(library)
     assert to_structured(ours) == cloudevents_compat.to_structured(library)
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested.
+
+BINARY_HEADERS = {"ce-specversion": "1.0", "ce-id": "1", "ce-type": "t", "ce-source": "/s"}
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "data"),
+    [
+        pytest.param("application/json", b'{"a": 1}', {"a": 1}, id="json"),
+        pytest.param("application/json", b"{nope", "{nope", id="json-not-parsing-stays-text"),
+        pytest.param("application/avro", b"[1]", "[1]", id="other-type-not-json-even-if-it-parses"),
+        pytest.param(None, b'{"a": 1}', {"a": 1}, id="no-type-json"),
+        pytest.param(None, b"plain words", "plain words", id="no-type-text"),
+        pytest.param("text/plain", b"caf\xc3\xa9", "café", id="text"),
+        pytest.param("text/plain", b"\xff\xfe", b"\xff\xfe", id="text-not-utf8-stays-bytes"),
+    ],
+)
+def test_binary_data_is_decoded_by_its_content_type(content_type, body, data):
+    """Mutations caught: ``media == JSON`` made ``<``, ``<=``, ``is`` or ``and``; ``if not media``
+    inverted; each ``except`` of the data decoding narrowed away."""
+    headers = dict(BINARY_HEADERS, **({"content-type": content_type} if content_type else {}))
+    event = decode(headers, body)
+    assert event is not None and event.data == data
+
+
+def test_a_structured_content_type_with_parameters_is_structured():
+    """Mutation caught: the media type taken after the ``;`` (``split(";")[-1]``) instead of before it."""
+    body = json.dumps({"specversion": "1.0", "id": "1", "type": "t", "source": "/s", "data": {"a": 1}}).encode()
+    event = decode({"content-type": "application/cloudevents+json; charset=utf-8"}, body)
+    assert event is not None and event.type == "t" and event.data == {"a": 1}
+
+
+def test_a_media_type_sorting_before_structured_is_not_structured():
+    """Mutation caught: ``== STRUCTURED`` made ``<=`` (``application/avro`` sorts before it)."""
+    event = decode(dict(BINARY_HEADERS, **{"content-type": "application/avro"}), b"\x01")
+    assert event is not None and event["type"] == "t" and event.data == "\x01"
+
+
+def test_a_structured_document_without_specversion_is_no_event():
+    """Mutation caught: ``not isinstance(document, dict) or "specversion" not in document`` made ``and``."""
+    assert decode({"content-type": "application/cloudevents+json"}, b'{"id": "1", "type": "t"}') is None

@@ -193,7 +193,7 @@ def test_a_worker_that_kills_its_process_is_replaced_and_the_crash_logged(tmp_pa
         running.stop()
 
 
-def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path):
+def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path, timing):
     # 2 server threads: at most 4 threads may be stuck in calls that timed out.
     running = serving(tmp_path, SERVER_NUMTHREADS="2", SERVER_CALL_TIMEOUT="0.3")
     try:
@@ -204,7 +204,10 @@ def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path):
             began = time.monotonic()
             response = requests.get(running.url + "/forever", timeout=10)
             assert (response.status_code, response.text) == (408, "Timeout while processing the function")
-            assert time.monotonic() - began < 1.3
+            took = time.monotonic() - began
+            # On time however many calls are stuck. Here a call may first wait in gthread's queue for one of
+            # the two threads left free (a full suite run saw 0.6 s), so the slack stays 1 s, but calibrated.
+            assert took < 0.3 + timing.slack(1.0), f"{took:.3f} s ({timing})"
 
         def stuck_calls(count: int, at_once: int = 1) -> None:
             with ThreadPoolExecutor(at_once) as pool:

@@ -53,14 +53,47 @@ def test_empty_folder(tmp_path):
         load(str(tmp_path))
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
-def test_unreadable_folder(tmp_path):  # pragma: no cover - CI runs as root
-    tmp_path.chmod(0)
+def test_unreadable_folder():
+    """The loader's own message for a folder it may not list, as the container's unprivileged user.
+
+    Root reads every folder, and CI runs as root: the check runs in a forked child that
+    drops to uid 65534 first (as itself when the tests do not run as root).
+    """
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="funcwsgi-unreadable-")
+    os.chmod(base, 0o755)  # reachable by anyone; only the folder inside is locked
+    folder = os.path.join(base, "locked")
+    os.mkdir(folder)
+    os.chmod(folder, 0)
+    read_end, write_end = os.pipe()
     try:
-        with pytest.raises(LoadError, match="cannot be read"):
-            load(str(tmp_path))
+        pid = os.fork()
+        if pid == 0:  # the child: report the message, never return into pytest
+            try:
+                os.close(read_end)
+                if os.geteuid() == 0:
+                    os.setgid(65534)
+                    os.setuid(65534)
+                try:
+                    load(folder)
+                    message = "loaded"
+                except LoadError as error:
+                    message = str(error)
+                os.write(write_end, message.encode())
+                os._exit(0)
+            except BaseException:
+                os._exit(2)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as reader:
+            message = reader.read().decode()
+        _, status = os.waitpid(pid, 0)
     finally:
-        tmp_path.chmod(0o755)
+        os.chmod(folder, 0o755)
+        shutil.rmtree(base)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert message == f"HANDLER_FOLDER {folder!r} cannot be read: Permission denied"
 
 
 def test_other_module_name(tmp_path):

@@ -88,3 +88,25 @@ def test_http_head_for_writing_to_a_socket():
 
 def test_repr_shows_status_and_text():
     assert repr(Reply(404, "Not Found")) == "Reply('404 Not Found', b'Not Found')"
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested.
+
+
+@pytest.mark.parametrize("code", [304, 204])
+def test_bodiless_statuses_send_no_length(code):
+    """Mutations caught: ``BODILESS`` holding 303 or 305 instead of 304."""
+    assert call(Reply(code))[1] == []
+
+
+@pytest.mark.parametrize("code", [303, 305])
+def test_empty_replies_of_other_statuses_send_a_zero_length(code):
+    assert call(Reply(code))[1] == [("Content-Length", "0")]
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE", "HEAD"])
+def test_the_body_goes_to_every_method_but_head(method):
+    """Mutations caught: ``!= "HEAD"`` made ``<`` or ``is not`` (a method parsed off the wire is not the interned literal)."""
+    _, headers, body, _ = call(Reply(413, "too big"), method.encode().decode())
+    assert ("Content-Length", "7") in headers
+    assert body == (b"" if method == "HEAD" else b"too big")

@@ -188,3 +188,108 @@ def test_returning_res_sends_it():
     assert response.status_code == 201
     assert response.headers["X-Made"] == "yes"
     assert response.get_json() == {"id": 7}
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested: send() called
+# directly, as a strict server calls an app.
+
+
+def _sent(result, res=None, method="GET"):
+    from funcwsgi.response import send
+
+    seen = {}
+
+    def start_response(status, headers, exc_info=None):
+        assert "status" not in seen, "start_response called twice"
+        seen["status"], seen["headers"] = status, headers
+
+    # Decoded, as a server parses the method off the wire: not the interned literal.
+    body = b"".join(send(result, res, {"REQUEST_METHOD": method.encode().decode()}, start_response))
+    return seen["status"], seen["headers"], body
+
+
+@pytest.mark.parametrize("code", [100, 999])
+def test_set_code_takes_100_to_999(code):
+    """Mutations caught: the bounds of ``100 <= code <= 999`` in ``set_code`` moved by one."""
+    assert FunctionResponse().set_code(code).status_code == code
+
+
+@pytest.mark.parametrize("code", [99, 1000])
+def test_set_code_refuses_codes_outside_100_to_999(code):
+    with pytest.raises(ValueError, match=f"status code must be an integer from 100 to 999, got {code}"):
+        FunctionResponse().set_code(code)
+
+
+@pytest.mark.parametrize("status", [100, 999, "100 Continue", "999"])
+def test_a_tuples_status_from_100_to_999_is_taken(status):
+    """Mutations caught: the bounds of ``_parse_status`` moved by one."""
+    assert _sent(("x", status))[0].split(" ")[0] == str(status).split(" ")[0]
+
+
+@pytest.mark.parametrize("result", [("x", 99), ("x", 1000), ("x", "99 Low"), ("only",), ("x", 200, {}, "extra")], ids=["99", "1000", "99-text", "one-item", "four-items"])
+def test_tuples_that_cannot_be_a_response_are_refused(result):
+    """Mutations caught: ``len(result) == 2`` or ``== 3`` made ``<=``/``>=``, and the status bounds."""
+    from funcwsgi.response import UnsupportedResponse
+
+    with pytest.raises(UnsupportedResponse):
+        _sent(result)
+
+
+def test_the_runtime_counts_a_whole_bodys_length_itself():
+    """Mutations caught: the function's own Content-Length kept next to the runtime's for a whole body."""
+    res = FunctionResponse()
+    res.set_header("Content-Length", "999")
+    status, headers, body = _sent(b"four", res)
+    assert [value for name, value in headers if name == "Content-Length"] == ["4"] and body == b"four"
+
+
+def test_a_streamed_body_keeps_the_length_the_function_declared():
+    """Mutation caught: the function's Content-Length removed from a streamed body too."""
+    res = FunctionResponse()
+    res.set_header("Content-Length", "6")
+    status, headers, body = _sent(iter([b"abc", "def"]), res)
+    assert [value for name, value in headers if name == "Content-Length"] == ["6"] and body == b"abcdef"
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST"])
+def test_a_whole_body_is_sent_except_for_head(method):
+    """Mutation caught: ``== "HEAD"`` made ``is "HEAD"`` (only the interned literal would match)."""
+    status, headers, body = _sent("hello", method=method)
+    assert ("Content-Length", "5") in headers
+    assert body == (b"" if method == "HEAD" else b"hello")
+
+
+def test_a_streamed_iterable_that_is_not_an_iterator_is_streamed_and_closed():
+    """Mutations caught: ``isinstance(body, Iterator) or _is_stream(body)`` made ``and``; the stream's
+    ``close()`` not called (``if close is not None`` inverted)."""
+
+    class Chunks:
+        closed = False
+
+        def __iter__(self):
+            return iter(["a", b"b"])
+
+        def close(self):
+            Chunks.closed = True
+
+    assert _sent(Chunks())[2] == b"ab"
+    assert Chunks.closed
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "HEAD"])
+def test_a_returned_cloudevent_is_sent_in_binary_mode(method):
+    """Mutations caught in ``send_cloud_event``: the ce-* headers not set (a loop over nothing), the
+    default status without ``res``, ``res``'s headers and status dropped, the body sent for HEAD or
+    left out for POST (``== "HEAD"`` made ``>=``)."""
+    from funcwsgi.compat.cloudevents_lib import make_event
+
+    event = make_event({"type": "order.accepted", "source": "/orders", "datacontenttype": "application/json"}, {"accepted": True})
+    status, headers, body = _sent(event, method=method)
+    named = {name.lower(): value for name, value in headers}
+    assert status == "200 OK" and named["ce-type"] == "order.accepted" and named["ce-source"] == "/orders"
+    assert named["content-type"] == "application/json" and named["content-length"] == str(len(b'{"accepted": true}'))
+    assert body == (b"" if method == "HEAD" else b'{"accepted": true}')
+    res = FunctionResponse().set_code(202).set_header("X-Kept", "yes")
+    status, headers, _ = _sent(event, res, method=method)
+    named = {name.lower(): value for name, value in headers}
+    assert status == "202 Accepted" and named["x-kept"] == "yes" and named["ce-type"] == "order.accepted"

@@ -141,3 +141,55 @@ def test_the_spool_is_closed_when_the_app_raises():
     with pytest.raises(RuntimeError):
         BodyLimitMiddleware(inner, max_bytes=100)(environ, lambda *a: None)
     assert spools[0].closed
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested.
+
+
+class ShortReads(io.BytesIO):
+    """A request body that arrives 50 bytes at a time, as from a socket, counting what was read."""
+
+    taken = 0
+
+    def read(self, size=-1):
+        chunk = super().read(50 if size is None or size < 0 else min(size, 50))
+        self.taken += len(chunk)
+        return chunk
+
+
+@pytest.mark.parametrize("size", [100, 101, 10_000])
+def test_a_chunked_body_is_read_no_further_than_one_byte_past_the_limit(size):
+    """Mutations caught: the read size ``max_bytes + 1 - total`` made ``+ total``, ``* total`` or
+    ``+ 2``, and a ``CHUNK`` of -960 bytes (a negative read takes the whole body)."""
+    source = ShortReads(b"x" * size)
+    status, _, _ = call(BodyLimitMiddleware(echo_size, max_bytes=100), b"", **{"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input": source})
+    assert source.taken == min(size, 101)
+
+
+@pytest.mark.parametrize(("size", "on_disk"), [(1 << 20, False), ((1 << 20) + 1, True)])
+def test_a_chunked_body_is_kept_in_memory_up_to_1_mib_then_on_disk(size, on_disk):
+    """Mutations caught: ``SPOOL_IN_MEMORY`` other than 1 MiB (0 keeps every body in memory)."""
+    seen = {}
+
+    def inner(environ, start_response):
+        seen["rolled"] = environ["wsgi.input"]._rolled  # SpooledTemporaryFile: spilled to a file
+        return echo_size(environ, start_response)
+
+    _, body, _ = call(BodyLimitMiddleware(inner, max_bytes=2 << 20), b"x" * size, HTTP_TRANSFER_ENCODING="chunked")
+    assert body == str(size).encode() and seen["rolled"] is on_disk
+
+
+@pytest.mark.parametrize("declared", [1, 4095, 4096])
+def test_declared_bodies_up_to_the_limit_pass(declared):
+    """Mutations caught: ``int(declared) > max_bytes`` made ``!=`` or ``is not`` (a limit over 256: not a cached int)."""
+    _, body, seen = call(BodyLimitMiddleware(echo_size, max_bytes=4096), b"x" * declared, CONTENT_LENGTH=str(declared))
+    assert (seen["status"], body) == ("200 OK", str(declared).encode())
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "HEAD", "DELETE"])
+def test_the_413_has_its_body_except_for_head(method):
+    """Mutations caught: ``== "HEAD"`` made ``<=`` or ``is`` in the 413's body choice."""
+    # Decoded, as a server parses the method off the wire: not the interned literal.
+    _, body, seen = call(BodyLimitMiddleware(echo_size, max_bytes=10), b"x" * 11, CONTENT_LENGTH="11", REQUEST_METHOD=method.encode().decode())
+    assert seen["status"] == "413 Request Entity Too Large"
+    assert body == (b"" if method == "HEAD" else b"Request Entity Too Large: the request body is larger than 10 bytes")

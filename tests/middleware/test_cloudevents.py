@@ -124,3 +124,38 @@ def test_a_chunked_event_leaves_no_spool_open():
             del environ, response
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested.
+
+
+def test_a_binary_events_content_type_decides_its_data(client):
+    """Mutation caught: the request's Content-Type not handed to the decoder (``if content_type`` inverted):
+    the event's ``datacontenttype`` is the request's, with either generation of the cloudevents library."""
+    response = client.post("/event", headers=BINARY, data='{"a": 1}', content_type="application/json; charset=utf-8")
+    assert response.json["event"]["datacontenttype"] == "application/json; charset=utf-8"
+    assert response.json["data"] == {"a": 1}
+
+
+def test_ce_specversion_alone_is_taken_for_an_event_and_refused(client):
+    """Mutation caught: the detection ``ce-specversion or ce-id or ...`` made ``ce-specversion and ce-id or ...``."""
+    response = client.post("/fail", headers={"ce-specversion": "1.0"}, data="x")
+    assert response.status_code == 400 and response.text.startswith("Bad Request: missing required CloudEvent header(s): ")
+
+
+@pytest.mark.parametrize("method", ["POST", "HEAD"])
+def test_the_400_has_its_body_except_for_head(method):
+    """Mutations caught: ``== "HEAD"`` made ``<``, ``<=`` or ``is`` in the 400's body choice."""
+    import io
+
+    from funcwsgi.middleware.cloudevents import CloudEventsMiddleware
+
+    seen = {}
+
+    def start_response(status, headers, exc_info=None):
+        seen["status"] = status
+
+    environ = {"REQUEST_METHOD": method.encode().decode(), "CONTENT_TYPE": "application/cloudevents+json", "wsgi.input": io.BytesIO(b"{nope")}
+    body = b"".join(CloudEventsMiddleware(lambda environ, start_response: [])(environ, start_response))
+    assert seen["status"] == "400 Bad Request"
+    assert body == (b"" if method == "HEAD" else b"Bad Request: the structured CloudEvent is not valid JSON")

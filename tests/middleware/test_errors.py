@@ -59,3 +59,61 @@ def test_streamed_body_is_closed():
     assert response.data == b"x"
     response.close()
     assert closed == [True]
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested.
+
+
+def _strict_call(app, method: str, **environ):
+    """Call ``app`` as a strict server does: a second start_response without exc_info is refused."""
+    seen: list[tuple[str, list, bool]] = []
+
+    def start_response(status, headers, exc_info=None):
+        if seen and exc_info is None:
+            raise AssertionError("Response headers already set!")  # what gunicorn says
+        seen.append((status, headers, exc_info is not None))
+        return lambda data: None
+
+    # Decoded, as a server parses the method off the wire: not the interned literal.
+    base = {"REQUEST_METHOD": method.encode().decode(), "PATH_INFO": "/", **environ}
+    return seen, b"".join(app(base, start_response))
+
+
+def _raises(environ, start_response):
+    raise RuntimeError("the database is down")
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "HEAD", "DELETE"])
+def test_the_500_has_its_body_except_for_head(method):
+    """Mutations caught: ``== "HEAD"`` turned into ``<``, ``<=`` or ``is`` in the 500's body choice."""
+    seen, body = _strict_call(ErrorMiddleware(_raises), method)
+    assert seen == [("500 Internal Server Error", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "21")], False)]
+    assert body == (b"" if method == "HEAD" else b"Internal Server Error")
+
+
+def test_the_500_carries_the_calls_request_id_and_none_without_one():
+    """Mutation caught: ``if request_id is not None`` inverted (the id left off, or ``None`` sent)."""
+    seen, _ = _strict_call(ErrorMiddleware(_raises), "GET", **{"funcwsgi.request_id": "req-7"})
+    assert ("X-Request-Id", "req-7") in seen[0][1]
+    seen, _ = _strict_call(ErrorMiddleware(_raises), "GET")
+    assert [name for name, _ in seen[0][1]] == ["Content-Type", "Content-Length"]
+
+
+def test_a_strict_server_gets_the_500_with_exc_info_after_the_functions_headers():
+    """Mutation caught: the layer not catching the server's refusal of a second start_response."""
+
+    def inner(environ, start_response):
+        start_response("200 OK", [("X-Partial", "1")])
+        raise ValueError("late")
+
+    seen, body = _strict_call(ErrorMiddleware(inner), "GET")
+    assert [(status, replaced) for status, _, replaced in seen] == [("200 OK", False), ("500 Internal Server Error", True)]
+    assert body == b"Internal Server Error"
+
+
+def test_a_failure_while_streaming_is_logged_with_its_traceback(client_for, caplog):
+    """Mutation caught: ``exc_info=True`` turned ``False`` in the streaming failure's log record."""
+    with pytest.raises(ValueError):
+        client_for("streaming").get("/fail").data  # noqa: B018
+    record = next(r for r in caplog.records if r.getMessage() == "Function failed while streaming GET /fail; closing the connection")
+    assert record.exc_info is not None and record.exc_info[0] is ValueError

@@ -62,3 +62,21 @@ def test_probe_routes_call_the_functions_hooks(client_for, monkeypatch, tmp_path
 def test_without_hooks_the_probes_answer_ok(client_for):
     client = client_for("hello", server_call_timeout=0)
     assert [client.get(path).text for path in ("/healthz", "/health/readiness", "/health/liveness")] == ["OK"] * 3
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_probe_answers_are_never_cached(client_for, monkeypatch, tmp_path, method):
+    """A cache between the platform and the pod must not answer a probe from an old answer.
+
+    Mutation caught: ``("Cache-Control", "no-store")`` left out of the probes' headers
+    (``NO_STORE`` in funcwsgi/middleware/health.py).
+    """
+    monkeypatch.setenv("HEALTH_DIR", str(tmp_path))
+    client = client_for("serving")
+    paths = ("/healthz", "/health/readiness", "/health/liveness")
+    healthy = [client.open(path, method=method) for path in paths]
+    (tmp_path / "not-ready").touch()
+    (tmp_path / "not-alive").touch()
+    failing = [client.open(path, method=method) for path in paths]
+    assert [response.status_code for response in healthy + failing] == [200] * 3 + [503] * 3
+    assert [response.headers.get("Cache-Control") for response in healthy + failing] == ["no-store"] * 6

@@ -53,6 +53,80 @@ def test_calls_failures_and_durations_are_counted(client):
     assert delta("function_failures_total", "POST") == 0
     assert delta("function_duration_seconds_count", "GET") == 5
     assert delta("function_duration_seconds_sum", "GET") > 0
+    # Five quick calls: well under a second in all (a duration measured as perf_counter() / started is ~1 each).
+    assert delta("function_duration_seconds_sum", "GET") < 0.5
+
+
+def test_head_calls_have_their_own_label(client):
+    """Mutation caught: ``"HEAD"`` left out of ``METHODS`` in funcwsgi/middleware/metrics.py (HEAD calls counted as ``other``)."""
+    before = samples(client.get("/metrics").text)
+    client.head("/")
+    after = samples(client.get("/metrics").text)
+    assert after[("function_calls_total", "HEAD")] - before.get(("function_calls_total", "HEAD"), 0) == 1
+    assert after[("function_calls_total", "other")] == before.get(("function_calls_total", "other"), 0)
+
+
+def test_the_buckets_are_the_ones_kyma_dashboards_use():
+    """Mutations caught: any bound of ``BUCKETS`` changed."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics
+
+    (duration,) = [family for family in LocalCallMetrics().collect() if family.name == "function_duration_seconds"]
+    bounds = [sample.labels["le"] for sample in duration.samples if sample.name.endswith("_bucket") and sample.labels["method"] == "GET"]
+    assert bounds == ["0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "30.0", "60.0", "180.0", "+Inf"]
+
+
+def test_a_new_process_starts_counting_from_zero():
+    """Mutations caught: a series starting at 1 call, failure or second (``self.calls = 1`` ...)."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics
+
+    assert {sample.value for family in LocalCallMetrics().collect() for sample in family.samples} == {0.0}
+
+
+@pytest.mark.parametrize(("status", "failed"), [("503 Service Unavailable", 1), ("200 OK", 0), ("404 Not Found", 0)])
+def test_a_streamed_body_counts_as_failed_by_its_status(status, failed):
+    """Mutation caught: ``== "5"`` made ``> "5"`` in ``MeasuredBody.ended`` (a streamed 503 not counted as failed)."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics, MetricsMiddleware
+
+    metrics = LocalCallMetrics()
+
+    def streams(environ, start_response):
+        start_response(status, [])
+        return iter([b"a", b"b"])
+
+    body = MetricsMiddleware(streams, metrics)({"REQUEST_METHOD": "GET"}, lambda status, headers, exc_info=None: None)
+    assert b"".join(body) == b"ab"
+    body.close()
+    assert (metrics.series["GET"].calls, metrics.series["GET"].failures) == (1, failed)
+    assert 0 < metrics.series["GET"].seconds < 0.5  # to the body's close, not perf_counter() +, * or / its start
+
+
+def test_a_streamed_body_failing_half_way_counts_as_failed():
+    """Mutation caught: ``MeasuredBody.failed`` not noting the failure (``self._failed = False``)."""
+    from funcwsgi.middleware.metrics import LocalCallMetrics, MetricsMiddleware
+
+    metrics = LocalCallMetrics()
+
+    def breaks(environ, start_response):
+        start_response("200 OK", [])
+        yield b"first,"
+        raise RuntimeError("the feed broke")
+
+    body = MetricsMiddleware(breaks, metrics)({"REQUEST_METHOD": "GET"}, lambda status, headers, exc_info=None: None)
+    with pytest.raises(RuntimeError):
+        b"".join(body)
+    body.close()
+    assert (metrics.series["GET"].calls, metrics.series["GET"].failures) == (1, 1)
+
+
+def test_head_of_metrics_has_no_body():
+    """Mutation caught: ``== "HEAD"`` made ``>`` in ``MetricsEndpoint`` (HEAD would get the exposition)."""
+    from funcwsgi.config import Config
+    from funcwsgi.middleware.metrics import MetricsEndpoint
+
+    endpoint = MetricsEndpoint(Config.from_env({}))
+    seen = {}
+    body = b"".join(endpoint({"REQUEST_METHOD": b"HEAD".decode()}, lambda status, headers, exc_info=None: seen.update(headers=dict(headers))))
+    assert body == b"" and int(seen["headers"]["Content-Length"]) > 0
 
 
 def test_unknown_methods_share_one_label(client):
@@ -119,6 +193,52 @@ def prometheus(two_workers):
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=["two-workers", "metrics-port"])
+def shared_metrics(request):
+    """(server, metrics URL) where prometheus_client's multiprocess mode records the calls:
+    two workers, or one worker whose calls the main process serves on SERVER_METRICS_PORT."""
+    port = free_port()
+    settings = {"SERVER_WORKERS": "2"} if request.param == "two-workers" else {"SERVER_WORKERS": "1", "SERVER_METRICS_PORT": str(free_port())}
+    env = base_env(HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_NUMTHREADS="2", **settings)
+    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    try:
+        server.wait_ready()
+        metrics_port = settings.get("SERVER_METRICS_PORT")
+        yield server, (f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else server.url + "/metrics")
+    finally:
+        server.stop()
+
+
+def test_failures_and_durations_are_recorded_by_every_worker_process(shared_metrics):
+    """Mutations caught: ``SharedSeries.record`` not counting failures (no ``self.failures.inc()``)
+    or not observing durations (no ``self.duration.observe(seconds)``), and ``call_metrics``
+    choosing the single-process series when only ``SERVER_METRICS_PORT`` is set; the metrics
+    port serving more than GET and HEAD of its path (``and`` made ``or`` in ``metrics_only``)."""
+    server, metrics_url = shared_metrics
+    before = samples(requests.get(metrics_url, timeout=5).text)
+    for path in ("/", "/fail", "/unavailable", "/marked-failure", "/stream"):
+        requests.get(server.url + path, timeout=5, headers={"Connection": "close"})  # new connections: both workers serve
+    requests.head(server.url + "/", timeout=5)
+    after = samples(requests.get(metrics_url, timeout=5).text)
+
+    def delta(name: str, method: str) -> float:
+        return after.get((name, method), 0) - before.get((name, method), 0)
+
+    assert delta("function_calls_total", "GET") == 5
+    assert delta("function_failures_total", "GET") == 3  # an exception, a 503, a timeout
+    assert delta("function_duration_seconds_count", "GET") == 5
+    assert delta("function_duration_seconds_sum", "GET") > 0
+    assert (delta("function_calls_total", "HEAD"), delta("function_failures_total", "HEAD")) == (1, 0)
+    assert delta("function_duration_seconds_count", "HEAD") == 1
+    if metrics_url.startswith(server.url):
+        return
+    # The metrics port serves GET and HEAD of the metrics path only (``and`` made ``or`` would serve more).
+    base = metrics_url.removesuffix("/metrics")
+    assert requests.get(base + "/elsewhere", timeout=5).status_code == 404
+    assert requests.post(metrics_url, timeout=5).status_code == 404
+    assert requests.head(metrics_url, timeout=5).status_code == 200
 
 
 def query(prometheus: Server, expression: str) -> float | None:

@@ -41,3 +41,20 @@ def test_failure_response_carries_the_id(client):
 
 def test_reserved_routes_carry_it_too(client):
     assert client.get("/healthz", headers={"X-Request-Id": "probe"}).headers["X-Request-Id"] == "probe"
+
+
+@pytest.mark.parametrize(
+    ("sent", "echoed"),
+    [
+        pytest.param("", False, id="empty"),
+        pytest.param("a", True, id="one-character"),
+        pytest.param("x" * 128, True, id="128-characters"),
+        pytest.param("x" * 129, False, id="129-characters"),
+    ],
+)
+def test_the_length_bounds_of_an_echoed_id(client, sent, echoed):
+    """Mutations caught (make mutation): the bounds ``0 < len(id) <= 128`` moved by one either way."""
+    answered = client.get("/", headers={"X-Request-Id": sent}).headers["X-Request-Id"]
+    assert (answered == sent) is echoed
+    if not echoed:
+        assert len(answered) == 32

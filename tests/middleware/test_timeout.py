@@ -5,6 +5,7 @@ import io
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -78,8 +79,15 @@ def test_an_exception_of_the_function_reaches_the_outer_layers():
         call(TimeoutMiddleware(inner, seconds=5, max_threads=2))
 
 
+#: The deadline of the timing cases, and the slack an answer gets on an idle machine (tests/calibration.py scales it).
+DEADLINE = 0.2
+IDLE_SLACK = 0.2
+
+
 @pytest.mark.parametrize("method", ["GET", "HEAD"])
-def test_a_call_blocked_in_c_past_its_deadline_gets_408_on_time(method):
+def test_a_call_blocked_in_c_past_its_deadline_gets_408_on_time(method, timing):
+    """Mutation caught: the waiting thread waiting three times the deadline
+    (``done.wait_ms(milliseconds * 3)`` in ``PooledCalls.__call__``), a 408 0.4 s late."""
     release = threading.Event()
 
     def inner(environ, start_response):
@@ -87,7 +95,7 @@ def test_a_call_blocked_in_c_past_its_deadline_gets_408_on_time(method):
         start_response("200 OK", [])
         return [b"late"]
 
-    wrapped = TimeoutMiddleware(inner, seconds=0.2, max_threads=2)
+    wrapped = TimeoutMiddleware(inner, seconds=DEADLINE, max_threads=2)
     began = time.monotonic()
     status, headers, _, body, environ = call(wrapped, method)
     took = time.monotonic() - began
@@ -96,7 +104,7 @@ def test_a_call_blocked_in_c_past_its_deadline_gets_408_on_time(method):
     assert body == (b"" if method == "HEAD" else TIMED_OUT.body)
     assert headers["Content-Length"] == str(len(TIMED_OUT.body))
     assert environ["funcwsgi.failure"] == "timeout"
-    assert 0.2 <= took < 1.0
+    assert DEADLINE <= took < DEADLINE + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"
 
 
 def spinning(caught, stopped=None):
@@ -299,8 +307,14 @@ def test_watched_calls_run_on_the_servers_thread(lent_threads, client_socket):
     assert not wrapped.watchdog.active and lent_threads.extra_threads == []
 
 
-@pytest.mark.parametrize("method", ["GET", "HEAD"])
-def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_threads, client_socket, method):
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST"])
+def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_threads, client_socket, method, timing):
+    """Mutations caught: the watchdog looking at the deadlines every 0.5 s (``TICK_SECONDS = 0.5``:
+    a fresh watchdog first looks 0.5 s after the call started, 0.45 s past this 0.05 s deadline),
+    and answering 0.4 s past the deadline (``call.deadline + 0.4 <= now``); its raw answer's body
+    choice with ``== "HEAD"`` made ``>=`` (POST without a body) or ``is``."""
+    deadline = 0.05
+    method = method.encode().decode()  # as a server parses it off the wire: not the interned literal
     server_end, client_end = client_socket
     release = threading.Event()
     answered = {}
@@ -318,14 +332,15 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
 
     reader = threading.Thread(target=client)
     reader.start()
-    wrapped = TimeoutMiddleware(inner, seconds=0.2, max_threads=2)
+    wrapped = TimeoutMiddleware(inner, seconds=deadline, max_threads=2)
     status, headers, _, body, environ = call(wrapped, method, **{"gunicorn.socket": server_end, "funcwsgi.request_id": "r-1"})
     reader.join(5)
     head, _, sent_body = answered["bytes"].partition(b"\r\n\r\n")
     assert head.split(b"\r\n")[0] == b"HTTP/1.1 408 Request Timeout"
     assert b"Connection: close" in head and b"X-Request-Id: r-1" in head
     assert sent_body == (b"" if method == "HEAD" else TIMED_OUT.body)
-    assert 0.2 <= answered["took"] < 1.0
+    # The watchdog looks every TICK_SECONDS (0.05 s): that much late is by design.
+    assert deadline <= answered["took"] < deadline + timing.slack(IDLE_SLACK), f"{answered['took']:.3f} s ({timing})"
     # The thread came back: the late response is replaced and the call counted as failed.
     assert status == "408 Request Timeout" and environ["funcwsgi.failure"] == "timeout"
     assert lent_threads.extra_threads == [1, 0]
@@ -359,7 +374,7 @@ def test_a_watched_call_that_started_writing_is_no_longer_timed(lent_threads, cl
     assert lent_threads.extra_threads == []
 
 
-def test_when_every_watched_thread_is_stuck_calls_get_408_and_liveness_fails(lent_threads):
+def test_when_every_watched_thread_is_stuck_calls_get_408_and_liveness_fails(lent_threads, timing):
     import socket
 
     release = threading.Event()
@@ -380,7 +395,8 @@ def test_when_every_watched_thread_is_stuck_calls_get_408_and_liveness_fails(len
         assert wrapped.liveness_problem() == "all 1 call threads are stuck in calls that timed out"
         began = time.monotonic()
         assert call(wrapped, **{"gunicorn.socket": other[0]})[0] == "408 Request Timeout"
-        assert 0.1 <= time.monotonic() - began < 1.0
+        took = time.monotonic() - began
+        assert 0.1 <= took < 0.1 + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"
     finally:
         release.set()
         stuck.join(5)
@@ -413,3 +429,281 @@ def test_a_status_set_before_the_watchdog_answered_is_replaced_not_doubled(lent_
     body = wrapped(environ, strict_start_response)
     assert list(body) == [] and calls == [("200 OK", False), ("408 Request Timeout", True)]
     assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+
+
+# -- the late result of a call that timed out is closed, on both paths ---------------
+
+
+class LateBody:
+    """What a function returns after its call timed out: a body holding something only close() frees."""
+
+    def __init__(self, closed: threading.Event) -> None:
+        self.closed = closed
+
+    def __iter__(self):
+        return iter([b"late"])
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def returns_late(closed: threading.Event):
+    """A function that waits until it is interrupted, swallows the interrupt and returns a body anyway."""
+
+    def inner(environ, start_response):
+        try:
+            while True:
+                time.sleep(0.01)  # blocked in C; the interrupt lands when each sleep returns
+        except CallTimeout:
+            pass  # exactly one interrupt comes per call: from here on the function runs undisturbed
+        start_response("200 OK", [])
+        return LateBody(closed)
+
+    return inner
+
+
+def test_the_late_result_of_a_pooled_call_is_closed():
+    """Mutation caught: ``_discard`` in funcwsgi/timeouts/handoff.py dropping the late result without calling its ``close()``."""
+    closed = threading.Event()
+    wrapped = TimeoutMiddleware(returns_late(closed), seconds=0.05, max_threads=2)
+    assert call(wrapped)[0] == "408 Request Timeout"
+    assert closed.wait(5), "the late body was never closed"
+    deadline = time.monotonic() + 5
+    while wrapped.pooled.pool.stuck and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert wrapped.pooled.pool.stuck == 0
+
+
+def test_the_late_result_of_a_watched_call_is_closed(lent_threads, client_socket):
+    """Mutation caught: ``Watchdog.run`` raising ``Expired`` for a call that came back without closing its result."""
+    closed = threading.Event()
+    wrapped = TimeoutMiddleware(returns_late(closed), seconds=0.05, max_threads=2)
+    status, _, _, body, environ = call(wrapped, **{"gunicorn.socket": client_socket[0]})
+    assert (status, body, environ["funcwsgi.failure"]) == ("408 Request Timeout", b"", "timeout")
+    assert closed.is_set(), "the late body was not closed when the call's thread came back"
+    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert lent_threads.extra_threads == [1, 0]
+
+
+# -- calls overlap: the layer never runs them one at a time -------------------------------
+
+
+def overlapping(count: int):
+    """A function that returns only once ``count`` calls are inside it at the same moment."""
+    inside = threading.Barrier(count)
+
+    def inner(environ, start_response):
+        inside.wait(timeout=2)  # BrokenBarrierError (a 500 upstream) unless the calls overlap
+        start_response("200 OK", [])
+        return [b"together"]
+
+    return inner
+
+
+def test_pooled_calls_run_at_the_same_moment():
+    """Mutation caught: a timeout layer running one call at a time (``TimeoutMiddleware.__call__``
+    behind one module-level lock): the barrier breaks, no call answers."""
+    wrapped = TimeoutMiddleware(overlapping(4), seconds=5, max_threads=8)
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: call(wrapped)[3], range(4)))
+    assert answers == [b"together"] * 4
+
+
+def test_watched_calls_run_at_the_same_moment(lent_threads):
+    """Same mutation as above, on the watchdog path: each call on its own server thread and socket."""
+    import socket
+
+    wrapped = TimeoutMiddleware(overlapping(4), seconds=5, max_threads=8)
+    pairs = [socket.socketpair() for _ in range(4)]
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda pair: call(wrapped, **{"gunicorn.socket": pair[0]})[3], pairs))
+    finally:
+        for pair in pairs:
+            for end in pair:
+                end.close()
+    assert answers == [b"together"] * 4
+
+
+# Cases the mutation run (make mutation, docs/reliability.md) found untested.
+
+
+def test_a_call_waits_for_a_busy_pool_thread_instead_of_failing():
+    """Mutations caught: ``acquire`` giving up at once (``while True`` made ``while False``,
+    ``left <= 0`` inverted), and the waiting count never raised (``waiting += 0``: no one wakes it)."""
+    def inner(environ, start_response):
+        time.sleep(0.3 if environ["PATH_INFO"] == "/slow" else 0)
+        start_response("200 OK", [])
+        return [environ["PATH_INFO"].encode()]
+
+    wrapped = TimeoutMiddleware(inner, seconds=3, max_threads=1)
+    with ThreadPoolExecutor(2) as pool:
+        slow = pool.submit(call, wrapped, PATH_INFO="/slow")
+        deadline = time.monotonic() + 2
+        while not wrapped.pooled.pool.count and time.monotonic() < deadline:
+            time.sleep(0.005)  # the slow call holds the only thread
+        began = time.monotonic()
+        quick = call(wrapped, PATH_INFO="/quick")
+        took = time.monotonic() - began
+    assert (slow.result()[3], quick[3]) == (b"/slow", b"/quick")
+    assert took < 1.5  # woken when the thread came back, not at the 3 s deadline
+
+
+def test_when_every_pool_thread_is_stuck_a_call_gets_its_408_at_its_own_deadline(timing):
+    """Mutations caught: the wait for a free thread ending early or late (``time.monotonic() * timeout``,
+    ``left <= -1``)."""
+    release = threading.Event()
+
+    def inner(environ, start_response):
+        release.wait()
+        start_response("200 OK", [])
+        return [b""]
+
+    wrapped = TimeoutMiddleware(inner, seconds=DEADLINE, max_threads=1)
+    try:
+        assert call(wrapped)[0] == "408 Request Timeout"  # the only thread is stuck now
+        began = time.monotonic()
+        assert call(wrapped)[0] == "408 Request Timeout"
+        took = time.monotonic() - began
+    finally:
+        release.set()
+    assert DEADLINE <= took < DEADLINE + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"
+
+
+def test_a_late_body_whose_close_fails_is_logged_with_its_traceback(caplog):
+    """Mutation caught: ``exc_info=True`` made ``False`` in the warning of ``_discard``."""
+    closed = threading.Event()
+
+    class BrokenLateBody(LateBody):
+        def close(self):
+            self.closed.set()
+            raise OSError("the cache connection is gone")
+
+    def inner(environ, start_response):
+        try:
+            while True:
+                time.sleep(0.01)
+        except CallTimeout:
+            pass
+        start_response("200 OK", [])
+        return BrokenLateBody(closed)
+
+    with caplog.at_level("WARNING", logger="funcwsgi.timeout"):
+        assert call(TimeoutMiddleware(inner, seconds=0.05, max_threads=2))[0] == "408 Request Timeout"
+        assert closed.wait(5)
+        deadline = time.monotonic() + 5
+        while not any(r.getMessage().startswith("Closing the late response") for r in caplog.records) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    (record,) = [r for r in caplog.records if r.getMessage() == "Closing the late response of a timed-out call failed"]
+    assert record.exc_info is not None and record.exc_info[0] is OSError
+
+
+def test_a_call_without_a_socket_under_gunicorn_is_still_answered_on_time(lent_threads, timing):
+    """Mutation caught: ``server_threads_usable`` with ``or`` for ``and``: a call whose socket the
+    watchdog cannot reach must go to the hand-off, which answers it at the deadline."""
+    release = threading.Event()
+
+    def inner(environ, start_response):
+        release.wait(3)
+        start_response("200 OK", [])
+        return [b"late"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=DEADLINE, max_threads=2)
+    began = time.monotonic()
+    try:
+        status = call(wrapped)[0]
+        took = time.monotonic() - began
+    finally:
+        release.set()
+    assert status == "408 Request Timeout"
+    assert took < DEADLINE + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"
+
+
+class UnexpectedSocket:
+    """A client socket whose send fails in a way the watchdog does not expect."""
+
+    def send(self, data, *flags):
+        raise RuntimeError("not a socket error")
+
+    def shutdown(self, how):
+        pass
+
+
+def test_the_watchdog_outlives_a_call_it_could_not_answer(lent_threads, client_socket, caplog):
+    """Mutation caught: the watchdog loop not catching what answering one call raised (``except Exception``
+    narrowed away): its thread dies and no later call is answered."""
+    wrapped = TimeoutMiddleware(spinning([]), seconds=0.05, max_threads=4)
+    with caplog.at_level("ERROR", logger="funcwsgi.timeout"):
+        assert call(wrapped, **{"gunicorn.socket": UnexpectedSocket()})[0] == "408 Request Timeout"
+        deadline = time.monotonic() + 5  # the watchdog logs on its own thread, after it interrupted the call
+        while "Answering a call that timed out failed" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert "Answering a call that timed out failed" in caplog.text
+    assert call(wrapped, **{"gunicorn.socket": client_socket[0]})[0] == "408 Request Timeout"
+    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+
+
+def test_a_client_gone_before_its_408_is_noted_not_an_error(lent_threads, caplog):
+    """Mutation caught: ``except (OSError, ValueError)`` around the watchdog's answer narrowed: a client
+    that closed its connection is an ordinary event, logged at INFO, not an error with a traceback."""
+    import socket
+
+    server_end, client_end = socket.socketpair()
+    client_end.close()
+    wrapped = TimeoutMiddleware(spinning([]), seconds=0.05, max_threads=2)
+    try:
+        with caplog.at_level("INFO", logger="funcwsgi.timeout"):
+            assert call(wrapped, **{"gunicorn.socket": server_end})[0] == "408 Request Timeout"
+    finally:
+        server_end.close()
+    assert any(r.levelname == "INFO" and r.getMessage().startswith("The client of a timed-out call could not be answered") for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_a_call_that_waited_for_a_thread_gets_only_what_is_left_of_its_deadline(timing):
+    """Mutation caught: the time left after waiting for a thread counted as ``seconds + waited``
+    (``_milliseconds(self.seconds + ...)``): the 408 would come late, or not at all."""
+    def inner(environ, start_response):
+        time.sleep(0.8 if environ["PATH_INFO"] == "/first" else 3)
+        start_response("200 OK", [])
+        return [b"done"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=1.0, max_threads=1)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(call, wrapped, PATH_INFO="/first")
+        deadline = time.monotonic() + 2
+        while not wrapped.pooled.pool.count and time.monotonic() < deadline:
+            time.sleep(0.005)
+        began = time.monotonic()
+        status = call(wrapped, PATH_INFO="/second")[0]  # waits ~0.8 s for the thread, then has ~0.2 s
+        took = time.monotonic() - began
+    assert first.result()[0] == "200 OK"
+    assert status == "408 Request Timeout"
+    assert took < 1.0 + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"  # the mutant answers at about 2.6 s
+
+
+def test_a_watched_function_may_replace_its_status_with_exc_info(lent_threads, client_socket):
+    """Mutation caught: the watchdog's ``start_timed_response`` dropping the function's ``exc_info``
+    (a strict server then refuses the second ``start_response``)."""
+    import sys
+
+    calls = []
+
+    def strict_start_response(status, headers, exc_info=None):
+        if calls and exc_info is None:
+            raise AssertionError("Response headers already set!")
+        calls.append(status)
+        return lambda data: None
+
+    def inner(environ, start_response):
+        start_response("200 OK", [])
+        try:
+            raise ValueError("changed its mind")
+        except ValueError:
+            start_response("503 Service Unavailable", [], sys.exc_info())
+        return [b"later"]
+
+    wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), "gunicorn.socket": client_socket[0]}
+    assert b"".join(wrapped(environ, strict_start_response)) == b"later"
+    assert calls == ["200 OK", "503 Service Unavailable"]

@@ -113,6 +113,24 @@ def test_the_server_span_names_the_call_and_its_outcome(server, collector, path,
         assert event["name"] == "exception" and attribute(event, "exception.type") == "RuntimeError"
 
 
+def test_a_streamed_body_failing_half_way_marks_its_span_as_an_error(server, collector):
+    """The status was sent (200) before the body broke: only the span can tell the call failed.
+
+    Mutation caught: ``SpanBody.failed`` in funcwsgi/middleware/tracing.py recording nothing.
+    """
+    trace_id = "f" * 31 + "1"
+    headers = {"traceparent": f"00-{trace_id}-{'e' * 16}-01"}
+    try:
+        requests.get(server.url + "/stream-fail", headers=headers, timeout=10).close()
+    except requests.RequestException:
+        pass  # the server cuts the chunked body off where it broke
+    (span,) = wait_for_spans(collector, trace_id, 1)
+    assert span["name"] == "GET /stream-fail" and int(attribute(span, "http.response.status_code")) == 200
+    assert span.get("status", {}).get("code") == 2  # STATUS_CODE_ERROR
+    (event,) = span["events"]
+    assert event["name"] == "exception" and attribute(event, "exception.type") == "RuntimeError"
+
+
 def test_b3_multi_headers_are_continued(server, collector):
     trace_id, parent = "a" * 32, "b" * 16
     headers = {"X-B3-TraceId": trace_id, "X-B3-SpanId": parent, "X-B3-Sampled": "1"}

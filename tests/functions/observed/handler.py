@@ -29,6 +29,8 @@ def main(req, res):
         return "too slow", 408
     if path == "/stream":
         return iter(["a", "bb", "ccc"])
+    if path == "/stream-fail":
+        return _fails_half_way()
     if path == "/event":
         event = req.cloud_event
         same = event is sdk.get_cloud_event()
@@ -50,3 +52,8 @@ def main(req, res):
             "annotations": sdk.get_annotations(),
         }
     return "ok"
+
+
+def _fails_half_way():
+    yield "first,"
+    raise RuntimeError("the feed broke")
