@@ -128,6 +128,8 @@ def serve_many(launcher: Launcher, launches: Mapping[str, tuple[str, Mapping[str
             process = launcher.start(fixture, {**base.environment(publisher_port), **settings}, wait=False)
             stack.callback(process.stop)
             started[key] = Runtime(launcher, process, fixture, base, publisher_port, received)
+        # Registered last, so run first: every SIGTERM goes out before the waits for each exit.
+        stack.callback(lambda: [running.process.begin_stop() for running in started.values()])
         for running in started.values():
             running.process.wait_ready()
         yield started
