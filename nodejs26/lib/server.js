@@ -1,0 +1,336 @@
+// The HTTP server: node:http directly, every call through the same steps in the
+// order funcwsgi's stack declares its layers (funcwsgi/stack.py), outermost first:
+//
+//   errors -> request id -> access log -> reserved routes -> CORS -> tracing ->
+//   metrics -> body limit -> timeout -> CloudEvents -> the function
+//
+// STEPS lists them as data (with the setting that turns each on); the work of each
+// lives in its own module. A step that is off costs nothing per call.
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Call, REASONS } from './call.js';
+import { currentCall } from './calls.js';
+import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
+import { Cors } from './cors.js';
+import { firstProblem, hookCheck, OK } from './health.js';
+import { buildContext, buildEvent } from './legacy.js';
+import { getLogger } from './logs.js';
+import { CallMetrics } from './metrics.js';
+import { FunctionRequest, mediaType } from './request.js';
+import { FunctionResponse, TEXT } from './response.js';
+import { Signature } from './signatures.js';
+
+const accessLog = getLogger('funcwsgi.access');
+const serverLog = getLogger('funcwsgi');
+
+export const STEPS = Object.freeze([
+  { name: 'errors', enabled: () => true },
+  { name: 'request-id', enabled: () => true },
+  { name: 'access-log', enabled: (c) => c.serverAccessLog },
+  { name: 'reserved-routes', enabled: () => true },
+  { name: 'cors', enabled: (c) => c.serverCorsOrigins.length > 0 },
+  { name: 'tracing', enabled: (c) => Boolean(c.traceCollectorEndpoint) },
+  { name: 'metrics', enabled: (c) => c.serverMetrics },
+  { name: 'body-limit', enabled: (c) => c.serverMaxBodySize > 0 },
+  { name: 'timeout', enabled: (c) => c.serverCallTimeout > 0 },
+  { name: 'cloudevents', enabled: (c) => c.serverCloudevents },
+]);
+
+export const stepNames = (config) => [...STEPS.filter((step) => step.enabled(config)).map((step) => step.name), 'function'];
+
+const REQUEST_ID_MAX = 128;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+export const usableRequestId = (id) => id.length > 0 && id.length <= REQUEST_ID_MAX && PRINTABLE_ASCII.test(id);
+/** 128 random bits as 32 hex digits, taken from a pool refilled 256 ids at a time. */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+export function newRequestId() {
+  if (poolAt >= pool.length) {
+    pool = randomBytes(16 * 256);
+    poolAt = 0;
+  }
+  poolAt += 16;
+  return pool.toString('hex', poolAt - 16, poolAt);
+}
+
+const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE', 'TRACE']);
+const NO_CONTENT_HEADERS = [];
+const HEALTH_HEADERS = (body) => ['Content-Type', TEXT, 'Content-Length', String(body.length), 'Cache-Control', 'no-store'];
+
+export class Runtime {
+  /**
+   * @param {object} config the frozen settings
+   * @param {object} loaded what loader.loadFunction found
+   * @param {{tracing?: object|null, monitor?: object|null}} parts
+   */
+  constructor(config, loaded, { tracing = null, monitor = null } = {}) {
+    this.config = config;
+    this.loaded = loaded;
+    this.tracing = tracing;
+    this.monitor = monitor;
+    this.blocked = monitor ? (call, seconds) => monitor.blockedBy(call, seconds) : null;
+    this.metrics = config.serverMetrics ? new CallMetrics() : null;
+    this.cors = config.serverCorsOrigins.length ? new Cors(config) : null;
+    this.maxBody = config.serverMaxBodySize;
+    this.tooLarge = Buffer.from(`Request Entity Too Large: the request body is larger than ${this.maxBody} bytes`);
+    this.timeout = config.serverCallTimeout;
+    this.cloudevents = config.serverCloudevents;
+    this.stopping = false;
+    this.inFlight = 0;
+    this.invoke = makeInvoker(loaded, config);
+    this.onEnd = this.endOfCall();
+    this.routes = this.reservedRoutes();
+    this.handle = this.handle.bind(this);
+  }
+
+  /** What runs once a call has its answer: metrics, the span, the access log, in one closure. */
+  endOfCall() {
+    const metrics = this.metrics;
+    const tracing = this.tracing;
+    const logged = this.config.serverAccessLog;
+    if (!metrics && !tracing && !logged) return null;
+    return (call) => {
+      metrics?.record(call);
+      tracing?.end(call);
+      if (logged) logAccess(call);
+    };
+  }
+
+  reservedRoutes() {
+    const routes = new Map();
+    const liveness = [];
+    const readiness = [];
+    const { hooks, path } = this.loaded;
+    if (hooks.alive) liveness.push(hookCheck(hooks.alive, 'alive', path));
+    if (this.monitor) liveness.push(() => this.monitor.livenessProblem());
+    if (hooks.ready) readiness.push(hookCheck(hooks.ready, 'ready', path));
+    const probe = (checks) => async (call) => {
+      const problem = await firstProblem(checks);
+      const body = problem ? Buffer.from(problem) : OK;
+      call.answer(problem ? 503 : 200, HEALTH_HEADERS(body), body, problem ? REASONS[503] : undefined);
+    };
+    const healthz = (call) => call.answer(200, ['Content-Type', TEXT, 'Content-Length', '2'], OK);
+    routes.set('/healthz', liveness.length ? probe(liveness) : healthz);
+    routes.set('/favicon.ico', (call) => call.answer(204, NO_CONTENT_HEADERS, undefined));
+    routes.set('/health/readiness', probe(readiness));
+    routes.set('/health/liveness', probe(liveness));
+    if (this.metrics && !this.config.serverMetricsPort) routes.set(this.config.serverMetricsPath, (call) => this.serveMetrics(call));
+    return routes;
+  }
+
+  async serveMetrics(call) {
+    const { body, contentType } = await this.metrics.exposition();
+    call.answer(200, ['Content-Type', contentType, 'Content-Length', String(body.length)], body);
+  }
+
+  /** The request listener of the calls' port. */
+  handle(incoming, outgoing) {
+    this.inFlight += 1;
+    outgoing.once('close', () => this.callClosed());
+    const headers = incoming.headers;
+    let requestId = headers['x-request-id'];
+    if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
+    const call = new Call(this, incoming, outgoing, requestId, ['X-Request-Id', requestId]);
+    try {
+      if (this.config.serverAccessLog) call.onEnd = logAccess;
+      const method = incoming.method;
+      if (method === 'GET' || method === 'HEAD') {
+        const route = this.routes.get(call.path);
+        if (route !== undefined) return void Promise.resolve(route(call)).catch((error) => call.fail(error));
+      }
+      if (this.cors !== null) {
+        const cors = this.cors.consider(method, headers);
+        if (cors !== null) {
+          if (cors.preflight) return void call.answer(...cors.preflight);
+          call.extraHeaders.push(...cors.headers);
+        }
+      }
+      call.onEnd = this.onEnd;
+      if (this.tracing !== null) return void this.tracing.run(call, () => this.receive(call));
+      this.receive(call);
+    } catch (error) {
+      call.fail(error);
+    }
+  }
+
+  callClosed() {
+    this.inFlight -= 1;
+    if (this.stopping && this.inFlight === 0) this.drained?.();
+  }
+
+  /** The body limit, then the body, then the call. */
+  receive(call) {
+    const incoming = call.incoming;
+    const declared = incoming.headers['content-length'];
+    const chunked = incoming.headers['transfer-encoding'] !== undefined;
+    if (declared === undefined && !chunked) return this.call(call, null);
+    if (this.maxBody > 0 && declared !== undefined && Number(declared) > this.maxBody) return this.refuseBody(call);
+    if (declared === '0') return this.call(call, EMPTY);
+    const chunks = [];
+    let size = 0;
+    incoming.on('data', (chunk) => {
+      size += chunk.length;
+      if (this.maxBody > 0 && size > this.maxBody) {
+        incoming.removeAllListeners('data');
+        incoming.pause();
+        this.refuseBody(call);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    incoming.on('end', () => {
+      if (!call.answered) this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    });
+    incoming.on('error', () => {}); // the client went away: its call has nobody to answer
+  }
+
+  refuseBody(call) {
+    call.outgoing.shouldKeepAlive = false; // the rest of the body is not read
+    call.reply(413, this.tooLarge);
+  }
+
+  /** CloudEvents, the timeout, then the function, inside the call's context. */
+  call(call, data) {
+    call.startTimer(this.timeout);
+    const req = new FunctionRequest(call.incoming, data, call);
+    call.req = req;
+    if (this.cloudevents && data !== null && claimsEvent(call.incoming.headers) && mediaType(call.incoming.headers['content-type']) !== BATCH) {
+      try {
+        call.cloudEvent = decode(call.incoming.headers, data);
+      } catch (error) {
+        if (!(error instanceof MalformedCloudEvent)) throw error;
+        call.reply(400, Buffer.from(`Bad Request: ${error.message}`));
+        return;
+      }
+    } else if (this.cloudevents && data === null && claimsEvent(call.incoming.headers)) {
+      try {
+        call.cloudEvent = decode(call.incoming.headers, EMPTY);
+      } catch (error) {
+        call.reply(400, Buffer.from(`Bad Request: ${error.message}`));
+        return;
+      }
+    }
+    currentCall.run(call, this.invoke, call);
+  }
+
+  /** Serve on the configured host and port; resolves once listening. */
+  listen() {
+    const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, this.handle);
+    this.server = server;
+    return listenOn(server, this.config.serverHost, this.config.serverPort, 'SERVER_PORT');
+  }
+
+  /** SERVER_METRICS_PORT: only the metrics there, anything else 404. */
+  listenMetrics() {
+    const path = this.config.serverMetricsPath;
+    const notFound = Buffer.from('Not Found');
+    const server = http.createServer(async (incoming, outgoing) => {
+      const at = incoming.url.indexOf('?');
+      const target = at < 0 ? incoming.url : incoming.url.slice(0, at);
+      if (target === path && (incoming.method === 'GET' || incoming.method === 'HEAD')) {
+        const { body, contentType } = await this.metrics.exposition();
+        outgoing.writeHead(200, { 'Content-Type': contentType, 'Content-Length': body.length }).end(body);
+        return;
+      }
+      outgoing.writeHead(404, { 'Content-Type': TEXT, 'Content-Length': notFound.length }).end(notFound);
+    });
+    this.metricsServer = server;
+    return listenOn(server, this.config.serverHost, this.config.serverMetricsPort, 'SERVER_METRICS_PORT');
+  }
+
+  /** Stop taking connections, let the calls in flight finish (at most SERVER_GRACEFUL_TIMEOUT), then resolve. */
+  stop() {
+    this.stopping = true;
+    this.metricsServer?.close();
+    if (!this.server) return Promise.resolve();
+    this.server.close();
+    this.server.closeIdleConnections();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        serverLog.warning(`Stopping with ${this.inFlight} call(s) still in flight after SERVER_GRACEFUL_TIMEOUT=${this.config.serverGracefulTimeout}s`);
+        resolve();
+      }, this.config.serverGracefulTimeout * 1000);
+      this.drained = () => { clearTimeout(timer); resolve(); };
+      if (this.inFlight === 0) this.drained();
+    });
+  }
+}
+
+function listenOn(server, host, port, portName) {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error) => reject(Object.assign(new Error(`cannot listen on SERVER_HOST='${host}' ${portName}=${port}: ${error.code === 'EADDRINUSE' ? 'address already in use' : error.code}`), { startup: true })));
+    server.listen({ host, port, ipv6Only: false }, () => resolve(server));
+  });
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function logAccess(call) {
+  if (!accessLog.isEnabledFor(20)) return;
+  const path = call.path;
+  const fields = { method: call.method, path, status: call.status || 500, duration_ms: Math.round((performance.now() - call.started) * 1000) / 1000, bytes: call.bytesSent, request_id: call.requestId };
+  accessLog.info(`${call.method} ${path} ${fields.status}`, fields);
+}
+
+// -- calling the function, per signature, chosen once ------------------------------------
+
+function isThenable(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
+}
+
+/** The function of `call` for the loaded function's signature: no inspection per call. */
+export function makeInvoker(loaded, config) {
+  const fn = loaded.fn;
+  switch (loaded.signature) {
+    case Signature.REQ_RES:
+      return (call) => {
+        const res = new FunctionResponse(call);
+        call.res = res;
+        let result;
+        try {
+          result = fn(call.req, res);
+        } catch (error) {
+          return call.fail(error);
+        }
+        if (isThenable(result)) return void result.then((value) => call.answerWith(value, res), (error) => call.fail(error));
+        // An Express-style function that answers later from a callback returns nothing
+        // and has not touched res yet: wait for its res.send() (the timeout still applies).
+        if (result === undefined && !res.touched) return;
+        call.answerWith(result, res);
+      };
+    case Signature.REQ:
+    case Signature.NONE: {
+      const withRequest = loaded.signature === Signature.REQ;
+      return (call) => {
+        let result;
+        try {
+          result = withRequest ? fn(call.req) : fn();
+        } catch (error) {
+          return call.fail(error);
+        }
+        if (isThenable(result)) return void result.then((value) => call.answerWith(value, null), (error) => call.fail(error));
+        call.answerWith(result, null);
+      };
+    }
+    default: {
+      const context = buildContext(config, loaded.name);
+      return (call) => {
+        const res = new FunctionResponse(call);
+        call.res = res;
+        const sendResponse = (body, status, headers) => {
+          if (headers) res.set(headers);
+          if (status) res.setCode(status);
+          call.answerWith(body, res);
+        };
+        let result;
+        try {
+          result = fn(buildEvent(call, call.req, res), { ...context }, sendResponse);
+        } catch (error) {
+          return call.fail(error);
+        }
+        if (isThenable(result)) return void result.then((value) => call.answerWith(value, res), (error) => call.fail(error));
+        call.answerWith(result, res);
+      };
+    }
+  }
+}
