@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import { chunkBytes, encodeBody } from './coerce.js';
 import { isCloudEvent, toBinary } from './cloudevents.js';
-import { getLogger } from './logs.js';
+import { getLogger, write } from './logs.js';
 import { HttpError } from './request.js';
 import { BINARY, TEXT } from './response.js';
 
@@ -102,17 +102,17 @@ export class Call {
     }
     this.failure ??= 'exception';
     if (this.streaming) {
-      errorsLog.log(40, [`Function failed while streaming ${this.method} ${this.path}; closing the connection`, error]);
+      write('funcwsgi.errors', 40, `Function failed while streaming ${this.method} ${this.path}; closing the connection`, undefined, error);
       this.ended = true;
       this.outgoing.destroy();
       this.finish();
       return;
     }
     if (this.answered) {
-      errorsLog.log(40, [`Function failed on ${this.method} ${this.path} after it answered`, error]);
+      write('funcwsgi.errors', 40, `Function failed on ${this.method} ${this.path} after it answered`, undefined, error);
       return;
     }
-    errorsLog.log(40, [`Function failed on ${this.method} ${this.path}`, error]);
+    write('funcwsgi.errors', 40, `Function failed on ${this.method} ${this.path}`, undefined, error);
     this.reply(500, INTERNAL_ERROR);
   }
 

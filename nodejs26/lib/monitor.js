@@ -28,7 +28,7 @@ setInterval(() => {
       : new Date().toISOString() + ' WARNING funcwsgi.timeout: The event loop has been blocked for ' + (stalled / 1000).toFixed(1) + 's';
     fs.writeSync(1, record + '\\n');
   }
-}, ${BEAT_MS}).unref?.();
+}, ${BEAT_MS});
 `;
 
 export class LoopMonitor {
