@@ -83,11 +83,17 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     if stack is not None and traced is not None:
         # Every thread's CPU is counted, so the batch export's encoding is in it.
         check("in-process: tracing on, CPU added per request (export included)", traced - stack, 60, at_least=False, unit=" µs")
+    node_call_path, node_bare = _inprocess(results, "node-call-path"), _inprocess(results, "node-bare")
+    if node_call_path is not None and node_bare is not None:
+        check("in-process: nodejs26 call path over bare node:http handler (CPU)", node_call_path - node_bare, 10, at_least=False, unit=" µs")
+    rps = "c16.requests_per_s"
+    check("req/s: nodejs26 ÷ bare node:http", paired(results, "nodejs26", "bare-node-http", rps), 0.8, at_least=True)
+    check("req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime (Express 5)", paired(results, "nodejs26", "kyma-nodejs26-shaped", rps), 2, at_least=True)
+    check("p99 at 16 connections: nodejs26 ÷ bare node:http", paired(results, "nodejs26", "bare-node-http", "c16.p99_us"), 2, at_least=False)
     default = default_target(results)
     if default is None:
         return found
     name = default["name"]
-    rps = "c16.requests_per_s"
     check("req/s: funcwsgi ÷ bare WSGI, same gunicorn gthread settings", paired(results, name, "bare-gunicorn-gthread", rps), 0.9, at_least=True)
     check("req/s: funcwsgi ÷ Functions Framework", paired(results, name, "functions-framework", rps), 1.6, at_least=True)
     check("req/s: funcwsgi ÷ Kyma-shaped runtime", paired(results, name, "kyma-shaped", rps), 2, at_least=True)

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from . import callgrind, chart, report
-from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules
+from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_wrk
 from .processes import ServerFailed, cores, free_port, get, start, worker_rss_mb
-from .targets import Target, all_targets, environment
+from .targets import NODE, Target, all_targets, environment
 
 EXPECTED_BODY = b"Hello, world!"
 RESULTS = REPO / "bench" / "results" / "results.json"
@@ -137,6 +137,8 @@ def resolve_command(target: Target, port: int, alternatives_bin: Path) -> list[s
     command = target.command(port)
     if target.alternative_env:  # the alternatives' own interpreter and scripts
         command = [str(alternatives_bin / command[0]), *command[1:]]
+    if command[0] == NODE:
+        command = [str(node_binary()), *command[1:]]
     return command
 
 
@@ -211,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         ensure_wrk()
         alternatives_bin = alternatives_python().parent
         compile_sources()
+        node_binary()
+        node_alternatives()
     except SetupError as error:
         print(f"bench: error: {error}", file=sys.stderr)
         return 2
