@@ -66,8 +66,8 @@ docs: setup
 # 1.x generation comes with functions-framework, which pins it: that proves a
 # function's old-platform requirements install next to funcwsgi.
 CE1_VENV ?= .venv-cloudevents1
-CLOUDEVENTS_TESTS ?= tests/test_cloudevents_compat.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
-	tests/test_legacy.py tests/corpus/test_kyma_eventing.py tests/corpus/test_functions_framework_library.py \
+CLOUDEVENTS_TESTS ?= tests/compat/test_cloudevents_lib.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
+	tests/compat/test_legacy.py tests/corpus/test_kyma_eventing.py tests/corpus/test_functions_framework_library.py \
 	tests/conformance/test_cloudevents.py
 test-cloudevents-1:
 	$(MAKE) setup VENV=$(CE1_VENV)
@@ -84,7 +84,7 @@ soak: setup
 	$(PY) -m tests.reliability.soak --seconds $(SOAK_SECONDS)
 
 settings-doc: setup
-	$(PY) -m funcwsgi.settings_doc docs/configuration.md
+	$(PY) -m funcwsgi.cli.settings_doc docs/configuration.md
 
 clean:
 	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache .bench-cache .tools nodejs26/node_modules

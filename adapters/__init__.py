@@ -2,9 +2,9 @@
 
 Each adapter is a module here with one function, ``serve(config) -> int``:
 it loads the function (printing the start-up lines once), runs
-:func:`funcwsgi.lifecycle.start_process` in every process before it serves,
+:func:`funcwsgi.process.start_process` in every process before it serves,
 serves until SIGTERM or SIGINT, lets in-flight calls finish within
-``SERVER_GRACEFUL_TIMEOUT``, runs :func:`funcwsgi.lifecycle.stop_process`
+``SERVER_GRACEFUL_TIMEOUT``, runs :func:`funcwsgi.process.stop_process`
 and returns the exit status. :func:`load_adapter` is the one place that
 turns ``SERVER_ADAPTER`` into a module; servers are imported only then, so a
 missing optional server is a one-line error naming the extra to install.

@@ -25,9 +25,8 @@ from granian.server import Server
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.config import Config
 from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError
-from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.process import mark_printed, start_process, stop_process
 from funcwsgi.loader import load_function
-from funcwsgi.startup import mark_printed
 
 _service: FunctionService | None = None
 

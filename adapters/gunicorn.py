@@ -19,10 +19,9 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.workers.gthread import ThreadWorker
 
 from adapters import host_port
-from funcwsgi import workers
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import StartupError
-from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.process import start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls, use_server_threads
 
 if TYPE_CHECKING:
@@ -77,7 +76,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         """In the master, after a worker process ended, for whatever reason."""
         if server.LISTENERS:  # not shutting down: the worker crashed or was recycled
             log.warning("Worker process %s exited; gunicorn starts a new one", worker.pid)
-        workers.worker_exited(worker.pid)
+        worker_exited(worker.pid)
 
     settings: dict[str, Any] = {
         "bind": [host_port(config.server_host, config.server_port)],

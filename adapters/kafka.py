@@ -18,7 +18,7 @@ from funcwsgi.application import default_app
 from funcwsgi.kafka.consumer import KafkaTrigger
 from funcwsgi.kafka.metrics import register_trigger_metrics
 from funcwsgi.kafka.probes import ProbeApp, start_probe_server
-from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.process import start_process, stop_process
 
 if TYPE_CHECKING:
     from funcwsgi.config import Config

@@ -19,7 +19,7 @@ from waitress.server import BaseWSGIServer
 from adapters import host_port
 from adapters._signals import StopRequest
 from funcwsgi.application import default_app
-from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.process import start_process, stop_process
 
 if TYPE_CHECKING:
     from funcwsgi.config import Config

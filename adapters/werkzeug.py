@@ -19,9 +19,8 @@ from adapters import InFlight
 from adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.errors import StartupError
-from funcwsgi.lifecycle import start_process, stop_process
+from funcwsgi.process import print_startup_lines, start_process, stop_process
 from funcwsgi.loader import load_function
-from funcwsgi.startup import print_startup_lines
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -121,7 +121,7 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
     from funcwsgi.config import Config
     from funcwsgi.loader import load_function
     from funcwsgi.stack import LAYERS, build_stack
-    from funcwsgi.workers import start_worker
+    from funcwsgi.process import start_worker
 
     found: list[tuple[str, str, WSGIApp]] = [
         ("bare", "bare WSGI hello world", bare_app),

@@ -7,13 +7,14 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .active import CONFIG_KEY, activate
+from .current import activate
+from .environ import CONFIG_KEY
 from .config import Config
 from .errors import StartupError, report_and_exit
 from .loader import LoadedFunction, load_function, wrap_callable
 from .logs import configure_logging
 from .stack import build_stack
-from .startup import print_startup_lines
+from .process import print_startup_lines
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment

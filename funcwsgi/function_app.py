@@ -8,20 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import HTTPException
 
+from .compat import contract_invoker
 from .config import Config
-from .context import current_environ
-from .frameworks import uses_bottle, uses_flask
-from .legacy import build_context, build_event
+from .current import current_environ
 from .loader import LoadedFunction
-from .request import FunctionRequest, get_or_create_request
+from .request import FunctionRequest
 from .response import FunctionResponse, send, status_line
-from .signatures import Signature, is_async
+from .signatures import Invoker, Signature, is_async
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
-
-Invoker = Callable[[dict[str, Any]], tuple[Any, FunctionResponse | None]]
-
 
 class FunctionApp:
     """Calls the function with the arguments its signature asks for.
@@ -50,23 +46,14 @@ class FunctionApp:
         return f"FunctionApp({self.loaded.name!r}, {self.loaded.signature.value})"
 
 
-def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker:
+def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResponse | None]:
     function = loaded.function
     if is_async(function):
         function = _run_sync(function)
+    contract = contract_invoker(loaded, config, function)
+    if contract is not None:
+        return contract
     signature = loaded.signature
-    if signature in (Signature.REQ, Signature.NONE) and uses_flask(loaded.imports):
-        from .flask_context import flask_invoker, make_flask_app
-
-        app = make_flask_app(loaded.module.__name__ if loaded.module else loaded.name, loaded.folder)
-        return flask_invoker(function, pass_request=signature is Signature.REQ, app=app)
-    if signature is Signature.REQ_RES:
-
-        def call_req_res(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
-            res = FunctionResponse()
-            return function(FunctionRequest(environ), res), res
-
-        return call_req_res
     if signature is Signature.REQ:
 
         def call_req(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
@@ -79,16 +66,12 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker:
             return function(), None
 
         return call_none
-    context = build_context(config, loaded.name)
 
-    def call_event_context(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
-        return function(build_event(get_or_create_request(environ)), dict(context)), None
+    def call_req_res(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
+        res = FunctionResponse()
+        return function(FunctionRequest(environ), res), res
 
-    if uses_bottle(loaded.imports):
-        from .bottle_context import bottle_invoker
-
-        return bottle_invoker(lambda environ: call_event_context(environ)[0])
-    return call_event_context
+    return call_req_res
 
 
 _loops = threading.local()

@@ -7,6 +7,7 @@ raised, the user's traceback (not the runtime's frames) rides along.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -18,10 +19,31 @@ from typing import Any, Callable
 
 from .config import Config
 from .errors import LoadError
-from .frameworks import EXTRAS, imported_modules
 from .signatures import Signature, detect_signature
 
 _LISTED_ENTRIES = 20
+
+#: The extra that installs a framework, for the message when it is missing.
+EXTRAS = {"flask": "funcwsgi[flask]", "functions_framework": "functions-framework"}
+
+
+def imported_modules(module: ModuleType | None) -> frozenset[str]:
+    """Top-level names of the modules ``module``'s source imports anywhere in it."""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return frozenset()
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".", 1)[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".", 1)[0])
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -130,13 +152,13 @@ def _import_module(module_name: str, folder: str, path: str) -> ModuleType:
         hint = f"install {extra}" if extra else "is it in the function's requirements?"
         raise LoadError(
             f"{path} failed to import {missing!r}: {error}; {hint}",
-            _user_traceback(error, path),
+            user_traceback(error, path),
         ) from None
     except BaseException as error:  # the user's module may raise anything, SystemExit included
         _restore(module_name, previous)
         raise LoadError(
             f"importing {path} raised {type(error).__name__}: {error}",
-            _user_traceback(error, path),
+            user_traceback(error, path),
         ) from None
     return module
 
@@ -148,7 +170,7 @@ def _restore(module_name: str, previous: ModuleType | None) -> None:
         sys.modules[module_name] = previous
 
 
-def _user_traceback(error: BaseException, path: str) -> str:
+def user_traceback(error: BaseException, path: str) -> str:
     """The traceback from the user's file onwards, without the runtime's frames."""
     tb = error.__traceback__
     while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:

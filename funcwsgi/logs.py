@@ -6,7 +6,7 @@ carries ``timestamp``, ``level``, ``logger``, ``message``, ``function`` and
 ``trace_id`` and ``span_id``. ``extra={...}`` fields are added as they are; a
 traceback is one ``exc_info`` field of the one record. ``SERVER_LOG_FORMAT=text``
 gives plain lines for local development. The four start-up lines are printed
-as they are, not through logging (see :mod:`funcwsgi.startup`).
+as they are, not through logging (see :mod:`funcwsgi.process`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.orjson import OrjsonFormatter
 
 from .config import Config
-from .context import current_environ
+from .current import current_environ
+from .environ import REQUEST_ID_KEY, SPAN_KEY
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 JSON_FIELDS = ("levelname", "name", "message")
 
 #: environ keys the request-id and tracing layers fill in for the log records of a call.
-REQUEST_ID_KEY = "funcwsgi.request_id"
-SPAN_KEY = "funcwsgi.span"
 
 _configured = False
 #: The handler :func:`configure_logging` installed on the root logger, if it did.

@@ -8,6 +8,8 @@ from typing import Any
 from werkzeug.exceptions import BadRequest
 from werkzeug.wrappers import Request
 
+from .environ import CLOUD_EVENT_KEY
+
 #: What werkzeug's ``Request.__init__`` computes from the environ (method, path,
 #: headers, ...), found by asking werkzeug itself rather than listing them here.
 _COMPUTED_IN_INIT = frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
@@ -46,11 +48,11 @@ class FunctionRequest(Request):
     @property
     def cloud_event(self) -> Any:
         """The incoming CloudEvent, decoded by the CloudEvents layer; ``None`` otherwise."""
-        return self.environ.get("funcwsgi.cloud_event")
+        return self.environ.get(CLOUD_EVENT_KEY)
 
     @cloud_event.setter
     def cloud_event(self, event: Any) -> None:
-        self.environ["funcwsgi.cloud_event"] = event
+        self.environ[CLOUD_EVENT_KEY] = event
 
     def __init__(self, environ: dict[str, Any], populate_request: bool = True, shallow: bool = False) -> None:
         # werkzeug's __init__ decodes the path, the host and more for every request
@@ -89,3 +91,8 @@ def get_or_create_request(environ: dict[str, Any]) -> FunctionRequest:
     if isinstance(request, FunctionRequest):
         return request
     return FunctionRequest(environ)
+
+
+def has_body(environ: dict[str, Any]) -> bool:
+    """Whether the request carries a body, known without reading it."""
+    return environ.get("CONTENT_LENGTH") not in (None, "", "0") or "HTTP_TRANSFER_ENCODING" in environ

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.datastructures import Headers
 from werkzeug.wrappers import Response
 
-from .cloudevents_compat import is_cloud_event, to_binary
+from .compat import is_cloud_event, to_binary
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment

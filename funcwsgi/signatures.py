@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import enum
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from .errors import LoadError
+
+Res = TypeVar("Res")
+
+#: How the runtime calls a function, chosen once for its signature: the call's environ in;
+#: what the function returned, and the ``res`` object it was handed, out. Other platforms'
+#: contracts hand none (``Invoker[None]``); ``main(req, res)`` does.
+Invoker = Callable[[dict[str, Any]], tuple[Any, Res]]
 
 
 class Signature(enum.Enum):

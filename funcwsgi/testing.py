@@ -28,9 +28,9 @@ from typing import Any
 
 from werkzeug.test import Client, TestResponse
 
-from . import cloudevent_http
+from . import cloudevents
 from .application import FunctionService, make_app
-from .cloudevent_http import CloudEvent
+from .cloudevents import CloudEvent
 
 __all__ = ["CloudEvent", "FunctionClient", "FunctionTestResponse"]
 
@@ -41,7 +41,7 @@ class FunctionTestResponse(TestResponse):
     @cached_property
     def cloud_event(self) -> CloudEvent | None:
         """The CloudEvent this response carries (binary or structured mode), or ``None``."""
-        return cloudevent_http.decode(self.headers, self.get_data())
+        return cloudevents.decode(self.headers, self.get_data())
 
 
 class FunctionClient:
@@ -131,7 +131,7 @@ class FunctionClient:
         headers: Mapping[str, str] | None = None,
     ) -> FunctionTestResponse:
         """POST ``data`` as a binary-mode CloudEvent; ``response.cloud_event`` decodes a CloudEvent reply."""
-        event_headers, body = cloudevent_http.encode_binary(
+        event_headers, body = cloudevents.encode_binary(
             data, type=type, source=source, id=id, subject=subject, content_type=content_type, extensions=extensions
         )
         event_headers.update(headers or {})

@@ -23,8 +23,8 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from funcwsgi.active import active_config
-from funcwsgi.context import current_environ
+from funcwsgi.current import active_config, current_environ
+from funcwsgi.environ import CLOUD_EVENT_KEY
 from funcwsgi.logs import OncePerBurst
 from funcwsgi.request import FunctionRequest, get_or_create_request
 
@@ -103,7 +103,7 @@ def get_cloud_event() -> Any:
     environ = current_environ.get()
     if environ is None:
         return None
-    return environ.get("funcwsgi.cloud_event")
+    return environ.get(CLOUD_EVENT_KEY)
 
 
 # -- telemetry -------------------------------------------------------------------
@@ -136,7 +136,7 @@ def emit_cloud_event(type: str, source: str, data: Any, optional_attributes: Map
     :class:`PublishError` as :func:`publish_cloud_event` does, and
     ``ValueError`` for attributes the CloudEvents specification refuses.
     """
-    from funcwsgi.cloudevents_compat import make_event
+    from funcwsgi.compat.cloudevents_lib import make_event
 
     attributes: dict[str, Any] = {"type": type, "source": source}
     if optional_attributes:
@@ -154,7 +154,7 @@ def publish_cloud_event(event: Any) -> None:
     reached within ``PUBLISHER_PROXY_TIMEOUT`` seconds or answers other than
     2xx (``status`` and ``body`` then hold its answer).
     """
-    from funcwsgi.cloudevents_compat import is_cloud_event, make_event, to_structured
+    from funcwsgi.compat.cloudevents_lib import is_cloud_event, make_event, to_structured
 
     config = active_config()
     address = config.publisher_proxy_address

@@ -18,7 +18,7 @@ class Received:
 
     def cloud_event(self) -> Any:
         """The event parsed with the cloudevents library (through the runtime's compatibility module)."""
-        from funcwsgi.cloudevents_compat import decode
+        from funcwsgi.compat.cloudevents_lib import decode
 
         return decode(self.headers, self.body)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from funcwsgi.scaffolding import DEFAULT_SCAFFOLDING
+from funcwsgi.cli.scaffolding import DEFAULT_SCAFFOLDING
 
 from .servers import REPO
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 import sdk
-from funcwsgi import active, cloudevents_compat as ce
+from funcwsgi import current as active
+from funcwsgi.compat import cloudevents_lib as ce
 
 from .conftest import function_folder
 

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..middleware.errors import ERROR_KEY
+from ..environ import ERROR_KEY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication

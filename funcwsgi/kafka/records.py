@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from ..environ import KAFKA_RECORD_KEY, TRIGGER_KEY
+
 #: CloudEvent type and source pattern of a record that is not a CloudEvent: the
 #: names Knative's KafkaSource uses, so functions written for it run unchanged.
 PLAIN_RECORD_TYPE = "dev.knative.kafka.event"
 PLAIN_RECORD_SOURCE = "/kafka/{topic}"
 
 #: Where the record being served sits in the environ.
-ENVIRON_KEY = "funcwsgi.kafka.record"
 
 STRUCTURED_PREFIX = "application/cloudevents"
 _HEADER_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -68,7 +69,7 @@ def base_environ(server_port: int) -> dict[str, Any]:
         "wsgi.multithread": True,
         "wsgi.multiprocess": False,
         "wsgi.run_once": False,
-        "funcwsgi.trigger": "kafka",
+        TRIGGER_KEY: "kafka",
     }
 
 
@@ -88,7 +89,7 @@ def record_environ(record: Record, base: Mapping[str, Any]) -> dict[str, Any]:
     body = record.value or b""
     environ["wsgi.input"] = io.BytesIO(body)
     environ["CONTENT_LENGTH"] = str(len(body))
-    environ[ENVIRON_KEY] = record
+    environ[KAFKA_RECORD_KEY] = record
     is_event = False
     for name, raw in record.headers:
         # WSGI carries header values as the raw bytes decoded as latin-1, as HTTP servers do.

@@ -8,6 +8,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
+from ..environ import REQUEST_ID_KEY
 from .body import StreamedBody
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class AccessLogMiddleware:
         }
         # A streamed body is logged when closed, after the call's context is gone:
         # its ids come from the environ.
-        request_id = environ.get(logs.REQUEST_ID_KEY)
+        request_id = environ.get(REQUEST_ID_KEY)
         if request_id is not None:
             extra["request_id"] = request_id
         if logs.span_ids is not None:

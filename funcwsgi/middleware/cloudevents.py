@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 
 from werkzeug.wsgi import get_input_stream
 
-from ..cloudevents_compat import STRUCTURED, MalformedCloudEvent, decode
+from ..cloudevents import STRUCTURED, MalformedCloudEvent
+from ..compat import decode_cloud_event as decode
+from ..environ import CLOUD_EVENT_KEY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 #: Where the decoded event lives: ``req.cloud_event`` and ``sdk.get_cloud_event()`` read it.
-ENVIRON_KEY = "funcwsgi.cloud_event"
 
 # A request claims to be a binary-mode CloudEvent when it carries any of the
 # required attribute headers (ce-specversion, ce-id, ce-type, ce-source);
@@ -51,7 +52,7 @@ class CloudEventsMiddleware:
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
         try:
-            environ[ENVIRON_KEY] = decode(headers, body)
+            environ[CLOUD_EVENT_KEY] = decode(headers, body)
         except MalformedCloudEvent as error:
             return bad_request(str(error), environ, start_response)
         return self.app(environ, start_response)

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..environ import ERROR_KEY, REQUEST_ID_KEY
 from .body import StreamedBody
 
 if TYPE_CHECKING:
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("funcwsgi.errors")
 
 #: Where the exception behind a 500 is left in the environ, never in the response.
-ERROR_KEY = "funcwsgi.error"
 
 BODY = b"Internal Server Error"
 HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(BODY)))]
@@ -42,7 +42,7 @@ class ErrorMiddleware:
             environ[ERROR_KEY] = error
             log_failure(environ)
             headers = list(HEADERS)
-            request_id = environ.get("funcwsgi.request_id")
+            request_id = environ.get(REQUEST_ID_KEY)
             if request_id is not None:  # the caller quotes it when reporting the failure
                 headers.append(("X-Request-Id", request_id))
             try:

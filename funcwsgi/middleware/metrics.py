@@ -24,8 +24,8 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
-from ..timeouts import FAILURE_KEY  # a failure another layer turned into a response (a 408)
-from ..workers import on_worker_exit
+from ..environ import FAILURE_KEY  # a failure another layer turned into a response (a 408)
+from ..process import on_worker_exit
 from .body import StreamedBody
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from random import getrandbits
 from typing import TYPE_CHECKING, Any
 
-from ..context import current_environ
-from ..logs import REQUEST_ID_KEY
+from ..current import current_environ
+from ..environ import REQUEST_ID_KEY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

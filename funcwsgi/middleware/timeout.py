@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..timeouts import BODY, FAILURE_KEY, HEADERS, STATUS, CallTimeout, Expired, log_timeout
+from ..environ import FAILURE_KEY
+from ..timeouts import BODY, HEADERS, STATUS, CallTimeout, Expired, log_timeout
 from ..timeouts.handoff import PooledCalls
 from ..timeouts.watchdog import Watchdog, server_threads_usable
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from importlib.metadata import entry_points
+from importlib.metadata import entry_points, version
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
+from ..environ import SPAN_KEY
 from ..config import Config
 from ..loader import LoadedFunction
-from ..workers import on_worker_start
+from ..process import on_worker_start
 from .body import StreamedBody
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from opentelemetry.propagators.textmap import TextMapPropagator
     from opentelemetry.sdk.trace import TracerProvider
 
-    from ..application import FunctionService
+    from ..process import Service
 
 PROPAGATOR_GROUP = "opentelemetry_propagator"
 
@@ -69,7 +70,7 @@ def _set_up(config: Config, loaded: LoadedFunction) -> TracerProvider:
     URLLib3Instrumentor().instrument(tracer_provider=provider)
     endpoint = config.trace_collector_endpoint
 
-    def export_from_this_worker(service: FunctionService) -> None:
+    def export_from_this_worker(service: Service) -> None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
@@ -97,7 +98,7 @@ def span_ids(environ: dict[str, Any]) -> tuple[str, str] | None:
 
     context = trace.get_current_span().get_span_context()
     if not context.is_valid:
-        span = environ.get(logs.SPAN_KEY)
+        span = environ.get(SPAN_KEY)
         if span is None:
             return None
         context = span.get_span_context()
@@ -143,10 +144,10 @@ class TracingMiddleware:
         from opentelemetry import context, propagate, trace
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
-        from .. import __version__
-
         self.app = app
-        self.tracer = provider.get_tracer("funcwsgi", __version__)
+        # The installed distribution's version, not the package's __init__: importing that from a layer
+        # would close an import circle (funcwsgi -> application -> stack -> this layer).
+        self.tracer = provider.get_tracer("funcwsgi", version("funcwsgi"))
         self.getter = EnvironGetter()
         self.extract = propagate.extract
         # The environ keys of every header the configured propagators read: a call that
@@ -172,7 +173,7 @@ class TracingMiddleware:
             attributes["url.query"] = query
         name = f"{method} {path}" if method in KNOWN_METHODS else "HTTP"
         span = self.tracer.start_span(name, context=parent, kind=self.server, attributes=attributes)
-        environ[logs.SPAN_KEY] = span  # records made after the span ends (the access log) still carry its ids
+        environ[SPAN_KEY] = span  # records made after the span ends (the access log) still carry its ids
         token = self.attach(self.in_context(span, parent))
         error = self.error
 

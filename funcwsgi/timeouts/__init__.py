@@ -66,7 +66,6 @@ STATUS = "408 Request Timeout"
 HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(BODY)))]
 
 #: What the layer stores in the environ when it answered 408 (the metrics layer counts it).
-FAILURE_KEY = "funcwsgi.failure"
 
 
 def log_timeout(seconds: float, why: str, environ: dict[str, Any]) -> None:

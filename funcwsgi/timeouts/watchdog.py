@@ -38,7 +38,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..logs import REQUEST_ID_KEY
+from ..environ import REQUEST_ID_KEY
 from . import BODY, HEADERS, STATUS, CallTimeout, Expired, cancel_interrupt, interrupt, log_timeout, renew_after_fork
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from funcwsgi import __version__
-from funcwsgi.scaffolding import RUNTIME_IMAGE
+from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
 
 from ..servers import REPO, Server, base_env, free_port
 from .conftest import Docker, pip_cert

@@ -23,7 +23,7 @@ def servers():
 
 
 def test_the_library_brought_the_1x_cloudevents_generation():
-    from funcwsgi.cloudevents_compat import GENERATION
+    from funcwsgi.compat.cloudevents_lib import GENERATION
 
     assert GENERATION == 1
 

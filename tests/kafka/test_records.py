@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from funcwsgi.environ import KAFKA_RECORD_KEY
 from funcwsgi.kafka.records import (
-    ENVIRON_KEY,
     ERROR_HEADER,
     PLAIN_RECORD_TYPE,
     Record,
@@ -104,7 +104,7 @@ def test_a_tombstone_is_an_empty_body_and_the_record_is_reachable():
     environ = record_environ(record, BASE)
     assert environ["wsgi.input"].read() == b""
     assert environ["CONTENT_LENGTH"] == "0"
-    assert environ[ENVIRON_KEY] is record
+    assert environ[KAFKA_RECORD_KEY] is record
     assert environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"] == "/"
 
 

@@ -8,6 +8,7 @@ import logging
 
 import pytest
 
+from funcwsgi.environ import REQUEST_ID_KEY
 from funcwsgi import logs
 from funcwsgi.config import Config
 from funcwsgi.middleware.access_log import AccessLogMiddleware
@@ -39,7 +40,7 @@ def only_our_handler(monkeypatch):
 
 
 def call(layer: AccessLogMiddleware) -> None:
-    environ = {"REQUEST_METHOD": "POST", "SCRIPT_NAME": "/fn", "PATH_INFO": "/orders", logs.REQUEST_ID_KEY: "rid-1"}
+    environ = {"REQUEST_METHOD": "POST", "SCRIPT_NAME": "/fn", "PATH_INFO": "/orders", REQUEST_ID_KEY: "rid-1"}
     list(layer(environ, lambda status, headers, exc_info=None: None))
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from funcwsgi import cloudevents_compat as ce
+from funcwsgi.compat import cloudevents_lib as ce
 
 BINARY = {"ce-id": "a1", "ce-source": "/shop", "ce-type": "order.created", "ce-specversion": "1.0"}
 

@@ -153,7 +153,7 @@ def _serve_as_unprivileged_user(**settings: str) -> tuple[int, str]:
     """
     # Imported before dropping privileges: nobody may not read this interpreter's library.
     import adapters.gunicorn  # noqa: F401
-    import funcwsgi.commands.serve  # noqa: F401
+    import funcwsgi.cli.commands.serve  # noqa: F401
     from funcwsgi.cli import main
 
     read_end, write_end = os.pipe()

@@ -10,7 +10,7 @@ import json
 import os
 import time
 
-from funcwsgi.cloudevents_compat import make_event
+from funcwsgi.compat.cloudevents_lib import make_event
 
 CALL_LOG = os.environ["CALL_LOG"]
 

@@ -5,7 +5,7 @@ import os
 import requests
 
 import sdk
-from funcwsgi.cloudevents_compat import attribute_strings, data_of, make_event
+from funcwsgi.compat.cloudevents_lib import attribute_strings, data_of, make_event
 
 
 def main(req, res):

@@ -1,0 +1,84 @@
+"""The ``funcwsgi`` command line.
+
+Each subcommand is a module in :mod:`funcwsgi.cli.commands` with ``NAME``,
+``HELP``, ``EPILOG``, ``add_arguments(parser)`` and ``run(args) -> int``;
+``COMMANDS`` lists them in the order ``--help`` shows them. Only the
+command being run is imported (``funcwsgi serve`` starts without loading
+the build and scaffolding machinery); ``--help`` imports them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import EXIT_STARTUP_ERROR, StartupError
+
+COMMANDS: list[str] = [
+    "funcwsgi.cli.commands.create",
+    "funcwsgi.cli.commands.run",
+    "funcwsgi.cli.commands.invoke",
+    "funcwsgi.cli.commands.build",
+    "funcwsgi.cli.commands.scaffold",
+    "funcwsgi.cli.commands.serve",
+    "funcwsgi.cli.commands.settings",
+]
+
+DESCRIPTION = "Serve, scaffold, build and call serverless Python functions."
+
+
+def command_module(name: str) -> str | None:
+    """The module of the command called ``name`` (each module is named after its command)."""
+    return next((module for module in COMMANDS if module.rsplit(".", 1)[-1] == name), None)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of command module ``only``."""
+    parser = argparse.ArgumentParser(prog="funcwsgi", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"funcwsgi {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMANDS if only is None else [only]:
+        command = importlib.import_module(module_name)
+        sub = subparsers.add_parser(
+            command.NAME,
+            help=command.HELP,
+            description=command.HELP,
+            epilog=command.EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.add_arguments(sub)
+        sub.set_defaults(run=command.run, accepts_extra=getattr(command, "ACCEPTS_EXTRA", False))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command_module(argv[0]) if argv else None)
+    # Arguments after `--` are passed through (to the image build or the service command).
+    extra: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, extra = argv[:split], argv[split + 1 :]
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        parser.print_help()
+        return 0
+    if extra and not args.accepts_extra:
+        parser.error(f"'funcwsgi {args.command}' takes no arguments after --")
+    args.extra = extra
+    try:
+        return int(args.run(args) or 0)
+    except StartupError as error:
+        print(f"funcwsgi: error: {error}", file=sys.stderr)
+        if error.user_traceback:
+            print(error.user_traceback.rstrip(), file=sys.stderr)
+        return EXIT_STARTUP_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""``funcwsgi run``: serve the function on this machine, from scaffolding in ``.func/runs/N``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+from .. import scaffolding, venvs
+from ...config import specs
+from ..containers import ENGINE_ENV, find_engine
+from ...errors import StartupError
+from ..project import Project, load_project
+from ..runs import RunRecord, claim_port
+from .build import build_image, scaffolded_dir
+
+NAME = "run"
+HELP = "Run the function on this machine (or in a container) until Ctrl-C; --reload restarts it on edits."
+EPILOG = f"""examples:
+  funcwsgi run                     # http://127.0.0.1:8080 (the next free port if taken)
+  funcwsgi run --reload            # restart when a file of the function changes
+  funcwsgi run --port 9000 --keep  # keep .func/runs/N afterwards, to look at it
+  funcwsgi run --container         # build the image and run it with docker or podman
+  funcwsgi run -- --workers 2      # arguments after -- go to the service command
+
+Each run scaffolds the function into .func/runs/N (the lowest free N, so runs
+in several terminals do not collide), prepares a virtual environment with the
+function's requirements.txt (cached by its content under $FUNCWSGI_CACHE_DIR,
+default ~/.cache/funcwsgi, so the second run starts at once), and runs run.sh.
+The function sees func.yaml's envs, name, labels and annotations. Ctrl-C stops
+it and removes .func/runs/N unless --keep. In a scaffolded project
+(func.yaml scaffolded: true) ./dist/run.sh is used and nothing is generated.
+--container builds the image (see 'funcwsgi build') and runs it with host
+networking; {ENGINE_ENV} chooses docker or podman.
+
+exit status: 0 when stopped with Ctrl-C or SIGTERM, 2 for a start-up error
+(bad func.yaml, no docker for --container), else the function server's own.
+"""
+ACCEPTS_EXTRA = True
+#: Seconds the server gets to stop after SIGTERM before it is killed.
+STOP_TIMEOUT = 10.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", nargs="?", default=".", metavar="DIR", help="the function's folder (default: the current folder)")
+    parser.add_argument("--port", "-p", type=int, default=8080, help="port to listen on; the next free one if taken (default 8080)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
+    parser.add_argument("--reload", action="store_true", help="restart the function when its files change (werkzeug's reloader)")
+    parser.add_argument("--keep", action="store_true", help="keep .func/runs/N when the run ends")
+    parser.add_argument("--container", action="store_true", help="build the function's image and run it in a container")
+
+
+class Stop(Exception):
+    """SIGINT (Ctrl-C), SIGTERM or SIGHUP arrived: stop the function and clean up."""
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise Stop(signal.Signals(signum).name)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.port <= 65535:
+        raise StartupError(f"--port {args.port} is invalid: expected an integer from 1 to 65535")
+    project = load_project(args.directory)
+    # SIGINT too: a shell that starts us in the background leaves it ignored, and Ctrl-C must still stop a run.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_stop)
+    folder = scaffolding.claim(project.func_dir / "runs")
+    try:
+        if args.container:
+            return run_in_container(project, folder, args)
+        return run_on_host(project, folder, args)
+    finally:
+        if args.keep:
+            say(f"Kept {folder}")
+        else:
+            scaffolding.remove(folder)
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def url_host(host: str) -> str:
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int:
+    if project.scaffolded:
+        scripts = scaffolded_dir(project, "run.sh")
+    else:
+        scaffolding.write(project, folder)
+        scripts = folder
+    environment = venvs.prepare(project.root / "requirements.txt", progress=say)
+    record = claim_port(project.func_dir / "runs", folder, args.host, args.port, url_host(args.host))
+    if record.port != args.port:
+        say(f"Port {args.port} is taken; using {record.port}")
+    env = {
+        **os.environ,
+        **project.function_env(),
+        "SERVER_HOST": args.host,
+        "SERVER_PORT": str(record.port),
+        "VIRTUAL_ENV": str(environment),
+        "PATH": f"{environment / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("PYTHONHOME", None)
+    for name in handler_folder_names():  # the scaffolding finds the function through its link
+        env.pop(name, None)
+    if args.reload:
+        env.update(SERVER_ADAPTER="werkzeug", SERVER_RELOAD="true")
+    command = [str(scripts / "run.sh"), *project.run_args, *args.extra]
+    process = subprocess.Popen(command, env=env, cwd=project.root, start_new_session=True)
+    return supervise(project, process, record, scripts, reload=args.reload)
+
+
+def handler_folder_names() -> list[str]:
+    """HANDLER_FOLDER and its compatibility names, which a developer's shell may have set."""
+    for field_name, _, spec in specs():
+        if field_name == "handler_folder":
+            return [spec.env, *(alias.name for alias in spec.aliases)]
+    return ["HANDLER_FOLDER"]
+
+
+def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -> int:
+    engine = find_engine("run --container", "run without --container")
+    image = project.default_image
+    status = build_image(project, image, extra=[], keep=args.keep, runtime_image=None)
+    if status != 0:
+        return status
+    name = f"funcwsgi-{project.name}-{os.getpid()}"
+    record = claim_port(project.func_dir / "runs", folder, args.host, args.port, url_host(args.host), container=name)
+    if record.port != args.port:
+        say(f"Port {args.port} is taken; using {record.port}")
+    settings = {**project.function_env(), "SERVER_HOST": args.host, "SERVER_PORT": str(record.port)}
+    command = [engine, "run", "--rm", "--name", name, "--network", "host"]
+    for key, value in settings.items():
+        command += ["--env", f"{key}={value}"]
+    command += [image, *project.run_args, *args.extra]
+    process = subprocess.Popen(command, cwd=project.root, start_new_session=True)
+    return supervise(project, process, record, folder, reload=False, stop=[engine, "stop", "--time", str(int(STOP_TIMEOUT)), name])
+
+
+def supervise(project: Project, process: subprocess.Popen[bytes], record: RunRecord, where: Path, *, reload: bool, stop: list[str] | None = None) -> int:
+    """Wait for the server to listen, print its URL, and wait until it exits or we are told to stop."""
+    try:
+        if not wait_listening(process, record):
+            code = process.wait()
+            say(f"funcwsgi: error: the function exited with status {code} before it listened; see its output above")
+            return code or 1
+        mode = " with reload" if reload else ""
+        print(f"Function {project.name!r} running{mode} at {record.url}/ ({where}); Ctrl-C stops it", flush=True)
+        code = process.wait()
+        say(f"funcwsgi: the function exited with status {code}")
+        return code
+    except (KeyboardInterrupt, Stop):
+        say("Stopping ...")
+        terminate(process, stop)
+        return 0
+    finally:
+        terminate(process, stop)
+
+
+def wait_listening(process: subprocess.Popen[bytes], record: RunRecord) -> bool:
+    """Poll the port until it accepts a connection (True) or the process ends (False)."""
+    host = record.url.split("//", 1)[1].rsplit(":", 1)[0].strip("[]")
+    while process.poll() is None:
+        try:
+            with socket.create_connection((host, record.port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def terminate(process: subprocess.Popen[bytes], stop: list[str] | None) -> None:
+    """SIGTERM the server's process group (the reloader's child too), then SIGKILL if it lingers."""
+    if stop is not None and process.poll() is None:
+        subprocess.run(stop, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=STOP_TIMEOUT + 5)
+    # The whole group, even when its leader is gone: a reloader's child may outlive it.
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()

@@ -1,0 +1,24 @@
+"""Every key funcwsgi puts in a call's WSGI environ, in one place.
+
+Namespaced as werkzeug's are (``werkzeug.proxy_fix.orig``), so they never
+clash with a server's or a framework's own keys.
+"""
+
+from __future__ import annotations
+
+#: The :class:`~funcwsgi.config.Config` of the service serving the call (the sdk reads it).
+CONFIG_KEY = "funcwsgi.config"
+#: The call's request id (the caller's ``X-Request-Id`` or a new one).
+REQUEST_ID_KEY = "funcwsgi.request_id"
+#: The server span of the call, when tracing is on.
+SPAN_KEY = "funcwsgi.span"
+#: The exception the function raised, for the layers that count and log failures.
+ERROR_KEY = "funcwsgi.error"
+#: A failure another layer turned into a response (the call timeout's 408).
+FAILURE_KEY = "funcwsgi.failure"
+#: The CloudEvent the request carries, decoded once.
+CLOUD_EVENT_KEY = "funcwsgi.cloud_event"
+#: What started the call when it was not an HTTP request (``"kafka"``).
+TRIGGER_KEY = "funcwsgi.trigger"
+#: The Kafka record a triggered call serves.
+KAFKA_RECORD_KEY = "funcwsgi.kafka.record"

@@ -1,0 +1,196 @@
+"""The moments of a server process's life, in one place.
+
+- **server start**, once, in the main process: :func:`print_startup_lines`
+  around loading the function;
+- **worker start**, once in each process that serves (gunicorn: ``post_fork``;
+  single-process servers: just before serving): :func:`start_process` runs the
+  callbacks registered with :func:`on_worker_start`, then the function's
+  ``start()``;
+- **worker exit**, in the main process after a worker process ended (gunicorn:
+  ``child_exit``): :func:`worker_exited` runs the callbacks registered with
+  :func:`on_worker_exit`, so per-process files can be cleaned up;
+- **stop**, when a process stops serving: :func:`stop_process` runs the
+  function's ``stop()``.
+
+Some state must not be shared across ``fork()``: exporter threads, sockets,
+event loops. Parts of the runtime register their callbacks here when they are
+built (the stack is built once, in the server's main process, before any fork).
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from .config import Config
+from .errors import StartupError
+from .loader import LoadedFunction, user_traceback
+
+log = logging.getLogger("funcwsgi")
+
+T = TypeVar("T")
+
+
+class Service(Protocol):
+    """What the moments need of a service: its settings and its function."""
+
+    config: Config
+    loaded: LoadedFunction
+
+
+WorkerInit = Callable[[Service], None]
+WorkerExit = Callable[[int], None]
+
+_starts: list[WorkerInit] = []
+_exits: list[WorkerExit] = []
+_lock = threading.Lock()
+_callbacks_run_in: int | None = None
+_started_in: int | None = None
+_stopped_in: int | None = None
+_printed = False
+
+
+# -- server start -------------------------------------------------------------------------
+
+
+def startup_lines(config: Config) -> list[str]:
+    lines = [f"Importing function sources from {config.handler_path}:{config.handler_function_name}"]
+    if config.trace_collector_endpoint:
+        lines.append(f"Tracing configured with endpoint {config.trace_collector_endpoint}")
+    else:
+        lines.append("Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set")
+    if config.publisher_proxy_address:
+        lines.append(f"Publisher Proxy available on address {config.publisher_proxy_address}")
+    else:
+        lines.append("Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set")
+    lines.append(f"Starting {config.func_runtime} server {config.server_host}:{config.server_port}")
+    return lines
+
+
+def print_startup_lines(config: Config, loader: Callable[[], T]) -> T:
+    """Print the start-up lines once per server around ``loader``, and return what it made.
+
+    The first line says which file is imported, so it comes before the import;
+    the others only once the function has loaded, so a function that fails to
+    load never prints "Starting". A server that forks workers prints the lines
+    in its master; the flag is inherited by the workers, which stay quiet.
+    """
+    global _printed
+    if _printed:
+        return loader()
+    lines = startup_lines(config)
+    _write(lines[:1])
+    made = loader()
+    _printed = True
+    _write(lines[1:])
+    return made
+
+
+def _write(lines: list[str]) -> None:
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
+
+
+def mark_printed() -> None:
+    global _printed
+    _printed = True
+
+
+# -- worker start and worker exit ---------------------------------------------------------
+
+
+def on_worker_start(callback: WorkerInit) -> WorkerInit:
+    """Register ``callback(service)`` to run in each worker process before it serves."""
+    with _lock:
+        if callback not in _starts:
+            _starts.append(callback)
+    return callback
+
+
+def on_worker_exit(callback: WorkerExit) -> WorkerExit:
+    """Register ``callback(pid)`` to run in the main process after a worker ended."""
+    with _lock:
+        if callback not in _exits:
+            _exits.append(callback)
+    return callback
+
+
+def start_worker(service: Service) -> None:
+    """Run the start callbacks, once per process (a fork resets the guard)."""
+    global _callbacks_run_in
+    with _lock:
+        if _callbacks_run_in == os.getpid():
+            return
+        _callbacks_run_in = os.getpid()
+        callbacks = list(_starts)
+    for callback in callbacks:
+        callback(service)
+
+
+def worker_exited(pid: int) -> None:
+    with _lock:
+        callbacks = list(_exits)
+    for callback in callbacks:
+        callback(pid)
+
+
+def start_process(service: Service) -> None:
+    """Run the per-worker callbacks, then the function's ``start()``, once per process.
+
+    A ``start()`` that raises becomes a :class:`StartupError` naming the
+    hook, the file and the exception, with the user's traceback.
+    """
+    global _started_in
+    if _started_in == os.getpid():
+        return
+    _started_in = os.getpid()
+    start_worker(service)
+    hook = service.loaded.hooks.get("start")
+    if hook is not None:
+        try:
+            _call(hook)
+        except BaseException as error:  # the user's code may raise anything, SystemExit included
+            raise StartupError(
+                f"start() in {service.loaded.path} raised {type(error).__name__}: {error}",
+                user_traceback(error, service.loaded.path),
+            ) from None
+    # Everything made so far (modules, the stack, what start() built) lives as long as the
+    # process: out of the collector's sight, the collections that calls trigger stay
+    # small, and forked workers keep sharing those pages instead of copying them.
+    gc.freeze()
+
+
+# -- stop ---------------------------------------------------------------------------------
+
+
+def stop_process(service: Service) -> None:
+    """Run the function's ``stop()`` once per process; a failure is logged, never raised."""
+    global _stopped_in
+    if _stopped_in == os.getpid():
+        return
+    _stopped_in = os.getpid()
+    hook = service.loaded.hooks.get("stop")
+    if hook is None:
+        return
+    try:
+        _call(hook)
+    except BaseException:
+        log.error("stop() in %s raised", service.loaded.path, exc_info=True)
+
+
+def _call(hook: Callable[[], Any]) -> None:
+    result = hook()
+    if inspect.isawaitable(result):
+        import asyncio  # only for async hooks: a sync function's server never imports it
+
+        asyncio.run(_awaited(result))
+
+
+async def _awaited(awaitable: Any) -> None:
+    await awaitable

@@ -1,0 +1,44 @@
+"""Running the ``funcwsgi`` CLI as a real process, in throw-away projects."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ...servers import base_env
+
+FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
+
+
+@pytest.fixture(scope="session")
+def venv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One virtual-environment cache for the whole session: runs of unchanged requirements reuse it."""
+    return tmp_path_factory.mktemp("venv-cache")
+
+
+@pytest.fixture
+def cli_env(venv_cache: Path) -> dict[str, str]:
+    return base_env(FUNCWSGI_CACHE_DIR=str(venv_cache))
+
+
+@pytest.fixture
+def cli(cli_env: dict[str, str]):
+    """``cli("create", "hello", cwd=tmp_path)``: run funcwsgi to its end and return the completed process."""
+
+    def run(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*FUNCWSGI, *args], cwd=cwd, env={**cli_env, **(env or {})}, capture_output=True, text=True, timeout=timeout
+        )
+
+    return run
+
+
+@pytest.fixture
+def project(cli, tmp_path: Path) -> Path:
+    """A freshly created http function project."""
+    result = cli("create", "hello", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "hello"

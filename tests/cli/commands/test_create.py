@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from funcwsgi.cli.project import load_project
+
+
+def test_creates_a_project_without_platform_code(project: Path):
+    names = sorted(str(path.relative_to(project)) for path in project.rglob("*") if path.is_file())
+    assert names == [".gitignore", "func.yaml", "handler.py", "requirements.txt", "tests/test_handler.py"]
+    imports = [line for line in (project / "handler.py").read_text().splitlines() if line.startswith(("import ", "from "))]
+    assert not [line for line in imports if "funcwsgi" in line or "sdk" in line]
+    assert ".func/" in (project / ".gitignore").read_text().splitlines()
+    loaded = load_project(project)
+    assert (loaded.name, loaded.template, loaded.handler_module, loaded.handler_function) == ("hello", "http", "handler", "main")
+    assert yaml.safe_load((project / "func.yaml").read_text())["scaffolded"] is False
+
+
+def test_created_tests_pass_with_the_testing_client(project: Path):
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 passed" in result.stdout
+
+
+def test_cloudevent_template_tests_pass(cli, tmp_path: Path):
+    assert cli("create", "events", "--template", "cloudevent", cwd=tmp_path).returncode == 0
+    assert load_project(tmp_path / "events").template == "cloudevent"
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tmp_path / "events", capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
+
+
+def test_refuses_to_overwrite_and_names_the_files(cli, tmp_path: Path):
+    (tmp_path / "handler.py").write_text("mine\n")
+    (tmp_path / "func.yaml").write_text("name: mine\n")
+    result = cli("create", ".", "--name", "mine", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"funcwsgi: error: {tmp_path} already has func.yaml, handler.py; create the function in an empty folder or remove them"
+    ]
+    assert (tmp_path / "handler.py").read_text() == "mine\n"
+    assert not (tmp_path / "requirements.txt").exists()
+
+
+def test_name_is_made_from_the_folder(cli, tmp_path: Path):
+    assert cli("create", "My_Func", cwd=tmp_path).returncode == 0
+    assert load_project(tmp_path / "My_Func").name == "my-func"
+
+
+def test_bad_name_is_one_line(cli, tmp_path: Path):
+    result = cli("create", "x", "--name", "Bad Name", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--name 'Bad Name' is invalid: expected lower-case letters" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_unknown_template_is_one_line(cli, tmp_path: Path):
+    result = cli("create", "x", "--template", "grpc", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "funcwsgi: error: template 'grpc' is neither a built-in template (http, cloudevent) nor a folder"
+
+
+def test_template_folder_with_its_own_files(cli, tmp_path: Path):
+    template = tmp_path / "tpl"
+    (template / "scaffolding").mkdir(parents=True)
+    (template / "handler.py").write_text("def main(req, res):\n    res.set_body('from my template')\n")
+    (template / "requirements.txt").write_text("")
+    (template / "scaffolding" / "run.sh").write_text("#!/bin/sh\necho custom\n")
+    assert cli("create", "fn", "--template", str(template), cwd=tmp_path).returncode == 0
+    created = tmp_path / "fn"
+    assert (created / "handler.py").read_text().endswith("'from my template')\n")
+    assert not (created / "scaffolding").exists(), "a template's scaffolding is not copied into the project"
+    assert load_project(created).template == str(template)
