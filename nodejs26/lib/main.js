@@ -23,6 +23,7 @@ async function main() {
   const config = fromEnv(process.env);
   configureLogging(config);
   setActiveConfig(config);
+  captureConsole();
   if (config.serverReload && !process.env[WATCHED]) return watch(config);
   const lines = startupLines(config);
   writeLines(lines.slice(0, 1));
@@ -32,7 +33,6 @@ async function main() {
   const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
   const runtime = new Runtime(config, loaded, { tracing, monitor });
   writeLines(lines.slice(1));
-  captureConsole();
   process.on('unhandledRejection', (reason) => log.log(40, ['A promise of the function was rejected and nobody handled it', reason instanceof Error ? reason : new Error(String(reason))]));
   process.on('uncaughtException', (error) => log.log(40, ['The function threw outside any call; the runtime keeps serving', error]));
   try {
