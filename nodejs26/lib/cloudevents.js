@@ -46,7 +46,8 @@ export function decode(headers, body) {
   }
 }
 
-export const isCloudEvent = (value) => value instanceof CloudEvent;
+/** A CloudEvent of this runtime's `cloudevents`, or of a copy the function installed itself. */
+export const isCloudEvent = (value) => value instanceof CloudEvent || (value?.constructor?.name === 'CloudEvent' && typeof value.specversion === 'string' && typeof value.type === 'string' && typeof value.source === 'string');
 
 /** A new event; id, specversion and time are filled in. Throws TypeError for attributes the specification refuses. */
 export function makeEvent(attributes, data) {

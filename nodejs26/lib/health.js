@@ -14,7 +14,7 @@ export const OK = Buffer.from('OK');
  */
 export function hookCheck(hook, name, where) {
   const failed = `${name}() failed`;
-  const saidNo = `${name}() returned false`;
+  const saidNo = `${name}() returned False`; // funcwsgi's words, byte for byte
   const judge = (result) => {
     if (result === undefined || result === null || result === true) return null;
     if (typeof result === 'string') return result || saidNo;

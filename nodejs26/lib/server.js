@@ -18,7 +18,7 @@ import { getLogger } from './logs.js';
 import { CallMetrics } from './metrics.js';
 import { FunctionRequest, mediaType } from './request.js';
 import { FunctionResponse, TEXT } from './response.js';
-import { Signature } from './signatures.js';
+import { answersThroughRes, Signature } from './signatures.js';
 
 const accessLog = getLogger('funcwsgi.access');
 const serverLog = getLogger('funcwsgi');
@@ -282,7 +282,8 @@ function isThenable(value) {
 export function makeInvoker(loaded, config) {
   const fn = loaded.fn;
   switch (loaded.signature) {
-    case Signature.REQ_RES:
+    case Signature.REQ_RES: {
+      const waitsForRes = answersThroughRes(fn);
       return (call) => {
         const res = new FunctionResponse(call);
         call.res = res;
@@ -295,9 +296,10 @@ export function makeInvoker(loaded, config) {
         if (isThenable(result)) return void result.then((value) => call.answerWith(value, res), (error) => call.fail(error));
         // An Express-style function that answers later from a callback returns nothing
         // and has not touched res yet: wait for its res.send() (the timeout still applies).
-        if (result === undefined && !res.touched) return;
+        if (result === undefined && waitsForRes && !res.touched) return;
         call.answerWith(result, res);
       };
+    }
     case Signature.REQ:
     case Signature.NONE: {
       const withRequest = loaded.signature === Signature.REQ;

@@ -57,3 +57,20 @@ export function detectSignature(fn, forced, where) {
   if (count === 1) return Signature.REQ;
   return Signature.NONE;
 }
+
+// Express's senders, and its setters that only Express-style code calls (status().send()).
+const SENDERS = '(?:send|json|jsonp|end|sendStatus|sendFile|redirect|write|render|status|set|header|type|append|location|cookie|attachment|format|vary)';
+
+/**
+ * Whether a main(req, res) answers Express-style: its source calls one of Express's
+ * senders on its response parameter, or hands that parameter to another function
+ * (which may answer later). For such a function a synchronous return of nothing is
+ * not its answer; the runtime waits for res (as Express does), up to the call timeout.
+ */
+export function answersThroughRes(fn) {
+  const [, res] = parameterNames(fn);
+  if (!res || !/^[A-Za-z_$][\w$]*$/.test(res)) return false;
+  const source = Function.prototype.toString.call(fn);
+  const body = source.slice(source.indexOf(res) + res.length);
+  return new RegExp(`\\b${res.replace(/\$/g, '\\$')}\\s*\\.\\s*${SENDERS}\\s*\\(`).test(body) || new RegExp(`[(,]\\s*${res.replace(/\$/g, '\\$')}\\s*[,)]`).test(body);
+}

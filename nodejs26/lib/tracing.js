@@ -6,11 +6,11 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { spanIds } from './logs.js';
+import { ProtobufSpanExporter } from './otlp.js';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
@@ -33,8 +33,8 @@ export class Tracing {
     }
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the function's metadata.
     const resource = defaultResource().merge(resourceFromAttributes(ours)).merge(resourceFromAttributes(fromOtelEnvironment()));
-    this.exporter = new OTLPTraceExporter({ url: config.traceCollectorEndpoint });
-    this.provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: this.exporter, scheduledDelayMillis: 500 })] });
+    this.exporter = new ProtobufSpanExporter(config.traceCollectorEndpoint);
+    this.provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: this.exporter, scheduledDelayMillis: Number(process.env.OTEL_BSP_SCHEDULE_DELAY) || 500 })] });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(buildPropagator(config.otelPropagators));
     trace.setGlobalTracerProvider(this.provider);

@@ -234,7 +234,7 @@ describe('reserved routes', () => {
     await get('/alive?value=false');
     const dead = await get('/health/liveness');
     assert.equal(dead.status, 503);
-    assert.equal(dead.text, 'alive() returned false');
+    assert.equal(dead.text, 'alive() returned False');
     assert.equal((await get('/healthz')).status, 503, '/healthz answers like liveness when there are checks');
     await get('/alive?value=true');
     assert.equal((await get('/health/liveness')).status, 200);

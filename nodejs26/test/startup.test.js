@@ -87,7 +87,7 @@ describe('serving', () => {
     const runtime = await startRuntime({ HANDLER_FOLDER: functions('hooks-async'), SERVER_CALL_TIMEOUT: '0' });
     try {
       const ready = await runtime.fetch('/health/readiness');
-      assert.deepEqual([ready.status, await ready.text()], [503, 'ready() returned false']);
+      assert.deepEqual([ready.status, await ready.text()], [503, 'ready() returned False']);
       const alive = await runtime.fetch('/health/liveness');
       assert.deepEqual([alive.status, await alive.text()], [503, 'alive() failed']);
       const record = await runtime.waitFor((r) => r.records().find((x) => x.logger === 'funcwsgi.health'), 'the hook failure');

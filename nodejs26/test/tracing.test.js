@@ -20,7 +20,7 @@ before(async () => {
   collector = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
-    req.on('end', () => { exports.push({ path: req.url, type: req.headers['content-type'], body: Buffer.concat(chunks) }); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
+    req.on('end', () => { exports.push({ path: req.url, type: req.headers['content-type'], length: req.headers['content-length'], body: Buffer.concat(chunks) }); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
   });
   echo = http.createServer((req, res) => { echoed.push(req.headers); res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ traceparent: req.headers.traceparent ?? null })); });
   const collectorPort = await listen(collector);
@@ -55,6 +55,7 @@ test('W3C: the incoming trace continues into sdk spans and outgoing fetch; spans
   }, 'the exported spans', 8000);
   assert.equal(exported[0].path, '/v1/traces');
   assert.equal(exported[0].type, 'application/x-protobuf');
+  assert.equal(Number(exported[0].length), exported[0].body.length, 'sent with a Content-Length, not chunked');
   const all = Buffer.concat(exported.map((e) => e.body));
   assert.ok(all.includes(Buffer.from(parent, 'hex')), "the server span's parent is the caller's span");
   assert.ok(all.includes(Buffer.from('traced-fn')), 'service.name is FUNC_NAME');
@@ -67,8 +68,9 @@ test('B3 multi-header: the incoming trace continues', async () => {
   assert.equal(echoed.at(-1)['x-b3-traceid'], traceId, 'B3 headers are written to outgoing calls too');
 });
 
-test('without a caller trace, a new trace', async () => {
+test('without a caller trace, a new trace; every export reaches the collector', async () => {
   const response = await runtime.fetch(target(), { headers: { 'x-request-id': 'traced-call' } });
   const body = await response.json();
   assert.match(body.inner.traceId, /^[0-9a-f]{32}$/);
+  await runtime.waitFor(() => exports.some((e) => e.body.includes(Buffer.from(body.inner.traceId, 'hex'))), 'a later export', 8000);
 });

@@ -285,3 +285,18 @@ describe('log records', () => {
     assert.match(lines[0], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} WARNING function: careful\n$/);
   });
 });
+
+describe('Express-style functions, recognised once from their source', async () => {
+  const { answersThroughRes } = await import('../lib/signatures.js');
+  for (const [fn, expected] of [
+    [function main(req, res) { setTimeout(() => res.send('later')); }, true],
+    [function main(req, res) { res.status(200).send('x'); }, true],
+    [(req, response) => { helper(req, response); }, true],
+    [function main(req, res) { res.setCode(204); }, false],
+    [function main(req, res) { return undefined; }, false],
+    [(req) => req, false],
+  ]) {
+    test(`${String(fn).slice(0, 60)} -> ${expected}`, () => assert.equal(answersThroughRes(fn), expected));
+  }
+});
+function helper() {}
