@@ -83,9 +83,11 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     if stack is not None and traced is not None:
         # Every thread's CPU is counted, so the batch export's encoding is in it.
         check("in-process: tracing on, CPU added per request (export included)", traced - stack, 60, at_least=False, unit=" µs")
-    node_call_path, node_bare = _inprocess(results, "node-call-path"), _inprocess(results, "node-bare")
-    if node_call_path is not None and node_bare is not None:
-        check("in-process: nodejs26 call path over bare node:http handler (CPU)", node_call_path - node_bare, 10, at_least=False, unit=" µs")
+    node_rows = {row["id"]: float(row["cpu_us"]) for row in results.get("inprocess_node", [])}
+    if "node-bare" in node_rows and "node-call-path" in node_rows:
+        check("in-process: nodejs26 call path over bare node:http (CPU)", node_rows["node-call-path"] - node_rows["node-bare"], 10, at_least=False, unit=" µs")
+    if "node-bare" in node_rows and "node-default" in node_rows:
+        check("in-process: nodejs26 default settings over bare node:http (CPU)", node_rows["node-default"] - node_rows["node-bare"], 20, at_least=False, unit=" µs")
     rps = "c16.requests_per_s"
     check("req/s: nodejs26 ÷ bare node:http", paired(results, "nodejs26", "bare-node-http", rps), 0.8, at_least=True)
     check("req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime (Express 5)", paired(results, "nodejs26", "kyma-nodejs26-shaped", rps), 2, at_least=True)
@@ -168,6 +170,16 @@ def inprocess_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def node_inprocess_table(results: dict[str, Any]) -> list[str]:
+    rows = results.get("inprocess_node")
+    if not rows:
+        return []
+    bare = next((float(row["cpu_us"]) for row in rows if row["id"] == "node-bare"), 0.0)
+    lines = ["| in-process variant (Node) | CPU µs/request | wall µs/request | over bare node:http (CPU) |", "|---|---:|---:|---:|"]
+    lines += [f"| {row['label']} | {row['cpu_us']:.2f} | {row['us']:.2f} | {float(row['cpu_us']) - bare:+.2f} |" for row in rows]
+    return lines
+
+
 def render(results: dict[str, Any], *, chart_path: str) -> str:
     meta = results["meta"]
     mode = meta["mode"]
@@ -201,6 +213,15 @@ def render(results: dict[str, Any], *, chart_path: str) -> str:
     if inprocess:
         note = f" ({meta['inprocess_note']})" if meta.get("inprocess_note") else ""
         out += ["### In-process, per layer", "", f"Medians of {mode['inprocess_rounds']} interleaved rounds of {mode['inprocess_calls']:,} calls{note}.", "", *inprocess, ""]
+    node_inprocess = node_inprocess_table(results)
+    if node_inprocess:
+        out += [
+            "The nodejs26 call path in-process (`bench/node_inprocess.mjs`: node:http's request and response objects without a socket), "
+            f"medians of {mode['inprocess_rounds']} interleaved rounds of {mode['inprocess_calls']:,} calls:",
+            "",
+            *node_inprocess,
+            "",
+        ]
     if results.get("callgrind"):
         out += ["Instructions per request under callgrind (`python -m bench.callgrind`):", "", "| variant | instructions/request |", "|---|---:|"]
         out += [f"| {key} | {value:,} |" for key, value in results["callgrind"].items()]

@@ -125,6 +125,18 @@ def run_inprocess(mode: Mode, core: int | None, trace_endpoint: str | None) -> l
         return json.loads(out.read_text())  # type: ignore[no-any-return]
 
 
+def run_node_inprocess(mode: Mode, core: int | None) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="bench-node-inprocess-") as tmp:
+        out = Path(tmp) / "inprocess.json"
+        command = [str(node_binary()), str(REPO / "bench" / "node_inprocess.mjs"), "--json", str(out), "--rounds", str(mode.inprocess_rounds), "--calls", str(mode.inprocess_calls)]
+        if core is not None:
+            command = ["taskset", "-c", str(core), *command]
+        result = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+        if result.returncode != 0:
+            raise RuntimeError(f"in-process benchmark of nodejs26 failed:\n{result.stderr[-2000:]}")
+        return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
 def warm_up(port: int, pid: int, mode: Mode, load_core: int | None) -> None:
     if mode.warmup_seconds:
         run_wrk(port, pid, connections=16, seconds=mode.warmup_seconds, core=load_core)
@@ -267,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_inprocess:
             log("in-process: µs per request, layer by layer")
             results["inprocess"] = run_inprocess(mode, server_core, sink.endpoint if sink else None)
+            log("in-process: the nodejs26 call path")
+            results["inprocess_node"] = run_node_inprocess(mode, server_core)
             if mode.callgrind and callgrind.available():
                 log("callgrind: instructions per request")
                 ids = [row["id"] for row in results["inprocess"]]
