@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MODULE_EXTENSIONS, moduleFile, stripExtension } from './config.js';
 import { LoadError, pyRepr } from './errors.js';
-import { detectSignature } from './signatures.js';
+import { detectSignature, parameterNames } from './signatures.js';
 
 const LISTED_ENTRIES = 20;
 export const HOOK_NAMES = ['start', 'stop', 'ready', 'alive'];
@@ -27,8 +27,20 @@ export async function loadFunction(config) {
   }
   if (typeof fn !== 'function') throw new LoadError(`${pyRepr(name)} in ${file} is a ${fn === null ? 'null' : typeof fn}, not a function`);
   const hooks = {};
-  for (const hook of HOOK_NAMES) if (hook !== name && typeof exports[hook] === 'function') hooks[hook] = exports[hook];
+  for (const hook of HOOK_NAMES) if (hook !== name && exports[hook] !== undefined) hooks[hook] = checkedHook(exports[hook], hook, file);
   return { fn, signature: detectSignature(fn, config.handlerSignature, `${pyRepr(name)} in ${file}`), name, path: file, module, hooks, folder };
+}
+
+/** A start/stop/ready/alive hook, checked as the runtime will call it: with no arguments (as funcwsgi checks). */
+function checkedHook(value, hook, file) {
+  if (typeof value !== 'function') {
+    throw new LoadError(`${pyRepr(hook)} in ${file} is a ${value === null ? 'null' : typeof value}, not a function; the runtime calls ${hook}() with no arguments`);
+  }
+  if (value.length > 0) {
+    const required = parameterNames(value).filter((p) => !p.startsWith('...')).slice(0, value.length);
+    throw new LoadError(`${hook}() in ${file} requires ${value.length} argument(s) (${required.join(', ')}); the runtime calls ${hook}() with none`);
+  }
+  return value;
 }
 
 /** What the module offers: an ES module's named exports, or a CommonJS module's module.exports. */

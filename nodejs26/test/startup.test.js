@@ -48,6 +48,8 @@ describe('a function that cannot load: one line, the user stack when its code th
     ['a missing package', { HANDLER_FOLDER: functions('missing-import') }, `funcwsgi: error: ${functions('missing-import')}/handler.mjs failed to import 'no-such-package-7f3a': Cannot find package 'no-such-package-7f3a' imported from ${functions('missing-import')}/handler.mjs; is it in the function's package.json dependencies?`],
     ['the module throws', { HANDLER_FOLDER: functions('throws') }, `funcwsgi: error: importing ${functions('throws')}/handler.mjs raised TypeError: module-level failure`],
     ['start() rejects', { HANDLER_FOLDER: functions('start-fails') }, `funcwsgi: error: start() in ${functions('start-fails')}/handler.mjs raised Error: cannot reach the database`],
+    ['a hook that needs arguments', { HANDLER_FOLDER: functions('hook-needs-arguments') }, `funcwsgi: error: ready() in ${functions('hook-needs-arguments')}/handler.mjs requires 1 argument(s) (probe); the runtime calls ready() with none`],
+    ['a hook that is no function', { HANDLER_FOLDER: functions('hook-not-function') }, `funcwsgi: error: 'stop' in ${functions('hook-not-function')}/handler.mjs is a string, not a function; the runtime calls stop() with no arguments`],
     ['HANDLER_FUNCTION_NAME names another export', { HANDLER_FOLDER: functions('no-main'), HANDLER_FUNCTION_NAME: 'missing' }, `funcwsgi: error: no function 'missing' in ${functions('no-main')}/handler.mjs; found: handle, helper`],
   ]) {
     test(name, async () => {
