@@ -192,6 +192,9 @@ export class FunctionRequest {
     return this.data;
   }
 
+  /** Aborted when the call times out or the client goes away: hand it to fetch() and timers. */
+  get signal() { return this.call?.signal; }
+
   /** The incoming CloudEvent (binary or structured), or null. */
   get cloudEvent() { return this.call?.cloudEvent ?? null; }
   get cloud_event() { return this.cloudEvent; }

@@ -39,9 +39,9 @@ export function setActiveConfig(config) {
   active = config;
 }
 
+/** In a server, what it read at start-up; outside one, the environment at each call (a test may set it). */
 function config() {
-  active ??= fromEnv(process.env);
-  return active;
+  return active ?? fromEnv(process.env);
 }
 
 // -- the call --------------------------------------------------------------------------

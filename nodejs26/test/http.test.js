@@ -199,6 +199,10 @@ describe('failures', () => {
     assert.equal(text, 'Timeout while processing the function');
     await runtime.waitFor((r) => r.records().find((x) => x.message === 'Call timed out after 1s (the function did not return): GET /sleep'), 'the timeout record');
   });
+  test('req.signal is aborted at the timeout, so the function can stop its work', async () => {
+    assert.equal((await get('/aborted')).status, 408);
+    await runtime.waitFor((r) => r.records().find((x) => x.message === 'aborted at the timeout'), 'the function noticing');
+  });
   test('a call that blocks the event loop past its deadline: 408, logged, the next liveness probe fails once', async () => {
     const { status } = await get('/spin?seconds=1.6');
     assert.equal(status, 408);

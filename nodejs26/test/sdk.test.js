@@ -22,7 +22,11 @@ test('outside a call: no request, no event, a no-op tracer whose spans still wor
   assert.equal(span.isRecording(), false);
 });
 
-test('the metadata from the environment, with the runtime defaults', () => {
+test('the metadata from the environment at each call, with the runtime defaults', () => {
+  process.env.FUNC_NAME = 'from-a-test';
+  assert.equal(sdk.getFunctionName(), 'from-a-test');
+  delete process.env.FUNC_NAME;
+  assert.equal(sdk.getFunctionName(), '');
   assert.equal(sdk.getRuntime(), process.env.FUNC_RUNTIME ?? 'nodejs26');
   assert.equal(sdk.getTimeout(), 180);
   assert.equal(sdk.getBodySizeLimit(), 100);

@@ -147,3 +147,23 @@ describe('serving', () => {
     }
   });
 });
+
+test('SERVER_RELOAD: a change in the function folder restarts the runtime with the new code', async () => {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'nodejs26-reload-'));
+  fs.writeFileSync(path.join(folder, 'handler.mjs'), "export const main = () => 'first';\n");
+  const runtime = await startRuntime({ HANDLER_FOLDER: folder, SERVER_RELOAD: 'true' });
+  try {
+    assert.equal(await (await runtime.fetch('/')).text(), 'first');
+    fs.writeFileSync(path.join(folder, 'handler.mjs'), "export const main = () => 'second';\n");
+    const deadline = Date.now() + 10_000;
+    let text = '';
+    while (Date.now() < deadline) {
+      text = await runtime.fetch('/').then((r) => r.text(), () => '');
+      if (text === 'second') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(text, 'second');
+  } finally {
+    assert.deepEqual(await runtime.stop(), { code: 0, signal: null });
+  }
+});

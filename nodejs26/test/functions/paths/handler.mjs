@@ -31,6 +31,7 @@ async function paths(req, res) {
     case '/raise': throw new Error('node-secret-7f3a');
     case '/reject': await new Promise((r) => setTimeout(r, 5)); throw new Error('node-secret-async');
     case '/throw-string': throw 'a string';
+    case '/aborted': try { await new Promise((resolve, reject) => { const t = setTimeout(resolve, 5000); req.signal.addEventListener('abort', () => { clearTimeout(t); reject(req.signal.reason); }); }); } catch { getLogger().info('aborted at the timeout'); } return 'late';
     case '/sleep': await new Promise((r) => setTimeout(r, Number(req.query.seconds) * 1000)); return 'slept';
     case '/spin': { const until = Date.now() + Number(req.query.seconds) * 1000; while (Date.now() < until); return 'spun'; }
     case '/size': return String(req.getData().length);
