@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from .known_gaps import KNOWN_GAPS
 from .kit import Runtime, Settings, serve
 from .launchers import Launcher, command_launcher, local_launchers
 
@@ -77,6 +78,20 @@ def runtime(launcher: Launcher) -> Iterator[Runtime]:
 @pytest.fixture(scope="session")
 def settings() -> Settings:
     return Settings()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the known gaps of a runtime (known_gaps.py) as strict expected failures, for that runtime only."""
+    gaps = {(runtime, check): reason for runtime, check, reason in KNOWN_GAPS}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        launcher = callspec.params.get("launcher") if callspec else None
+        if launcher is None:
+            continue
+        check = f"{item.path.name}::{item.originalname}"  # type: ignore[attr-defined]
+        reason = gaps.get((launcher.name, check))
+        if reason:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{launcher.name}: {reason}"))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
