@@ -112,7 +112,7 @@ describe('serving', () => {
     assert.match(runtime.stdout, /"message":"stop hook ran"/);
   });
   test('CORS: preflight answered by the runtime, allowed origins get the headers, others nothing', async () => {
-    const runtime = await startRuntime({ HANDLER_FOLDER: functions('cors'), SERVER_CORS_ORIGINS: 'https://shop.example' });
+    const runtime = await startRuntime({ HANDLER_FOLDER: functions('cors'), SERVER_CORS_ORIGINS: 'https://shop.example', SERVER_INTERNAL_LOGGER: 'true' });
     try {
       const preflight = await runtime.fetch('/', { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-a, content-type' } });
       assert.equal(preflight.status, 204);
@@ -129,6 +129,9 @@ describe('serving', () => {
       const other = await runtime.fetch('/', { headers: { origin: 'https://evil.example' } });
       assert.equal(other.headers.get('access-control-allow-origin'), null);
       assert.equal(await other.text(), 'cors');
+      const access = await runtime.waitFor((r) => r.records().find((x) => x.logger === 'funcwsgi.access' && x.path === '/' && x.method === 'GET'), 'an access record (SERVER_INTERNAL_LOGGER, as Kyma names it)');
+      assert.deepEqual(Object.keys(access).slice(4), ['function', 'namespace', 'method', 'path', 'status', 'duration_ms', 'bytes', 'request_id']);
+      assert.deepEqual([access.message, access.bytes], ['GET / 200', 4]);
     } finally {
       await runtime.stop();
     }
