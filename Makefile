@@ -51,6 +51,12 @@ test: setup
 	$(MAKE) test-cloudevents-1
 	$(MAKE) test-container
 
+# The conformance kit alone (docs/conformance.md): every check against funcwsgi on
+# every HTTP adapter and against nodejs26 (`make test` runs it too).
+.PHONY: test-conformance
+test-conformance: setup
+	$(PY) -m pytest -q tests/conformance
+
 # The runtime image and a function image built and run by a real docker: starts
 # its own dockerd, makes the python:3.14-slim stand-in with debootstrap (cached in
 # ~/.cache/funcwsgi-test), needs root, docker.io and debootstrap; skips loudly without.

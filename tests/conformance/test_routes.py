@@ -73,5 +73,6 @@ def test_the_sdk_reports_the_function_and_the_settings(runtime):
         "runtime": runtime.launcher.runtime_name,
         "timeout": runtime.settings.call_timeout,
         "body_limit": runtime.settings.max_body_size / 2**20,  # in megabytes, as Kyma's FUNC_BODY_MB_LIMIT
+        "labels": {},
         "request_path": "/sdk",
     }

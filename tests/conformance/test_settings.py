@@ -78,20 +78,28 @@ B3_TRACE_ID = "80f198ee56343ba864fe8b2a57d3eff7"
 
 @pytest.fixture(scope="module")
 def options(launcher):
-    """The main fixture with non-default switches: a metrics path, CORS, a runtime name, tracing to the kit."""
-    collector = free_port()
+    """The main fixture with non-default switches: a metrics port and path, the access log, CORS, labels, a runtime name, tracing to the kit."""
+    collector, publisher, metrics_port = free_port(), free_port(), free_port()
     spans: list[dict[str, object]] = []
+    published: list[dict[str, object]] = []
     settings = {
         "SERVER_METRICS_PATH": "/prom",
+        "SERVER_METRICS_PORT": str(metrics_port),
+        "SERVER_ACCESS_LOG": "true",
+        "FUNC_NAME": "options",
+        "FUNC_LABELS": "team=kit,tier=test",
+        "PUBLISHER_PROXY_ADDRESS": f"http://127.0.0.1:{publisher}/publish",
         "SERVER_CORS_ORIGINS": "https://shop.example",
         "FUNC_RUNTIME": "custom-runtime",
         "TRACE_COLLECTOR_ENDPOINT": f"http://127.0.0.1:{collector}/v1/traces",
         "OTEL_BSP_SCHEDULE_DELAY": "100",
     }
-    with event_receiver(collector, spans):
+    with event_receiver(collector, spans), event_receiver(publisher, published):
         running = launcher.start("main", settings)
         running.exports = spans  # type: ignore[attr-defined]
+        running.published = published  # type: ignore[attr-defined]
         running.collector = collector  # type: ignore[attr-defined]
+        running.metrics_port = metrics_port  # type: ignore[attr-defined]
         try:
             yield running
         finally:
@@ -109,12 +117,33 @@ def test_func_runtime_and_the_tracing_endpoint_in_the_startup_lines(options, lau
     lines = options.stdout.splitlines()
     assert lines[1] == f"Tracing configured with endpoint http://127.0.0.1:{options.collector}/v1/traces", lines[:4]
     assert lines[3] == f"Starting custom-runtime server 127.0.0.1:{options.port}", lines[:4]
-    assert get(options, "/sdk").json()["runtime"] == "custom-runtime"
+    answer = get(options, "/sdk").json()
+    assert (answer["runtime"], answer["labels"]) == ("custom-runtime", {"team": "kit", "tier": "test"})
 
 
-def test_the_metrics_path_moves(options):
-    assert "function_calls_total" in get(options, "/prom").text
+def test_metrics_move_to_their_own_port_and_path(options):
+    import requests
+
+    get(options, "/hello")
+    moved = requests.get(f"http://127.0.0.1:{options.metrics_port}/prom", timeout=10)
+    assert moved.status_code == 200 and "function_calls_total" in moved.text
+    assert get(options, "/prom").text == "fixture GET /prom", "the calls' port leaves the path to the function"
     assert get(options, "/metrics").text == "fixture GET /metrics"
+
+
+def _records(options):
+    import json
+
+    return [json.loads(line) for line in options.stdout.splitlines() if line.startswith("{")]
+
+
+def test_the_access_log_has_one_record_per_call(options):
+    get(options, "/status/201", headers={"X-Request-Id": "kit-access-1"})
+    wait_for(lambda: any(r.get("request_id") == "kit-access-1" and r.get("status") == 201 for r in _records(options)), 5, "the access record")
+    record = next(r for r in _records(options) if r.get("request_id") == "kit-access-1" and r.get("status") == 201)
+    assert (record["method"], record["path"], record["status"]) == ("GET", "/status/201", 201)
+    assert record["bytes"] == len("status 201") and float(record["duration_ms"]) >= 0
+    assert record["function"] == "options" and record["level"] == "INFO"
 
 
 def test_a_cors_preflight_from_an_allowed_origin(options):
@@ -154,3 +183,21 @@ def test_an_incoming_b3_trace_is_continued(options):
     headers = {"X-B3-TraceId": B3_TRACE_ID, "X-B3-SpanId": "e457b5a2e4d86bd1", "X-B3-Sampled": "1"}
     assert get(options, "/hello", headers=headers).status_code == 200
     wait_for(lambda: _exported(options, B3_TRACE_ID), 15, "a span of the caller's B3 trace at the collector")
+
+
+def test_log_records_of_a_traced_call_carry_its_trace_id(options):
+    import uuid
+
+    marker = uuid.uuid4().hex
+    get(options, f"/log?id={marker}", headers={"traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01"})
+    wait_for(lambda: any(r.get("message") == f"conformance log line {marker}" for r in _records(options)), 5, "the function's record")
+    record = next(r for r in _records(options) if r.get("message") == f"conformance log line {marker}")
+    assert record["trace_id"] == TRACE_ID and len(record["span_id"]) == 16
+
+
+def test_an_emitted_event_carries_the_calls_trace(options):
+    response = get(options, "/cloudevent/emit?n=1", method="POST", headers={"traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01"})
+    assert response.status_code == 204
+    wait_for(lambda: bool(options.published), 5, "the emitted event")
+    traceparent = options.published[-1]["headers"].get("traceparent", "")
+    assert traceparent.split("-")[1:2] == [TRACE_ID], options.published[-1]["headers"]
