@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -63,10 +64,6 @@ class Exited:
     status: int
     stdout: str
     stderr: str
-
-    def error_lines(self) -> list[str]:
-        """The lines of stderr that are one-line start-up errors (``<program>: error: ...``)."""
-        return [line for line in self.stderr.splitlines() if ": error: " in line and not line.startswith((" ", "\t"))]
 
 
 class Running:
@@ -255,11 +252,5 @@ def command_launcher(command: str, language: str, runtime_name: str) -> Launcher
         raise ValueError("--runtime-command is empty")
     if language not in MODULE_FILES:
         raise ValueError(f"--runtime-language={language!r} is invalid: expected one of {', '.join(MODULE_FILES)}")
-    program = words[0] if os.sep in words[0] else (shutil_which(words[0]) or words[0])
-    return Launcher("external", runtime_name, language, (program, *words[1:]), cwd=Path.cwd())
-
-
-def shutil_which(name: str) -> str | None:
-    import shutil
-
-    return shutil.which(name)
+    program = words[0] if os.sep in words[0] else (shutil.which(words[0]) or words[0])
+    return Launcher("external", runtime_name, language, (str(Path(program).resolve()), *words[1:]), cwd=Path.cwd())
