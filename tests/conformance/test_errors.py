@@ -56,6 +56,10 @@ def test_a_failure_after_streaming_began_closes_the_connection(runtime):
             if not data:
                 break
             received += data
+    assert SECRET.encode() not in received
+    assert runtime.get("/hello").text == "hello"
+    if not received:
+        return  # closed before anything was sent (a server that buffers the first part): no answer at all
     head, _, body = received.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200"), received[:200]
     headers = dict(line.split(b": ", 1) for line in head.lower().split(b"\r\n")[1:] if b": " in line)
@@ -64,5 +68,3 @@ def test_a_failure_after_streaming_began_closes_the_connection(runtime):
     else:
         assert headers.get(b"transfer-encoding") == b"chunked", head
         assert not body.endswith(b"0\r\n\r\n"), "the truncated body looks complete"
-    assert SECRET.encode() not in received
-    assert runtime.get("/hello").text == "hello"
