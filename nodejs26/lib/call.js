@@ -32,13 +32,14 @@ export class Call {
     this.extraHeaders = extraHeaders;
     this.method = incoming.method;
     this.started = performance.now();
-    this.deadline = Infinity;
+    this.deadline = Infinity; // set and cleared by the runtime's Deadlines
+    this.before = null;
+    this.after = null;
     this.answered = false;
     this.ended = false;
     this.streaming = false;
     this.status = 0;
     this.failure = null; // 'exception' | 'timeout': counted as failed whatever the status
-    this.timer = null;
     this.req = null;
     this.res = null;
     this.span = null;
@@ -117,21 +118,12 @@ export class Call {
   }
 
   // -- the call timeout ------------------------------------------------------------------
-  startTimer(seconds) {
-    if (!(seconds > 0)) return;
-    this.deadline = this.started + seconds * 1000;
-    this.timer = setTimeout(() => this.timedOut('the function did not return'), seconds * 1000);
-  }
-
   stopTimer() {
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
+    if (this.deadline !== Infinity) this.runtime.deadlines.remove(this);
   }
 
   timedOut(why) {
-    this.timer = null;
+    this.stopTimer();
     if (this.answered) return;
     this.failure = 'timeout';
     const seconds = this.runtime.config.serverCallTimeout;
@@ -143,7 +135,7 @@ export class Call {
   /** Whether the deadline passed while the event loop was busy (a function that blocked it). */
   overdue() {
     if (this.deadline === Infinity || this.answered || performance.now() <= this.deadline) return false;
-    const blocked = (performance.now() - this.started) / 1000;
+    const blocked = (performance.now() - this.deadline) / 1000 + this.runtime.timeout;
     this.runtime.blocked?.(this, blocked);
     this.timedOut(`it blocked the event loop for ${blocked.toFixed(1)}s`);
     return true;

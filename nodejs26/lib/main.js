@@ -46,7 +46,7 @@ async function main() {
   const stop = async (signal) => {
     if (stopping) return;
     stopping = true;
-    log.info(`Received ${signal}: finishing ${runtime.inFlight} call(s) in flight, then stopping`);
+    log.info(`Received ${signal}: finishing the calls in flight, then stopping`);
     await runtime.stop();
     monitor?.stop();
     await runHook(loaded, 'stop', false);

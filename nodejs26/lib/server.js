@@ -15,6 +15,7 @@ import { Cors } from './cors.js';
 import { firstProblem, hookCheck, OK } from './health.js';
 import { buildContext, buildEvent } from './legacy.js';
 import { getLogger } from './logs.js';
+import { Deadlines } from './deadlines.js';
 import { CallMetrics } from './metrics.js';
 import { FunctionRequest, mediaType } from './request.js';
 import { FunctionResponse, TEXT } from './response.js';
@@ -74,9 +75,9 @@ export class Runtime {
     this.maxBody = config.serverMaxBodySize;
     this.tooLarge = Buffer.from(`Request Entity Too Large: the request body is larger than ${this.maxBody} bytes`);
     this.timeout = config.serverCallTimeout;
+    this.deadlines = this.timeout > 0 ? new Deadlines(this.timeout, (call) => call.timedOut('the function did not return')) : null;
     this.cloudevents = config.serverCloudevents;
     this.stopping = false;
-    this.inFlight = 0;
     this.invoke = makeInvoker(loaded, config);
     this.onEnd = this.endOfCall();
     this.routes = this.reservedRoutes();
@@ -125,8 +126,6 @@ export class Runtime {
 
   /** The request listener of the calls' port. */
   handle(incoming, outgoing) {
-    this.inFlight += 1;
-    outgoing.once('close', () => this.callClosed());
     const headers = incoming.headers;
     let requestId = headers['x-request-id'];
     if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
@@ -151,11 +150,6 @@ export class Runtime {
     } catch (error) {
       call.fail(error);
     }
-  }
-
-  callClosed() {
-    this.inFlight -= 1;
-    if (this.stopping && this.inFlight === 0) this.drained?.();
   }
 
   /** The body limit, then the body, then the call. */
@@ -191,7 +185,7 @@ export class Runtime {
 
   /** CloudEvents, the timeout, then the function, inside the call's context. */
   call(call, data) {
-    call.startTimer(this.timeout);
+    if (this.deadlines !== null) this.deadlines.add(call);
     const req = new FunctionRequest(call.incoming, data, call);
     call.req = req;
     if (this.cloudevents && data !== null && claimsEvent(call.incoming.headers) && mediaType(call.incoming.headers['content-type']) !== BATCH) {
@@ -243,15 +237,18 @@ export class Runtime {
     this.stopping = true;
     this.metricsServer?.close();
     if (!this.server) return Promise.resolve();
-    this.server.close();
-    this.server.closeIdleConnections();
+    const server = this.server;
     return new Promise((resolve) => {
+      // Answers made from now on close their connection; a keep-alive connection that
+      // goes idle (after a stream, say) is closed at the next tick.
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
       const timer = setTimeout(() => {
-        serverLog.warning(`Stopping with ${this.inFlight} call(s) still in flight after SERVER_GRACEFUL_TIMEOUT=${this.config.serverGracefulTimeout}s`);
-        resolve();
+        serverLog.warning(`Stopping with calls still in flight after SERVER_GRACEFUL_TIMEOUT=${this.config.serverGracefulTimeout}s`);
+        done();
       }, this.config.serverGracefulTimeout * 1000);
-      this.drained = () => { clearTimeout(timer); resolve(); };
-      if (this.inFlight === 0) this.drained();
+      const done = () => { clearInterval(idle); clearTimeout(timer); resolve(); };
+      server.close(done);
+      server.closeIdleConnections();
     });
   }
 }
