@@ -15,12 +15,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from funcwsgi.config import SERVER_ADAPTERS
 from funcwsgi.errors import StartupError
+from funcwsgi.middleware.body import ClosingBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -95,25 +96,3 @@ class InFlight:
         """Wait until no call is in flight; False if some still were after ``timeout`` seconds."""
         with self.changed:
             return self.changed.wait_for(lambda: self.count <= 0, timeout)
-
-
-class ClosingBody:
-    """A response body that reports when the server has closed it."""
-
-    def __init__(self, body: Iterable[bytes], on_close: Callable[[], None]) -> None:
-        self.body = body
-        self.on_close: Callable[[], None] | None = on_close
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.body)
-
-    def close(self) -> None:
-        try:
-            close: Any = getattr(self.body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            done = self.on_close
-            self.on_close = None
-            if done is not None:
-                done()

@@ -24,7 +24,7 @@ from granian.server import Server
 
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.config import Config
-from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError
+from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
 from funcwsgi.process import mark_printed, start_process, stop_process
 from funcwsgi.loader import load_function
 
@@ -118,10 +118,7 @@ def worker_app() -> FunctionService:
             _service = build_service(config, load_function(config))
         start_process(_service)
     except StartupError as error:
-        print(f"funcwsgi: error: {error}", file=sys.stderr)
-        if error.user_traceback:
-            print(error.user_traceback.rstrip(), file=sys.stderr)
-        sys.stderr.flush()
+        print_startup_error(error)
         # A worker that cannot start must stop the server, not be restarted over and over:
         # tell the main process, before exiting, so it shuts down instead of respawning.
         with open(_boot_failure_marker(os.getppid()), "w"):

@@ -20,7 +20,7 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from adapters import host_port
 from funcwsgi.application import FunctionService, default_app
-from funcwsgi.errors import StartupError
+from funcwsgi.errors import StartupError, print_startup_error
 from funcwsgi.process import start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls, use_server_threads
 
@@ -51,10 +51,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         try:
             start_process(service_of(server))
         except StartupError as error:
-            print(f"funcwsgi: error: {error}", file=sys.stderr)
-            if error.user_traceback:
-                print(error.user_traceback.rstrip(), file=sys.stderr)
-            sys.stderr.flush()
+            print_startup_error(error)
             sys.exit(WORKER_BOOT_ERROR)
 
     def worker_exit(server: Any, worker: Any) -> None:

@@ -18,8 +18,9 @@ from werkzeug.serving import WSGIRequestHandler, is_running_from_reloader, make_
 from adapters import InFlight
 from adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
-from funcwsgi.errors import StartupError
+from funcwsgi.errors import StartupError, print_startup_error
 from funcwsgi.process import print_startup_lines, start_process, stop_process
+from funcwsgi.replies import Reply
 from funcwsgi.loader import load_function
 
 if TYPE_CHECKING:
@@ -100,17 +101,15 @@ class LoadErrorPage:
         if error.user_traceback:
             text += "\n" + error.user_traceback
         text += "\nSave a change in the function's folder to reload.\n"
-        self.body = text.encode()
-        print(f"funcwsgi: error: {error}", flush=True)
+        self.reply = Reply(500, text)
+        print_startup_error(error)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        start_response("500 Internal Server Error", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(self.body)))])
-        return [self.body]
+        return self.reply(environ, start_response)
 
 
-def _never_called(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:  # pragma: no cover
-    start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
-    return [b"reloading"]
+#: What the reloader's outer process would answer; it never serves, the reloaded child does.
+_never_called = Reply(503, "reloading")
 
 
 def _files_under(folder: str) -> Iterable[str]:

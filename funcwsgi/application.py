@@ -32,7 +32,11 @@ class FunctionService:
     def __init__(self, config: Config, loaded: LoadedFunction) -> None:
         self.config = config
         self.loaded = loaded
-        self.wsgi, self.layers = build_stack(config, loaded)
+        self.wsgi, built = build_stack(config, loaded)
+        #: The layers' names from the outside in, ``function`` last.
+        self.layers = [layer.name for layer in built] + ["function"]
+        #: The same, with the options whose setting is not the default: what the start-up log shows.
+        self.described = [layer.describe(config) for layer in built] + ["function"]
         activate(config)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
@@ -73,7 +77,7 @@ def build_service(config: Config, loaded: LoadedFunction) -> FunctionService:
 
 
 def log_stack(service: FunctionService) -> None:
-    log.info("Middleware stack: %s", " > ".join(service.layers))
+    log.info("Middleware stack: %s", " > ".join(service.described))
 
 
 _default: FunctionService | None = None

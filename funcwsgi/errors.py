@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 EXIT_STARTUP_ERROR = 2
 
@@ -28,11 +29,16 @@ class LoadError(StartupError):
     """The function could not be loaded."""
 
 
-def report_and_exit(error: StartupError) -> None:
-    """Print the error as one line (then the user's traceback, if any) and exit 2."""
-    sys.stdout.flush()
+def print_startup_error(error: StartupError) -> None:
+    """The one way a start-up error is shown: one line on stderr, then the user's traceback, if any."""
+    sys.stdout.flush()  # what the server printed before comes first
     print(f"funcwsgi: error: {error}", file=sys.stderr)
     if error.user_traceback:
         print(error.user_traceback.rstrip(), file=sys.stderr)
     sys.stderr.flush()
+
+
+def report_and_exit(error: StartupError) -> NoReturn:
+    """Print the error (:func:`print_startup_error`) and exit 2."""
+    print_startup_error(error)
     raise SystemExit(EXIT_STARTUP_ERROR)

@@ -13,7 +13,8 @@ from .config import Config
 from .current import current_environ
 from .loader import LoadedFunction
 from .request import FunctionRequest
-from .response import FunctionResponse, send, status_line
+from .replies import Reply
+from .response import FunctionResponse, send
 from .signatures import Invoker, Signature, is_async
 
 if TYPE_CHECKING:
@@ -95,10 +96,7 @@ def http_error(error: HTTPException, environ: WSGIEnvironment, start_response: S
     """An HTTP error the function raised (``abort(404)``, bad JSON) as a short text response."""
     if error.response is not None:
         return error.response(environ, start_response)
-    code = error.code or 500
-    body = f"{error.name}: {error.description}" if error.description else str(error.name)
-    data = body.encode()
+    text = f"{error.name}: {error.description}" if error.description else str(error.name)
+    # The error's own headers (Allow, WWW-Authenticate, ...) go along; the reply sets the content ones.
     headers = [(k, v) for k, v in error.get_headers(environ) if k.lower() not in ("content-type", "content-length")]
-    headers += [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))]
-    start_response(status_line(code), headers)
-    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
+    return Reply(error.code or 500, text, headers=headers)(environ, start_response)

@@ -79,7 +79,7 @@ def load_function(config: Config) -> LoadedFunction:
         raise LoadError(f"no function {name!r} in {path}; found: {listing}")
     if not callable(function):
         raise LoadError(f"{name!r} in {path} is a {type(function).__name__}, not a function")
-    hooks = {hook: getattr(module, hook) for hook in HOOK_NAMES if callable(getattr(module, hook, None)) and hook != name}
+    hooks = {hook: checked_hook(module, hook, path) for hook in HOOK_NAMES if hook != name and hasattr(module, hook)}
     return LoadedFunction(
         function=function,
         signature=detect_signature(function, config.handler_signature, where=f"{name!r} in {path}"),
@@ -90,6 +90,32 @@ def load_function(config: Config) -> LoadedFunction:
         imports=imported_modules(module),
         folder=folder,
     )
+
+
+def checked_hook(module: ModuleType, hook: str, path: str) -> Callable[..., Any]:
+    """The module's ``hook`` (``start``, ``stop``, ``ready``, ``alive``), checked as the runtime will call it: with no arguments.
+
+    Raises :class:`LoadError` when it is not callable or needs arguments, so a
+    hook that would fail at its first use stops the server before it serves.
+    """
+    value = getattr(module, hook)
+    if not callable(value):
+        raise LoadError(f"{hook!r} in {path} is a {type(value).__name__}, not a function; the runtime calls {hook}() with no arguments")
+    try:
+        parameters = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError):
+        return value  # builtins and some C callables hide their signature: trusted, as for the function
+    required = [
+        parameter.name
+        for parameter in parameters
+        if parameter.default is inspect.Parameter.empty
+        and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if required:
+        raise LoadError(
+            f"{hook}() in {path} requires {len(required)} argument(s) ({', '.join(required)}); the runtime calls {hook}() with none"
+        )
+    return value
 
 
 def wrap_callable(function: Callable[..., Any], config: Config) -> LoadedFunction:

@@ -9,30 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.datastructures import Headers
 from werkzeug.wrappers import Response
 
 from .compat import is_cloud_event, to_binary
+from .replies import TEXT, status_line
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
-TEXT = "text/plain; charset=utf-8"
 JSON = "application/json"
 BINARY = "application/octet-stream"
-
-STATUS_LINES: dict[int, str] = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
-
-
-def status_line(code: int) -> str:
-    line = STATUS_LINES.get(code)
-    if line is None:
-        line = STATUS_LINES[code] = f"{code} Unknown"
-    return line
-
 
 class UnsupportedResponse(TypeError):
     """The function produced something that cannot become an HTTP response."""

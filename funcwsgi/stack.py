@@ -1,18 +1,22 @@
-"""The middleware stack, assembled in one place from one ordered list.
+"""The middleware stack, declared as data in one ordered list and assembled in one place.
 
 ``LAYERS`` is read top to bottom from the outside in: the first entry sees the
-request first and the response last. A layer whose ``enabled`` says no for the
+request first and the response last. Each entry names its class and where each
+of its options comes from (a setting, or a value made from the configuration
+and the function), as starlette's ``Middleware(cls, **options)`` does; its
+``repr`` shows them, and the start-up log line shows the options whose setting
+differs from its default. A layer whose ``enabled`` says no for the
 configuration is left out entirely, so it costs nothing per call.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from .config import Config
+from .config import Config, specs
 from .function_app import FunctionApp
 from .loader import LoadedFunction
 from .middleware import cors, tracing
@@ -31,7 +35,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi")
 
-Build = Callable[["WSGIApplication", Config, LoadedFunction], "WSGIApplication"]
+#: The default of every setting, by field name: what the log line leaves out.
+DEFAULTS: dict[str, Any] = {name: default for name, default, _ in specs()}
+#: The environment variable of every setting, by field name: how a layer's repr names its options' sources.
+ENV_NAMES: dict[str, str] = {name: spec.env for name, _, spec in specs()}
+
+
+@dataclass(frozen=True)
+class Made:
+    """An option made at build time from the configuration, the function and the layer's inner app."""
+
+    make: Callable[[Config, LoadedFunction, WSGIApplication], Any]
+
+    def __repr__(self) -> str:
+        return f"<{getattr(self.make, '__name__', 'made')}>"
+
+
+#: Where an option comes from: a setting (a :class:`Config` field name) or a :class:`Made` value.
+Source = str | Made
 
 
 def _always(config: Config) -> bool:
@@ -40,12 +61,40 @@ def _always(config: Config) -> bool:
 
 @dataclass(frozen=True)
 class Layer:
+    """One layer: its name in logs and docs, its class, and the sources of its options."""
+
     name: str
-    build: Build
+    cls: Callable[..., WSGIApplication]
+    options: Mapping[str, Source] = field(default_factory=dict)
     enabled: Callable[[Config], bool] = _always
 
+    def build(self, app: WSGIApplication, config: Config, loaded: LoadedFunction) -> WSGIApplication:
+        values = {
+            option: source.make(config, loaded, app) if isinstance(source, Made) else getattr(config, source)
+            for option, source in self.options.items()
+        }
+        return self.cls(app, **values)
+
+    def describe(self, config: Config) -> str:
+        """``name``, with the options whose setting differs from its default: ``body-limit(max_bytes=2048)``."""
+        changed = [
+            f"{option}={_shown(getattr(config, source))}"
+            for option, source in self.options.items()
+            if isinstance(source, str) and getattr(config, source) != DEFAULTS[source]
+        ]
+        return f"{self.name}({', '.join(changed)})" if changed else self.name
+
     def __repr__(self) -> str:
-        return f"Layer({self.name!r})"
+        options = "".join(
+            f", {option}={ENV_NAMES[source] if isinstance(source, str) else repr(source)}" for option, source in self.options.items()
+        )
+        return f"Layer({self.name!r}, {getattr(self.cls, '__name__', self.cls)}{options})"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(str(item) for item in value) or "''"
+    return str(value)
 
 
 def reserved_routes(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> dict[str, WSGIApplication]:
@@ -83,53 +132,59 @@ def _layers_below(app: WSGIApplication) -> list[object]:
     return found
 
 
-def call_threads(config: Config) -> int:
+def call_threads(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> int:
     """Call threads the timeout layer may keep: one per server thread, and as many again for
     calls that timed out while blocked in C and have not returned yet."""
     return 2 * config.server_numthreads
 
 
+def tracer_provider(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+    return tracing.tracer_provider(config, loaded)
+
+
+def metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+    return call_metrics(config)
+
+
 LAYERS: list[Layer] = [
-    Layer("errors", lambda app, config, loaded: ErrorMiddleware(app)),
-    Layer("request-id", lambda app, config, loaded: RequestIdMiddleware(app)),
-    Layer("access-log", lambda app, config, loaded: AccessLogMiddleware(app), lambda config: config.server_access_log),
-    Layer("reserved-routes", lambda app, config, loaded: ReservedRoutesMiddleware(app, reserved_routes(config, loaded, app))),
+    Layer("errors", ErrorMiddleware),
+    Layer("request-id", RequestIdMiddleware),
+    Layer("access-log", AccessLogMiddleware, enabled=lambda config: config.server_access_log),
+    Layer("reserved-routes", ReservedRoutesMiddleware, {"routes": Made(reserved_routes)}),
     Layer(
         "cors",
-        lambda app, config, loaded: cors.CorsMiddleware(
-            app,
-            origins=config.server_cors_origins,
-            methods=config.server_cors_methods,
-            headers=config.server_cors_headers,
-            max_age=config.server_cors_max_age,
-            credentials=config.server_cors_credentials,
-        ),
+        cors.CorsMiddleware,
+        {
+            "origins": "server_cors_origins",
+            "methods": "server_cors_methods",
+            "headers": "server_cors_headers",
+            "max_age": "server_cors_max_age",
+            "credentials": "server_cors_credentials",
+        },
         cors.enabled,
     ),
-    Layer(
-        "tracing",
-        lambda app, config, loaded: tracing.TracingMiddleware(app, tracing.tracer_provider(config, loaded)),
-        tracing.enabled,
-    ),
-    Layer("metrics", lambda app, config, loaded: MetricsMiddleware(app, call_metrics(config)), lambda config: config.server_metrics),
+    Layer("tracing", tracing.TracingMiddleware, {"provider": Made(tracer_provider)}, tracing.enabled),
+    Layer("metrics", MetricsMiddleware, {"metrics": Made(metrics_of_calls)}, lambda config: config.server_metrics),
     Layer(
         "body-limit",
-        lambda app, config, loaded: BodyLimitMiddleware(app, max_bytes=config.server_max_body_size),
+        BodyLimitMiddleware,
+        {"max_bytes": "server_max_body_size"},
         lambda config: config.server_max_body_size > 0,
     ),
     Layer(
         "timeout",
-        lambda app, config, loaded: TimeoutMiddleware(app, seconds=config.server_call_timeout, max_threads=call_threads(config)),
+        TimeoutMiddleware,
+        {"seconds": "server_call_timeout", "max_threads": Made(call_threads)},
         lambda config: config.server_call_timeout > 0,
     ),
-    Layer("cloudevents", lambda app, config, loaded: CloudEventsMiddleware(app), lambda config: config.server_cloudevents),
+    Layer("cloudevents", CloudEventsMiddleware, enabled=lambda config: config.server_cloudevents),
 ]
 
 
-def build_stack(config: Config, loaded: LoadedFunction, layers: list[Layer] | None = None) -> tuple[WSGIApplication, list[str]]:
-    """(the WSGI app, the names of its layers from the outside in)."""
+def build_stack(config: Config, loaded: LoadedFunction, layers: list[Layer] | None = None) -> tuple[WSGIApplication, list[Layer]]:
+    """(the WSGI app, the layers in it from the outside in)."""
     chosen = [layer for layer in (LAYERS if layers is None else layers) if layer.enabled(config)]
     app: WSGIApplication = FunctionApp(loaded, config)
     for layer in reversed(chosen):
         app = layer.build(app, config, loaded)
-    return app, [layer.name for layer in chosen] + ["function"]
+    return app, chosen

@@ -118,6 +118,26 @@ def test_wrap_callable_refuses_non_callables():
 
 
 def test_hooks_are_found(tmp_path):
-    (tmp_path / "handler.py").write_text("def main():\n    pass\ndef start():\n    pass\ndef ready():\n    return True\nstop = 3\n")
+    (tmp_path / "handler.py").write_text("def main():\n    pass\ndef start():\n    pass\ndef ready(timeout=1, *args, **kwargs):\n    return True\n")
     loaded = load(str(tmp_path))
     assert sorted(loaded.hooks) == ["ready", "start"]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        pytest.param("def stop(signal):\n    pass\n", r"^stop\(\) in .*handler.py requires 1 argument\(s\) \(signal\); the runtime calls stop\(\) with none$", id="positional"),
+        pytest.param("def alive(*, deep):\n    pass\n", r"^alive\(\) in .*handler.py requires 1 argument\(s\) \(deep\);", id="keyword-only"),
+        pytest.param("class start:\n    def __init__(self, pool):\n        pass\n", r"^start\(\) in .*requires 1 argument\(s\) \(pool\)", id="class"),
+        pytest.param("ready = 5\n", r"^'ready' in .*handler.py is a int, not a function; the runtime calls ready\(\) with no arguments$", id="not-callable"),
+    ],
+)
+def test_hooks_are_checked_at_load_time(tmp_path, source, message):
+    (tmp_path / "handler.py").write_text("def main():\n    pass\n" + source)
+    with pytest.raises(LoadError, match=message):
+        load(str(tmp_path))
+
+
+def test_the_function_itself_is_not_taken_for_a_hook(tmp_path):
+    (tmp_path / "handler.py").write_text("def start(event, context):\n    pass\n")
+    assert load(str(tmp_path), handler_function_name="start").hooks == {}

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from funcwsgi.response import FunctionResponse, status_line
+from funcwsgi.response import FunctionResponse
 
 TEXT = "text/plain; charset=utf-8"
 
@@ -175,8 +175,3 @@ def test_function_response_unit():
     with pytest.raises(ValueError, match="from 100 to 999"):
         res.set_code("200")  # type: ignore[arg-type]
     assert json.loads(res.set_json([1]).body) == [1]
-
-
-def test_status_line_for_unknown_codes():
-    assert status_line(200) == "200 OK"
-    assert status_line(299) == "299 Unknown"

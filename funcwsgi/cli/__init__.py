@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from ..errors import EXIT_STARTUP_ERROR, StartupError
+from ..errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
 
 COMMANDS: list[str] = [
     "funcwsgi.cli.commands.create",
@@ -72,9 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except StartupError as error:
-        print(f"funcwsgi: error: {error}", file=sys.stderr)
-        if error.user_traceback:
-            print(error.user_traceback.rstrip(), file=sys.stderr)
+        print_startup_error(error)
         return EXIT_STARTUP_ERROR
     except KeyboardInterrupt:
         return 130

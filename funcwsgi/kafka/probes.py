@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from ..middleware.reserved import ROUTED_METHODS, StaticResponse
+from ..middleware.reserved import ROUTED_METHODS
+from ..replies import Reply
 from .consumer import TriggerStatus
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-NOT_CONNECTED = StaticResponse("503 Service Unavailable", b"Kafka brokers unreachable")
-NOT_RUNNING = StaticResponse("503 Service Unavailable", b"Kafka consumer stopped")
-NOT_FOUND = StaticResponse("404 Not Found", b"Not Found: this function is served from Kafka, not over HTTP")
+NOT_CONNECTED = Reply(503, "Kafka brokers unreachable")
+NOT_RUNNING = Reply(503, "Kafka consumer stopped")
+NOT_FOUND = Reply(404, "Not Found: this function is served from Kafka, not over HTTP")
 
 READINESS = "/health/readiness"
 LIVENESS = frozenset({"/healthz", "/health/liveness"})

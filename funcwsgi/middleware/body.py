@@ -1,8 +1,8 @@
-"""The one wrapper layers put around a streamed response body to see how the stream went."""
+"""The one wrapper put around a response body to see how the stream went and when it ended."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 
@@ -55,3 +55,21 @@ class StreamedBody:
 
     def ended(self) -> None:
         """The server closed the body: the call is over."""
+
+
+class ClosingBody(StreamedBody):
+    """A body that calls ``on_close()`` once, when the server has closed it.
+
+    Post-response work for a caller that needs no other hook (the adapters'
+    in-flight count), as werkzeug's ``ClosingIterator`` does; unlike the
+    layers, it wraps lists too, since a server closes only what has ``close``.
+    """
+
+    __slots__ = ("_on_close",)
+
+    def __init__(self, body: Iterable[bytes], on_close: Callable[[], None]) -> None:
+        super().__init__(body)
+        self._on_close = on_close
+
+    def ended(self) -> None:
+        self._on_close()

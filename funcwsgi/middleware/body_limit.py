@@ -6,6 +6,8 @@ import tempfile
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..replies import Reply
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
@@ -29,9 +31,7 @@ class BodyLimitMiddleware:
     def __init__(self, app: WSGIApplication, *, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        body = f"Request Entity Too Large: the request body is larger than {max_bytes} bytes".encode()
-        self.body = body
-        self.headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))]
+        self.too_large = Reply(413, f"Request Entity Too Large: the request body is larger than {max_bytes} bytes")
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         declared = environ.get("CONTENT_LENGTH")
@@ -41,7 +41,7 @@ class BodyLimitMiddleware:
             except ValueError:
                 too_large = False  # the server or the request parser answers for a malformed header
             if too_large:
-                return self.refuse(environ, start_response)
+                return self.too_large(environ, start_response)
         elif ("HTTP_TRANSFER_ENCODING" in environ and "chunked" in environ["HTTP_TRANSFER_ENCODING"].lower()) or (
             # A server that de-chunks a body may hide how it came; gunicorn marks every
             # request so, and reading an empty GET into a spooled file is half the cost
@@ -49,7 +49,7 @@ class BodyLimitMiddleware:
             environ.get("wsgi.input_terminated") and environ.get("REQUEST_METHOD") not in BODILESS_METHODS
         ):
             if not self.spool(environ):
-                return self.refuse(environ, start_response)
+                return self.too_large(environ, start_response)
         return self.app(environ, start_response)
 
     def spool(self, environ: WSGIEnvironment) -> bool:
@@ -70,10 +70,6 @@ class BodyLimitMiddleware:
         environ["wsgi.input"] = spooled
         environ["CONTENT_LENGTH"] = str(total)
         return True
-
-    def refuse(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        start_response("413 Request Entity Too Large", list(self.headers))
-        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [self.body]
 
     def __repr__(self) -> str:
         return f"BodyLimitMiddleware(max_bytes={self.max_bytes})"

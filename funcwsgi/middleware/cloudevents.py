@@ -11,6 +11,7 @@ from werkzeug.wsgi import get_input_stream
 from ..cloudevents import STRUCTURED, MalformedCloudEvent
 from ..compat import decode_cloud_event as decode
 from ..environ import CLOUD_EVENT_KEY
+from ..replies import Reply
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -54,14 +55,9 @@ class CloudEventsMiddleware:
         try:
             environ[CLOUD_EVENT_KEY] = decode(headers, body)
         except MalformedCloudEvent as error:
-            return bad_request(str(error), environ, start_response)
+            return Reply(400, f"Bad Request: {error}")(environ, start_response)
         return self.app(environ, start_response)
 
     def __repr__(self) -> str:
         return "CloudEventsMiddleware()"
 
-
-def bad_request(reason: str, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-    data = f"Bad Request: {reason}".encode()
-    start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))])
-    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]

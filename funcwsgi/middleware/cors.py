@@ -6,11 +6,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..config import TOKEN, Config
+from ..replies import Reply
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-FORBIDDEN = b"Forbidden: CORS preflight refused"
+FORBIDDEN = Reply(403, "Forbidden: CORS preflight refused")
+PREFLIGHT = Reply(204)
 
 
 def enabled(config: Config) -> bool:
@@ -74,17 +76,15 @@ class CorsMiddleware:
     def preflight(self, origin: str, allowed: bool, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         method = environ["HTTP_ACCESS_CONTROL_REQUEST_METHOD"].upper()
         if not allowed or method not in self.methods:
-            start_response("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(FORBIDDEN)))])
-            return [FORBIDDEN]
+            return FORBIDDEN(environ, start_response)
         requested = environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS")
         # With "*" the caller's own list is echoed: only when it is a list of header names,
         # so nothing else a caller sends can reach a response header.
         allow_headers = (requested if requested and _header_names(requested) else "") if self.any_header else self.allow_headers
-        headers = [("Access-Control-Allow-Origin", "*" if self.wildcard else origin), *self.preflight_headers, ("Content-Length", "0")]
+        headers = [("Access-Control-Allow-Origin", "*" if self.wildcard else origin), *self.preflight_headers]
         if allow_headers:
             headers.append(("Access-Control-Allow-Headers", allow_headers))
-        start_response("204 No Content", headers)
-        return []
+        return PREFLIGHT.answer(environ, start_response, headers=headers)
 
     def __repr__(self) -> str:
         return f"CorsMiddleware({', '.join(sorted(self.origins))})"

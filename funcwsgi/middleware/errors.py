@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..environ import ERROR_KEY, REQUEST_ID_KEY
+from ..replies import Reply
 from .body import StreamedBody
 
 if TYPE_CHECKING:
@@ -15,10 +16,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi.errors")
 
-#: Where the exception behind a 500 is left in the environ, never in the response.
-
-BODY = b"Internal Server Error"
-HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(BODY)))]
+INTERNAL_ERROR = Reply(500, "Internal Server Error")
 
 
 class ErrorMiddleware:
@@ -41,19 +39,17 @@ class ErrorMiddleware:
             # For triggers that report the failure elsewhere (a Kafka dead-letter record).
             environ[ERROR_KEY] = error
             log_failure(environ)
-            headers = list(HEADERS)
             request_id = environ.get(REQUEST_ID_KEY)
-            if request_id is not None:  # the caller quotes it when reporting the failure
-                headers.append(("X-Request-Id", request_id))
+            # The caller quotes the request id when reporting the failure.
+            headers = [] if request_id is None else [("X-Request-Id", request_id)]
             try:
-                start_response("500 Internal Server Error", headers)
+                return INTERNAL_ERROR.answer(environ, start_response, headers=headers)
             except Exception:
                 # Headers were already set by the inner app; exc_info asks the server
                 # to replace them (it re-raises if they already reached the wire).
-                start_response("500 Internal Server Error", list(headers), failure)
+                return INTERNAL_ERROR.answer(environ, start_response, headers=headers, exc_info=failure)
             finally:
                 del failure
-            return [] if environ.get("REQUEST_METHOD") == "HEAD" else [BODY]
         if type(body) is list:
             return body
         return GuardedBody(body, environ)

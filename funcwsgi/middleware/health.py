@@ -12,6 +12,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..replies import Reply
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
@@ -19,7 +21,9 @@ log = logging.getLogger("funcwsgi.health")
 
 Check = Callable[[], "str | None"]
 
-OK = b"OK"
+#: Probes must never be answered from a cache.
+NO_STORE = (("Cache-Control", "no-store"),)
+HEALTHY = Reply(200, "OK", headers=NO_STORE)
 
 
 class HealthCheck:
@@ -32,16 +36,11 @@ class HealthCheck:
         for check in self.checks:
             problem = check()
             if problem:
-                return _answer("503 Service Unavailable", problem.encode(), environ, start_response)
-        return _answer("200 OK", OK, environ, start_response)
+                return Reply(503, problem, headers=NO_STORE)(environ, start_response)
+        return HEALTHY(environ, start_response)
 
     def __repr__(self) -> str:
         return f"HealthCheck({len(self.checks)} checks)"
-
-
-def _answer(status: str, body: bytes, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-    start_response(status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body))), ("Cache-Control", "no-store")])
-    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [body]
 
 
 def hook_check(hook: Callable[[], Any], name: str, where: str) -> Check:

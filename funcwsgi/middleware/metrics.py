@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..environ import FAILURE_KEY  # a failure another layer turned into a response (a 408)
 from ..process import on_worker_exit
+from ..replies import Reply
 from .body import StreamedBody
 
 if TYPE_CHECKING:
@@ -294,9 +295,7 @@ class MetricsEndpoint:
             MultiProcessCollector(registry, path)
             for collector in _own_collectors:
                 registry.register(collector)
-        data = generate_latest(registry)
-        start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(data)))])
-        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
+        return Reply(200, generate_latest(registry), content_type=CONTENT_TYPE_LATEST)(environ, start_response)
 
     def __repr__(self) -> str:
         return "MetricsEndpoint()"
@@ -317,12 +316,12 @@ def serve_metrics_port(config: Config) -> threading.Thread:
 
     endpoint = MetricsEndpoint(config)
     path = config.server_metrics_path
+    not_found = Reply(404, "Not Found")
 
     def metrics_only(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("PATH_INFO") == path and environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
             return endpoint(environ, start_response)
-        start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "9")])
-        return [b"Not Found"]
+        return not_found(environ, start_response)
 
     class Quiet(WSGIRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name

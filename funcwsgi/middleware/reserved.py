@@ -5,27 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from ..replies import Reply
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 ROUTED_METHODS = frozenset({"GET", "HEAD"})
 
 
-class StaticResponse:
-    """A fixed response, encoded once."""
-
-    def __init__(self, status: str, body: bytes = b"", content_type: str = "text/plain; charset=utf-8") -> None:
-        self.status = status
-        self.body = body
-        self.headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))] if body else []
-
-    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        start_response(self.status, list(self.headers))
-        return [self.body] if self.body and environ.get("REQUEST_METHOD") != "HEAD" else []
-
-
-HEALTHZ = StaticResponse("200 OK", b"OK")
-FAVICON = StaticResponse("204 No Content")
+HEALTHZ = Reply(200, "OK")
+FAVICON = Reply(204)
 
 
 def default_routes() -> dict[str, WSGIApplication]:

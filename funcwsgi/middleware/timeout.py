@@ -20,14 +20,14 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..environ import FAILURE_KEY
-from ..timeouts import BODY, HEADERS, STATUS, CallTimeout, Expired, log_timeout
+from ..timeouts import TIMED_OUT, CallTimeout, Expired, log_timeout
 from ..timeouts.handoff import PooledCalls
 from ..timeouts.watchdog import Watchdog, server_threads_usable
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-__all__ = ["BODY", "FAILURE_KEY", "CallTimeout", "TimeoutMiddleware"]
+__all__ = ["TIMED_OUT", "CallTimeout", "TimeoutMiddleware"]
 
 class TimeoutMiddleware:
     """Answers ``408 Timeout while processing the function`` when ``app`` takes longer than ``seconds``.
@@ -58,11 +58,10 @@ class TimeoutMiddleware:
             # closes the connection.
             raised_at = expired.__traceback__
             assert raised_at is not None  # it was raised and caught
-            start_response(STATUS, list(HEADERS), (Expired, expired, raised_at))
+            TIMED_OUT.answer(environ, start_response, exc_info=(Expired, expired, raised_at))
             return []
         log_timeout(self.seconds, expired.why, environ)
-        start_response(STATUS, list(HEADERS))
-        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [BODY]
+        return TIMED_OUT(environ, start_response)
 
     def liveness_problem(self) -> str | None:
         """Why the process cannot serve calls any more, or None."""

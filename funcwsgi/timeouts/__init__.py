@@ -13,6 +13,8 @@ import os
 import weakref
 from typing import Any, Protocol
 
+from ..replies import Reply
+
 log = logging.getLogger("funcwsgi.timeout")
 
 
@@ -61,11 +63,8 @@ def cancel_interrupt(ident: int) -> None:
     _set_async_exc()(ident, ctypes.py_object())
 
 
-BODY = b"Timeout while processing the function"
-STATUS = "408 Request Timeout"
-HEADERS = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(BODY)))]
-
-#: What the layer stores in the environ when it answered 408 (the metrics layer counts it).
+#: The answer to a call that outlived ``SERVER_CALL_TIMEOUT``, on both timeout paths.
+TIMED_OUT = Reply(408, "Timeout while processing the function")
 
 
 def log_timeout(seconds: float, why: str, environ: dict[str, Any]) -> None:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..environ import REQUEST_ID_KEY
-from . import BODY, HEADERS, STATUS, CallTimeout, Expired, cancel_interrupt, interrupt, log_timeout, renew_after_fork
+from . import TIMED_OUT, CallTimeout, Expired, cancel_interrupt, interrupt, log_timeout, renew_after_fork
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -54,11 +54,9 @@ SOCKET_KEY = "gunicorn.socket"
 
 def _answer(head_only: bool, request_id: str | None) -> bytes:
     """The layer's 408 as raw HTTP, for the watchdog to write itself; the connection then closes."""
-    lines = [f"HTTP/1.1 {STATUS}", *(f"{name}: {value}" for name, value in HEADERS), "Connection: close"]
-    if request_id is not None:
-        lines.append(f"X-Request-Id: {request_id}")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    return head if head_only else head + BODY
+    extra = [("Connection", "close")] if request_id is None else [("Connection", "close"), ("X-Request-Id", request_id)]
+    head = TIMED_OUT.http_head(*extra)
+    return head if head_only else head + TIMED_OUT.body
 
 
 class ServerThreads(Protocol):

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from funcwsgi.middleware.timeout import BODY, CallTimeout, TimeoutMiddleware
+from funcwsgi.middleware.timeout import TIMED_OUT, CallTimeout, TimeoutMiddleware
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
 
@@ -93,8 +93,8 @@ def test_a_call_blocked_in_c_past_its_deadline_gets_408_on_time(method):
     took = time.monotonic() - began
     release.set()
     assert status == "408 Request Timeout"
-    assert body == (b"" if method == "HEAD" else BODY)
-    assert headers["Content-Length"] == str(len(BODY))
+    assert body == (b"" if method == "HEAD" else TIMED_OUT.body)
+    assert headers["Content-Length"] == str(len(TIMED_OUT.body))
     assert environ["funcwsgi.failure"] == "timeout"
     assert 0.2 <= took < 1.0
 
@@ -324,7 +324,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
     head, _, sent_body = answered["bytes"].partition(b"\r\n\r\n")
     assert head.split(b"\r\n")[0] == b"HTTP/1.1 408 Request Timeout"
     assert b"Connection: close" in head and b"X-Request-Id: r-1" in head
-    assert sent_body == (b"" if method == "HEAD" else BODY)
+    assert sent_body == (b"" if method == "HEAD" else TIMED_OUT.body)
     assert 0.2 <= answered["took"] < 1.0
     # The thread came back: the late response is replaced and the call counted as failed.
     assert status == "408 Request Timeout" and environ["funcwsgi.failure"] == "timeout"

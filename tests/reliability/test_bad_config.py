@@ -178,3 +178,16 @@ def _serve_as_unprivileged_user(**settings: str) -> tuple[int, str]:
         text = stderr.read()
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), text
+
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected"),
+    [
+        pytest.param("hook_needs_arguments", "start() in {folder}/handler.py requires 1 argument(s) (database_url)", id="arity"),
+        pytest.param("hook_not_callable", "'ready' in {folder}/handler.py is a str, not a function", id="not-callable"),
+    ],
+)
+def test_a_bad_hook_exits_2_with_one_line_before_serving(scenario, expected):
+    line = _one_error_line(_serve(HANDLER_FOLDER=function_folder(scenario)))
+    assert expected.format(folder=function_folder(scenario)) in line, line

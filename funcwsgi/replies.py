@@ -1,0 +1,92 @@
+"""The short answers the runtime makes itself: one object for all of them.
+
+A :class:`Reply` is a status and a short text, encoded once: ``Content-Type:
+text/plain``, ``Content-Length``, and no body for ``HEAD``. Like werkzeug's
+``HTTPException`` it is itself a WSGI app, so a layer that must answer
+(500, 408, 413, 400, a health probe, a CORS preflight, a reserved route) just
+returns ``reply(environ, start_response)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+TEXT = "text/plain; charset=utf-8"
+
+STATUS_LINES: dict[int, str] = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+#: Statuses that never carry a body, nor a ``Content-Length`` (RFC 9110, 8.6).
+BODILESS = frozenset({204, 304})
+
+
+def status_line(code: int) -> str:
+    """``"404 Not Found"`` for 404; codes without a registered phrase are ``Unknown``."""
+    line = STATUS_LINES.get(code)
+    if line is None:
+        line = STATUS_LINES[code] = f"{code} Unknown"
+    return line
+
+
+class Reply:
+    """A fixed short answer, encoded once, callable as a WSGI app.
+
+    ``text`` is the body (``str`` is sent as UTF-8); ``headers`` are added
+    after the content headers. An empty body sends ``Content-Length: 0`` and no
+    ``Content-Type``; 204 and 304 send neither.
+    """
+
+    __slots__ = ("status", "body", "headers")
+
+    def __init__(
+        self,
+        code: int,
+        text: str | bytes = b"",
+        *,
+        content_type: str = TEXT,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        self.status = status_line(code)
+        self.body = text.encode() if isinstance(text, str) else bytes(text)
+        own: list[tuple[str, str]] = []
+        if self.body:
+            own = [("Content-Type", content_type), ("Content-Length", str(len(self.body)))]
+        elif code not in BODILESS:
+            own = [("Content-Length", "0")]
+        self.headers: tuple[tuple[str, str], ...] = (*own, *headers)
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        start_response(self.status, list(self.headers))
+        return self.content(environ)
+
+    def answer(
+        self,
+        environ: WSGIEnvironment,
+        start_response: StartResponse,
+        *,
+        headers: Sequence[tuple[str, str]] = (),
+        exc_info: OptExcInfo | None = None,
+    ) -> Iterable[bytes]:
+        """The reply with ``headers`` added for this call, replacing a started response when ``exc_info`` is given."""
+        if exc_info is None:
+            start_response(self.status, [*self.headers, *headers])
+        else:
+            start_response(self.status, [*self.headers, *headers], exc_info)
+        return self.content(environ)
+
+    def content(self, environ: WSGIEnvironment) -> list[bytes]:
+        """The body to send: none for ``HEAD``."""
+        return [self.body] if self.body and environ.get("REQUEST_METHOD") != "HEAD" else []
+
+    def http_head(self, *extra: tuple[str, str]) -> bytes:
+        """The status line and headers as an HTTP/1.1 response head, for writing to a socket directly."""
+        lines = [f"HTTP/1.1 {self.status}", *(f"{name}: {value}" for name, value in (*self.headers, *extra))]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    def __repr__(self) -> str:
+        return f"Reply({self.status!r}, {self.body[:40]!r})"

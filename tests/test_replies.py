@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from funcwsgi.replies import Reply, status_line
+
+
+def call(reply: Reply, method: str = "GET", **kwargs):
+    seen: dict = {}
+
+    def start_response(status, headers, exc_info=None):
+        seen.update(status=status, headers=headers, exc_info=exc_info)
+
+    if kwargs:
+        body = reply.answer({"REQUEST_METHOD": method}, start_response, **kwargs)
+    else:
+        body = reply({"REQUEST_METHOD": method}, start_response)
+    return seen["status"], seen["headers"], b"".join(body), seen["exc_info"]
+
+
+def test_status_line_for_unknown_codes():
+    assert status_line(200) == "200 OK"
+    assert status_line(299) == "299 Unknown"
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "headers", "body"),
+    [
+        pytest.param(
+            Reply(413, "too big"),
+            "413 Request Entity Too Large",
+            [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "7")],
+            b"too big",
+            id="text",
+        ),
+        pytest.param(Reply(200, "héllo"), "200 OK", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "6")], "héllo".encode(), id="utf-8-counted-in-bytes"),
+        pytest.param(Reply(200), "200 OK", [("Content-Length", "0")], b"", id="empty"),
+        pytest.param(Reply(204), "204 No Content", [], b"", id="204-no-length"),
+        pytest.param(
+            Reply(200, b"# metrics", content_type="text/plain; version=0.0.4", headers=[("Cache-Control", "no-store")]),
+            "200 OK",
+            [("Content-Type", "text/plain; version=0.0.4"), ("Content-Length", "9"), ("Cache-Control", "no-store")],
+            b"# metrics",
+            id="own-type-and-headers",
+        ),
+    ],
+)
+def test_reply_is_a_wsgi_app(reply, status, headers, body):
+    assert call(reply)[:3] == (status, headers, body)
+
+
+def test_head_gets_the_headers_without_the_body():
+    status, headers, body, _ = call(Reply(500, "Internal Server Error"), "HEAD")
+    assert (status, body) == ("500 Internal Server Error", b"")
+    assert ("Content-Length", "21") in headers  # the length the GET would have had
+
+
+def test_answer_adds_headers_for_one_call_only():
+    reply = Reply(500, "Internal Server Error")
+    _, headers, _, _ = call(reply, headers=[("X-Request-Id", "r1")])
+    assert headers[-1] == ("X-Request-Id", "r1")
+    assert ("X-Request-Id", "r1") not in call(reply)[1]
+
+
+def test_answer_passes_exc_info_to_replace_a_started_response():
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        failure = sys.exc_info()
+    assert call(Reply(408, "late"), exc_info=failure)[3] is failure
+
+
+def test_the_headers_handed_out_are_a_fresh_list():
+    reply = Reply(400, "bad")
+    _, first, _, _ = call(reply)
+    first.append(("X-Added", "by a layer"))
+    assert ("X-Added", "by a layer") not in call(reply)[1]
+
+
+def test_http_head_for_writing_to_a_socket():
+    head = Reply(408, "late").http_head(("Connection", "close"))
+    assert head == (
+        b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 4\r\nConnection: close\r\n\r\n"
+    )
+
+
+def test_repr_shows_status_and_text():
+    assert repr(Reply(404, "Not Found")) == "Reply('404 Not Found', b'Not Found')"

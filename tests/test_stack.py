@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from funcwsgi import make_app
+from funcwsgi.config import Config
+from funcwsgi.loader import wrap_callable
+from funcwsgi.middleware.body_limit import BodyLimitMiddleware
+from funcwsgi.middleware.errors import ErrorMiddleware
+from funcwsgi.stack import LAYERS, Layer, Made, build_stack
+
+
+def hello(req, res):
+    res.set_body("hi")
+
+
+def by_name(name: str) -> Layer:
+    return next(layer for layer in LAYERS if layer.name == name)
+
+
+def test_every_layer_is_declared_by_its_class():
+    for layer in LAYERS:
+        assert isinstance(layer.cls, type), f"{layer.name} is built by {layer.cls!r}, not by a middleware class"
+
+
+def test_repr_names_the_class_and_where_each_option_comes_from():
+    assert repr(by_name("body-limit")) == "Layer('body-limit', BodyLimitMiddleware, max_bytes=SERVER_MAX_BODY_SIZE)"
+    assert repr(by_name("timeout")) == "Layer('timeout', TimeoutMiddleware, seconds=SERVER_CALL_TIMEOUT, max_threads=<call_threads>)"
+    assert repr(by_name("errors")) == "Layer('errors', ErrorMiddleware)"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "shown"),
+    [
+        pytest.param({}, "body-limit", id="default"),
+        pytest.param({"server_max_body_size": 2048}, "body-limit(max_bytes=2048)", id="changed"),
+    ],
+)
+def test_describe_shows_only_options_that_differ_from_the_default(overrides, shown):
+    assert by_name("body-limit").describe(Config.from_env({}, **overrides)) == shown
+
+
+def test_the_first_layer_is_the_outermost():
+    config = Config.from_env({})
+    layers = [by_name("errors"), by_name("body-limit")]
+    app, built = build_stack(config, wrap_callable(hello, config), layers)
+    assert built == layers
+    assert isinstance(app, ErrorMiddleware)
+    assert isinstance(app.app, BodyLimitMiddleware)
+    assert app.app.too_large.status == "413 Request Entity Too Large"
+
+
+def test_options_are_read_from_settings_and_made_values():
+    config = Config.from_env({}, server_max_body_size=10)
+    seen = {}
+
+    class Probe:
+        def __init__(self, app, *, limit, made):
+            seen.update(limit=limit, made=made, inner=app)
+            self.app = app
+
+        def __call__(self, environ, start_response):  # pragma: no cover - never served here
+            return self.app(environ, start_response)
+
+    layer = Layer("probe", Probe, {"limit": "server_max_body_size", "made": Made(lambda config, loaded, inner: loaded.name)})
+    build_stack(config, wrap_callable(hello, config), [layer])
+    assert seen["limit"] == 10 and seen["made"] == "hello"
+    assert type(seen["inner"]).__name__ == "FunctionApp"
+
+
+def test_a_disabled_layer_is_not_in_the_stack():
+    layers = make_app(hello, environ={}, server_max_body_size=0).layers
+    assert "body-limit" not in layers and layers[-1] == "function"
+
+
+def test_the_start_up_log_line_shows_changed_options(caplog):
+    with caplog.at_level(logging.INFO, logger="funcwsgi"):
+        make_app(hello, environ={}, server_max_body_size=4096, server_call_timeout=7)
+    lines = [record.getMessage() for record in caplog.records if record.getMessage().startswith("Middleware stack:")]
+    assert lines == [
+        "Middleware stack: errors > request-id > reserved-routes > metrics > body-limit(max_bytes=4096) > timeout(seconds=7) > cloudevents > function"
+    ]
+
+
+def test_the_default_log_line_is_the_plain_names(caplog):
+    with caplog.at_level(logging.INFO, logger="funcwsgi"):
+        service = make_app(hello, environ={})
+    assert f"Middleware stack: {' > '.join(service.layers)}" in [record.getMessage() for record in caplog.records]
