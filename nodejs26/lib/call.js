@@ -43,6 +43,7 @@ export class Call {
     this.req = null;
     this.res = null;
     this.span = null;
+    this.traceContext = null;
     this.cloudEvent = null;
     this.abort = null;
     this.onEnd = null; // (call) => void: metrics, span and access log, once

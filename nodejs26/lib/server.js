@@ -204,7 +204,8 @@ export class Runtime {
         return;
       }
     }
-    currentCall.run(call, this.invoke, call);
+    if (call.traceContext !== null) this.tracing.within(call, () => currentCall.run(call, this.invoke, call));
+    else currentCall.run(call, this.invoke, call);
   }
 
   /** Serve on the configured host and port; resolves once listening. */

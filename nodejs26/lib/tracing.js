@@ -65,7 +65,13 @@ export class Tracing {
     if (at >= 0) attributes['url.query'] = call.incoming.url.slice(at + 1);
     const span = this.tracer.startSpan(KNOWN_METHODS.has(method) ? `${method} ${path}` : 'HTTP', { kind: SpanKind.SERVER, attributes }, parent);
     call.span = span;
-    return context.with(trace.setSpan(parent, span), body);
+    call.traceContext = trace.setSpan(parent, span);
+    return context.with(call.traceContext, body);
+  }
+
+  /** Run `body` in the call's span context again: a body's 'end' event runs outside it. */
+  within(call, body) {
+    return context.with(call.traceContext, body);
   }
 
   /** End the call's span with what the call answered. */

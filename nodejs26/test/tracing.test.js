@@ -61,6 +61,12 @@ test('W3C: the incoming trace continues into sdk spans and outgoing fetch; spans
   assert.ok(all.includes(Buffer.from('traced-fn')), 'service.name is FUNC_NAME');
 });
 
+test('a call with a body: its sdk spans are still children of the call (the body is read outside the span context)', async () => {
+  const traceId = '5bf92f3577b34da6a3ce929d0e0e4737';
+  const body = await (await runtime.fetch(target(), { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-00f067aa0ba902b7-01` } })).json();
+  assert.equal(body.inner.traceId, traceId);
+});
+
 test('B3 multi-header: the incoming trace continues', async () => {
   const traceId = 'a3ce929d0e0e47364bf92f3577b34da6';
   const body = await (await runtime.fetch(target(), { headers: { 'x-b3-traceid': traceId, 'x-b3-spanid': 'a2fb4a1d1a96d312', 'x-b3-sampled': '1' } })).json();
