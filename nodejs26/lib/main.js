@@ -7,6 +7,7 @@ import '../sdk/register.js';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { currentCall } from './calls.js';
 import { fromEnv } from './config.js';
 import { reportAndExit, StartupError } from './errors.js';
 import { loadFunction } from './loader.js';
@@ -33,8 +34,15 @@ async function main() {
   const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
   const runtime = new Runtime(config, loaded, { tracing, monitor });
   writeLines(lines.slice(1));
-  process.on('unhandledRejection', (reason) => log.log(40, ['A promise of the function was rejected and nobody handled it', reason instanceof Error ? reason : new Error(String(reason))]));
-  process.on('uncaughtException', (error) => log.log(40, ['The function threw outside any call; the runtime keeps serving', error]));
+  // A throw or rejection in a callback the function left behind belongs to the call it
+  // came from when the call's context reached it: that call is answered 500 at once.
+  const stray = (error, what) => {
+    const call = currentCall.getStore();
+    if (call !== undefined && !call.answered) return call.fail(error);
+    log.log(40, [`${what}; the runtime keeps serving`, error instanceof Error ? error : new Error(String(error))]);
+  };
+  process.on('unhandledRejection', (reason) => stray(reason, 'A promise of the function was rejected and nobody handled it'));
+  process.on('uncaughtException', (error) => stray(error, 'The function threw outside any call'));
   try {
     await runtime.listen();
     if (config.serverMetrics && config.serverMetricsPort) await runtime.listenMetrics();

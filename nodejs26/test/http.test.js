@@ -186,6 +186,15 @@ describe('failures', () => {
       if (path !== '/throw-string') assert.match(record.exc_info, /node-secret/);
     });
   }
+  for (const path of ['/express/throw-later', '/express/reject-later']) {
+    test(`${path}: a throw in a callback the function left behind is its call's 500, at once; the server keeps serving`, async () => {
+      const started = performance.now();
+      const { status, text } = await get(path);
+      assert.ok(performance.now() - started < 900);
+      assert.deepEqual([status, text], [500, 'Internal Server Error']);
+      assert.equal((await get('/hello')).text, 'hello');
+    });
+  }
   test('a failure after streaming began closes the connection; the server keeps serving', async () => {
     await assert.rejects(async () => { const response = await runtime.fetch('/stream-fail'); await response.text(); });
     assert.equal((await get('/hello')).text, 'hello');
