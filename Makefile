@@ -40,7 +40,7 @@ run-nodejs26: setup-node
 
 # The nodejs26 runtime's unit tests (node --test), with the project's Node 26.
 test-node: setup-node
-	cd nodejs26 && "$(NODE)" --import ./sdk/register.js --test --test-reporter=spec 'test/**/*.test.js'
+	cd nodejs26 && "$(NODE)" --import ./sdk/register.js --test --test-reporter=spec 'test/**/*.test.js' ../examples/hello-nodejs26/handler.test.js
 
 run: setup
 	HANDLER_FOLDER=examples/hello SERVER_PORT=8080 $(VENV)/bin/funcwsgi serve
