@@ -148,12 +148,12 @@ export class Call {
     if (this.answered) return;
     if (this.overdue()) return;
     try {
-      if (value !== undefined && value !== null) {
+      if (typeof value === 'object' && value !== null) {
         if (value instanceof Response) return this.passResponse(value);
         if (isCloudEvent(value)) return this.replyEvent(value, res);
       }
       const body = value === undefined || value === null ? res?.body : value;
-      if (body instanceof Response) return this.passResponse(body);
+      if (typeof body === 'object' && body !== null && body instanceof Response) return this.passResponse(body);
       const { data, stream, contentType } = encodeBody(body);
       const status = res ? res.statusCode : 200;
       const headers = responseHeaders(res, contentType, data);

@@ -13,7 +13,7 @@ import { reportAndExit, StartupError } from './errors.js';
 import { loadFunction } from './loader.js';
 import { captureConsole, configureLogging, getLogger } from './logs.js';
 import { LoopMonitor } from './monitor.js';
-import { Runtime } from './server.js';
+import { describeSteps, Runtime } from './server.js';
 import { startupLines, writeLines } from './startup.js';
 import { setActiveConfig } from '../sdk/index.js';
 
@@ -34,6 +34,7 @@ async function main() {
   const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
   const runtime = new Runtime(config, loaded, { tracing, monitor });
   writeLines(lines.slice(1));
+  log.info(`Middleware stack: ${describeSteps(config).join(' > ')}`);
   // A throw or rejection in a callback the function left behind belongs to the call it
   // came from when the call's context reached it: that call is answered 500 at once.
   const stray = (error, what) => {

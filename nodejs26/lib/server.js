@@ -9,6 +9,7 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Call, REASONS } from './call.js';
+import { SETTINGS } from './config.js';
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
 import { Cors } from './cors.js';
@@ -24,20 +25,36 @@ import { answersThroughRes, Signature } from './signatures.js';
 const accessLog = getLogger('funcwsgi.access');
 const serverLog = getLogger('funcwsgi');
 
+const pyFloat = (n) => (Number.isInteger(n) ? `${n}.0` : String(n)); // as Python's str() shows a float
+const pyBool = (b) => (b ? 'True' : 'False');
+
+/** Each step, its switch, and the settings it takes (option -> [field, how Python's str() shows it]). */
 export const STEPS = Object.freeze([
   { name: 'errors', enabled: () => true },
   { name: 'request-id', enabled: () => true },
   { name: 'access-log', enabled: (c) => c.serverAccessLog },
   { name: 'reserved-routes', enabled: () => true },
-  { name: 'cors', enabled: (c) => c.serverCorsOrigins.length > 0 },
+  { name: 'cors', enabled: (c) => c.serverCorsOrigins.length > 0, options: { origins: ['serverCorsOrigins'], methods: ['serverCorsMethods'], headers: ['serverCorsHeaders'], max_age: ['serverCorsMaxAge'], credentials: ['serverCorsCredentials', pyBool] } },
   { name: 'tracing', enabled: (c) => Boolean(c.traceCollectorEndpoint) },
   { name: 'metrics', enabled: (c) => c.serverMetrics },
-  { name: 'body-limit', enabled: (c) => c.serverMaxBodySize > 0 },
-  { name: 'timeout', enabled: (c) => c.serverCallTimeout > 0 },
+  { name: 'body-limit', enabled: (c) => c.serverMaxBodySize > 0, options: { max_bytes: ['serverMaxBodySize'] } },
+  { name: 'timeout', enabled: (c) => c.serverCallTimeout > 0, options: { seconds: ['serverCallTimeout', pyFloat] } },
   { name: 'cloudevents', enabled: (c) => c.serverCloudevents },
 ]);
 
-export const stepNames = (config) => [...STEPS.filter((step) => step.enabled(config)).map((step) => step.name), 'function'];
+const DEFAULTS = Object.fromEntries(SETTINGS.map((spec) => [spec.field, spec.default]));
+const same = (a, b) => (Array.isArray(a) ? Array.isArray(b) && a.join(',') === b.join(',') : a === b);
+
+/** The steps a call goes through, as funcwsgi logs its stack: `body-limit(max_bytes=2048)` when a setting is not its default. */
+export function describeSteps(config) {
+  const described = STEPS.filter((step) => step.enabled(config)).map((step) => {
+    const changed = Object.entries(step.options ?? {})
+      .filter(([, [field]]) => !same(config[field], DEFAULTS[field]))
+      .map(([option, [field, show]]) => `${option}=${show ? show(config[field]) : Array.isArray(config[field]) ? config[field].join(',') || "''" : String(config[field])}`);
+    return changed.length ? `${step.name}(${changed.join(', ')})` : step.name;
+  });
+  return [...described, 'function'];
+}
 
 const REQUEST_ID_MAX = 128;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
