@@ -227,7 +227,7 @@ export class Runtime {
 
   /** Serve on the configured host and port; resolves once listening. */
   listen() {
-    const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, this.handle);
+    const server = http.createServer({ keepAliveTimeout: 65_000 }, this.handle);
     this.server = server;
     return listenOn(server, this.config.serverHost, this.config.serverPort, 'SERVER_PORT');
   }
