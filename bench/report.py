@@ -91,6 +91,10 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     rps = "c16.requests_per_s"
     check("req/s: nodejs26 ÷ bare node:http", paired(results, "nodejs26", "bare-node-http", rps), 0.8, at_least=True)
     check("req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime (Express 5)", paired(results, "nodejs26", "kyma-nodejs26-shaped", rps), 2, at_least=True)
+    check(
+        "req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime with its tracing instrumentation",
+        paired(results, "nodejs26", "kyma-nodejs26-shaped-traced", rps), 2, at_least=True,
+    )
     check("p99 at 16 connections: nodejs26 ÷ bare node:http", paired(results, "nodejs26", "bare-node-http", "c16.p99_us"), 2, at_least=False)
     default = default_target(results)
     if default is None:

@@ -183,6 +183,14 @@ def node_alternative_targets() -> list[Target]:
             env={"HANDLER_PATH": str(NODE_ALTERNATIVE / "function")},
             cwd=NODE_ALTERNATIVE,
         ),
+        Target(
+            "kyma-nodejs26-shaped-traced",
+            "Kyma-nodejs26-shaped runtime (Express 5), with its tracing instrumentation",
+            "alternative",
+            lambda port: [NODE, str(NODE_ALTERNATIVE / "server.mjs")],
+            env={"HANDLER_PATH": str(NODE_ALTERNATIVE / "function"), "KYMA_TRACING": "true"},
+            cwd=NODE_ALTERNATIVE,
+        ),
     ]
 
 
@@ -205,7 +213,7 @@ def environment(target: Target, port: int, alternatives_bin: Path | None, trace_
         env.update(SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
     if target.name == "kyma-shaped":
         env.update(FUNC_HOST="127.0.0.1", FUNC_PORT=str(port))
-    if target.name == "kyma-nodejs26-shaped":
+    if target.name.startswith("kyma-nodejs26-shaped"):
         env.update(SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
     if target.name == "bare-node-http":
         env.update(HOST="127.0.0.1", PORT=str(port))

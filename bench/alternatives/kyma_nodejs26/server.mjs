@@ -5,16 +5,16 @@
 // arming the response timeout, the catch-all route that sets the CORS header,
 // counts the call and times it with OpenTelemetry metrics (exported for
 // Prometheus at /metrics), then calls main(req, res) on Express's objects.
-// Kyma's per-call tracing (the http and express instrumentations) is left
-// out, which only flatters this runtime.
+// Kyma also registers OpenTelemetry's http and Express instrumentations on
+// every start, with or without a collector, so every call records spans; that
+// is left out unless KYMA_TRACING=true (without it the runtime is flattered).
 //
-// Run: HANDLER_PATH=dir SERVER_PORT=8080 node server.mjs
+// Run: HANDLER_PATH=dir SERVER_PORT=8080 [KYMA_TRACING=true] node server.mjs
 import path from 'node:path';
 
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import express from 'express';
 
 const folder = process.env.HANDLER_PATH || './';
 const limit = `${Number(process.env.FUNC_BODY_MB_LIMIT || '1')}mb`;
@@ -27,6 +27,9 @@ const calls = meter.createCounter('function_calls_total', { description: 'Number
 const failures = meter.createCounter('function_failures_total', { description: 'Number of exceptions in user function' });
 const duration = meter.createHistogram('function_duration_miliseconds', { description: 'Duration of user function in miliseconds' });
 
+if (process.env.KYMA_TRACING === 'true') await traceEveryCall();
+// Imported after the instrumentations are registered, as Kyma does: they patch what express requires.
+const { default: express } = await import('express');
 const { main } = await import(path.resolve(folder, 'handler.js'));
 
 const app = express();
@@ -61,3 +64,27 @@ app.all('*path', (req, res) => {
 });
 
 app.listen(Number(process.env.SERVER_PORT || '8080'), process.env.SERVER_HOST || '127.0.0.1');
+
+/** Kyma's tracer set-up without a collector: a provider sampling every call, W3C and B3, the two instrumentations. */
+async function traceEveryCall() {
+  const { context, propagation, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { CompositePropagator, W3CTraceContextPropagator } = await import('@opentelemetry/core');
+  const { registerInstrumentations } = await import('@opentelemetry/instrumentation');
+  const { ExpressInstrumentation, ExpressLayerType } = await import('@opentelemetry/instrumentation-express');
+  const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
+  const { B3InjectEncoding, B3Propagator } = await import('@opentelemetry/propagator-b3');
+  const { AlwaysOnSampler, ParentBasedSampler, TracerProvider } = await import('@opentelemetry/sdk-trace');
+  const provider = new TracerProvider({ sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), spanProcessors: [] });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER })] }));
+  trace.setGlobalTracerProvider(provider);
+  const ignored = new Set(['/healthz', '/favicon.ico', '/metrics']);
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => ignored.has(req.url) }),
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+    ],
+  });
+}
