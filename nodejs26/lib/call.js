@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import { chunkBytes, encodeBody } from './coerce.js';
 import { isCloudEvent, toBinary } from './cloudevents.js';
 import { getLogger, write } from './logs.js';
-import { HttpError } from './request.js';
+import { FunctionRequest, HttpError } from './request.js';
 import { BINARY, TEXT } from './response.js';
 
 const errorsLog = getLogger('funcwsgi.errors');
@@ -40,7 +40,8 @@ export class Call {
     this.streaming = false;
     this.status = 0;
     this.failure = null; // 'exception' | 'timeout': counted as failed whatever the status
-    this.req = null;
+    this.data = null; // the body as read, null when the request had none
+    this.request = null;
     this.res = null;
     this.span = null;
     this.traceContext = null;
@@ -48,6 +49,12 @@ export class Call {
     this.abort = null;
     this.onEnd = null; // (call) => void: metrics, span and access log, once
     this.bytesSent = 0;
+  }
+
+  /** The function's request, made on first use (a main() that never asks pays nothing). */
+  get req() {
+    if (this.request === null) this.request = new FunctionRequest(this.incoming, this.data, this);
+    return this.request;
   }
 
   get path() {

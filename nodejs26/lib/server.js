@@ -18,7 +18,7 @@ import { buildContext, buildEvent } from './legacy.js';
 import { getLogger } from './logs.js';
 import { Deadlines } from './deadlines.js';
 import { CallMetrics } from './metrics.js';
-import { FunctionRequest, mediaType } from './request.js';
+import { mediaType } from './request.js';
 import { FunctionResponse, TEXT } from './response.js';
 import { answersThroughRes, Signature } from './signatures.js';
 
@@ -203,8 +203,7 @@ export class Runtime {
   /** CloudEvents, the timeout, then the function, inside the call's context. */
   call(call, data) {
     if (this.deadlines !== null) this.deadlines.add(call);
-    const req = new FunctionRequest(call.incoming, data, call);
-    call.req = req;
+    call.data = data;
     if (this.cloudevents && data !== null && claimsEvent(call.incoming.headers) && mediaType(call.incoming.headers['content-type']) !== BATCH) {
       try {
         call.cloudEvent = decode(call.incoming.headers, data);
