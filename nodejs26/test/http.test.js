@@ -347,3 +347,20 @@ describe('request ids and logs', () => {
     assert.equal(lines[3], `Starting nodejs26 server 127.0.0.1:${runtime.port}`);
   });
 });
+
+describe('clients that go away', () => {
+  test('a client that disconnects before the answer: the late answer goes nowhere, the server keeps serving', async () => {
+    const controller = new AbortController();
+    const pending = runtime.fetch('/sleep?seconds=0.3', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await assert.rejects(pending);
+    await new Promise((r) => setTimeout(r, 400));
+    const streamed = new AbortController();
+    const stream = await runtime.fetch('/express/write', { signal: streamed.signal });
+    streamed.abort();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal((await get('/hello')).text, 'hello');
+    assert.equal(runtime.exited, null);
+    assert.ok(stream);
+  });
+});
