@@ -8,6 +8,9 @@
 // end, sendStatus, redirect) answer at once, as in Express, so a function may
 // answer from a callback after it returned.
 import { STATUS_CODES } from 'node:http';
+import { getLogger } from './logs.js';
+
+const log = getLogger('funcwsgi');
 
 export const TEXT = 'text/plain; charset=utf-8';
 export const JSON_TYPE = 'application/json';
@@ -39,6 +42,7 @@ export class FunctionResponse {
     this.body = undefined;
     /** Whether the function has said anything through this object (see Call.settle). */
     this.touched = false;
+    this.warnedLate = false;
     this.locals = {};
   }
 
@@ -140,7 +144,18 @@ export class FunctionResponse {
   set_data(data, contentType) { return this.setData(data, contentType); }
 
   // -- Express's senders: they answer now --------------------------------------------
+  /** A sender called after the call was answered (by the return value, a timeout, an earlier send): said once, ignored. */
+  late(what) {
+    if (!this.call.answered || this.call.streaming) return false;
+    if (!this.warnedLate) {
+      this.warnedLate = true;
+      log.warning(`res.${what}() on ${this.call.method} ${this.call.path} after the call was answered (${this.call.failure === 'timeout' ? 'it timed out' : 'by the return value or an earlier answer'}); ignored`);
+    }
+    return true;
+  }
+
   send(body) {
+    if (this.late('send')) return this;
     if (body !== undefined) this.setBody(body);
     this.touched = true;
     this.call.answerWith(undefined, this);
@@ -148,6 +163,7 @@ export class FunctionResponse {
   }
 
   json(value) {
+    if (this.late('json')) return this;
     this.setJson(value);
     this.call.answerWith(undefined, this);
     return this;
@@ -173,6 +189,7 @@ export class FunctionResponse {
   }
 
   end(body, encoding) {
+    if (this.late('end')) return this;
     this.touched = true;
     if (typeof body === 'function') body = undefined; // end(callback), as node:http allows
     if (this.call.streaming) return this.call.endStream(body, encoding), this;

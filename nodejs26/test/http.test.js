@@ -120,6 +120,10 @@ describe("res: Express's senders (Kyma nodejs26 functions)", () => {
     assert.equal(headers.get('x-later'), 'yes');
     assert.equal(text, 'later');
   });
+  test('a second send() is ignored, and said so in the log', async () => {
+    assert.equal((await get('/express/twice')).text, 'first');
+    await runtime.waitFor((r) => r.records().find((x) => x.message === 'res.send() on GET /express/twice after the call was answered (by the return value or an earlier answer); ignored'), 'the warning');
+  });
   test('setHeader() and end()', async () => {
     const { type, text } = await get('/express/end');
     assert.equal(type, 'text/html');

@@ -11,6 +11,11 @@ export function main(req, res) {
     setTimeout(() => res.set({ 'X-Later': 'yes' }).status(202).send('later'), 20);
     return undefined;
   }
+  if (req.path === '/express/twice') {
+    res.send('first');
+    setTimeout(() => res.send('second'), 10);
+    return undefined;
+  }
   if (req.path === '/express/throw-later') {
     setTimeout(() => { throw new Error('thrown-in-a-callback'); }, 10);
     return undefined;
