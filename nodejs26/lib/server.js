@@ -204,19 +204,13 @@ export class Runtime {
   call(call, data) {
     if (this.deadlines !== null) this.deadlines.add(call);
     call.data = data;
-    if (this.cloudevents && data !== null && claimsEvent(call.incoming.headers) && mediaType(call.incoming.headers['content-type']) !== BATCH) {
+    const headers = call.incoming.headers;
+    if (this.cloudevents && claimsEvent(headers) && mediaType(headers['content-type']) !== BATCH) {
       try {
-        call.cloudEvent = decode(call.incoming.headers, data);
+        call.cloudEvent = decode(headers, data ?? EMPTY);
       } catch (error) {
-        if (!(error instanceof MalformedCloudEvent)) throw error;
-        call.reply(400, Buffer.from(`Bad Request: ${error.message}`));
-        return;
-      }
-    } else if (this.cloudevents && data === null && claimsEvent(call.incoming.headers)) {
-      try {
-        call.cloudEvent = decode(call.incoming.headers, EMPTY);
-      } catch (error) {
-        call.reply(400, Buffer.from(`Bad Request: ${error.message}`));
+        if (error instanceof MalformedCloudEvent) call.reply(400, Buffer.from(`Bad Request: ${error.message}`));
+        else call.fail(error);
         return;
       }
     }
