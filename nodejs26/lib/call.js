@@ -89,7 +89,7 @@ export class Call {
     if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
     if (reason === undefined) outgoing.writeHead(status, all);
     else outgoing.writeHead(status, reason, all);
-    if (body !== undefined) this.bytesSent = body.length;
+    if (body !== undefined) this.bytesSent = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     outgoing.end(body);
     this.finish();
     return true;
@@ -256,7 +256,7 @@ export function responseHeaders(res, contentType, data) {
     }
   }
   if (!typed && contentType !== undefined) flat.push('Content-Type', contentType);
-  if (data !== undefined) flat.push('Content-Length', String(data.length));
+  if (data !== undefined) flat.push('Content-Length', String(typeof data === 'string' ? Buffer.byteLength(data) : data.length));
   return flat;
 }
 

@@ -13,11 +13,12 @@ export function isStream(value) {
   return typeof value[Symbol.asyncIterator] === 'function' || (typeof value.next === 'function' && typeof value[Symbol.iterator] === 'function');
 }
 
-/** { data: Buffer } or { stream: iterable }, with the default content type. */
+/** { data: Buffer or string } or { stream: iterable }, with the default content type. */
 export function encodeBody(body) {
   switch (typeof body) {
     case 'string':
-      return { data: Buffer.from(body), contentType: TEXT };
+      // Kept a string: node:http then sends the head and a small body in one write.
+      return { data: body, contentType: TEXT };
     case 'undefined':
       return { data: EMPTY, contentType: TEXT };
     case 'number':

@@ -132,6 +132,7 @@ describe('return values as bodies', () => {
     assert.equal(type({ a: 1 }), 'application/json');
     assert.equal(encodeBody([1, 'two']).data.toString(), '[1,"two"]');
     assert.equal(encodeBody(5).data.toString(), '5');
+    assert.equal(encodeBody('ü').data, 'ü', 'a string stays a string (one write with the head)');
     assert.equal(encodeBody(null).data.length, 0);
     assert.equal(encodeBody(undefined).contentType, 'text/plain; charset=utf-8');
   });
