@@ -7,7 +7,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs,waitress,granian
 
-.PHONY: setup run test docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node
+# Debian packages the tests use: Prometheus (promtool and a real scraper), the load
+# generator, docker and debootstrap for the container tests. `make setup` installs the
+# missing ones when it runs as root where apt-get is; elsewhere a test needing one skips
+# with a line naming the package. Add a package here when a test starts needing it.
+APT_PACKAGES ?= prometheus wrk docker.io debootstrap
 
 # Node 26 for the nodejs26 runtime, from the npm registry's package that ships the
 # binary, into .tools/node (git-ignored); then the runtime's locked dependencies.
@@ -17,13 +21,24 @@ NODE_DIR ?= .tools/node
 NODE_BIN := $(abspath $(NODE_DIR))/node_modules/.bin
 NODE := $(NODE_BIN)/node
 
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node
+
+# The pip the interpreter bundles does the install (no upgrade): what a user has.
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
 	touch $@
 
-setup: $(VENV)/.installed-$(EXTRAS) setup-node
+setup: apt-packages $(VENV)/.installed-$(EXTRAS) setup-node
+
+apt-packages:
+	@missing=$$(for package in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'ok installed' || echo $$package; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "make setup: not installing the Debian packages $$missing (needs root and apt-get); the tests that use them will skip"; exit 0; fi; \
+	echo "make setup: installing the Debian packages $$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
 $(NODE_DIR)/.installed-$(NODE_VERSION):
 	@command -v npm >/dev/null || { echo "make setup: npm (any version) is needed once to fetch Node $(NODE_VERSION) from the npm registry: apt-get install npm"; exit 2; }
@@ -46,7 +61,13 @@ test-node: setup-node
 run: setup
 	HANDLER_FOLDER=examples/hello SERVER_PORT=8080 $(VENV)/bin/funcwsgi serve
 
+# mypy --strict on funcwsgi, sdk and adapters, ruff on every Python file (pyproject.toml).
+lint: setup
+	$(VENV)/bin/mypy
+	$(VENV)/bin/ruff check --quiet .
+
 test: setup
+	$(MAKE) lint
 	$(MAKE) test-node
 	$(PY) -m pytest -q
 	$(MAKE) test-cloudevents-1

@@ -17,7 +17,7 @@ import importlib.util
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from funcwsgi.config import SERVER_ADAPTERS
 from funcwsgi.errors import StartupError
@@ -59,7 +59,7 @@ def load_adapter(name: str) -> Adapter:
     if importlib.util.find_spec(spec.server) is None:
         install = f"pip install 'funcwsgi[{spec.extra}]'" if spec.extra else f"pip install {spec.server}"
         raise StartupError(f"SERVER_ADAPTER={name!r} needs the {spec.server} server, which is not installed: {install}")
-    module: Adapter = importlib.import_module(spec.module)  # type: ignore[assignment]
+    module: Adapter = importlib.import_module(spec.module)
     return module
 
 

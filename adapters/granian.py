@@ -25,8 +25,8 @@ from granian.server import Server
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.config import Config
 from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
-from funcwsgi.process import mark_printed, start_process, stop_process
 from funcwsgi.loader import load_function
+from funcwsgi.process import mark_printed, start_process, stop_process
 
 _service: FunctionService | None = None
 
@@ -50,7 +50,7 @@ def serve(config: Config) -> int:
         log_access=False,
         websockets=False,
     )
-    _relay_stop_signals(lambda signum: server.signal_handler_interrupt())
+    _relay_stop_signals(lambda signum: server.signal_handler_interrupt())  # type: ignore[no-untyped-call]  # unannotated in granian
     server.serve(target_loader=worker_app, wrap_loader=False)
     marker = _boot_failure_marker(os.getpid())
     if os.path.exists(marker):

@@ -95,7 +95,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
     return settings
 
 
-class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
+class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
     """gunicorn's ``gthread`` worker, lending its threads to the timeout layer, minus a connection reset when it is recycled.
 
     Once a worker has served ``SERVER_MAX_REQUESTS`` calls it stops serving,
@@ -143,7 +143,7 @@ class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]
         super().murder_keepalived()
 
 
-class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]
+class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
     """gunicorn run from code: settings from the configuration, the already loaded service as the app."""
 
     def __init__(self, service: FunctionService, settings: dict[str, Any]) -> None:

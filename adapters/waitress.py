@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from waitress import create_server
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
-from waitress.server import BaseWSGIServer
+from waitress.server import BaseWSGIServer, create_server
 
 from adapters import host_port
 from adapters._signals import StopRequest
@@ -43,7 +42,8 @@ def serve(config: Config) -> int:
         # funcwsgi's body-limit layer then enforces exactly.
         options["max_request_body_size"] = 2 * config.server_max_body_size + WAITRESS_BODY_SLACK
     server = create_server(service, **options)
-    socket_map: dict[int, Any] = getattr(server, "map", None) or server._map
+    # One listener keeps its socket map as .map, several share ._map (which waitress's stubs omit).
+    socket_map: dict[int, Any] = getattr(server, "map", None) or server._map  # type: ignore[union-attr]
     listeners = [d for d in socket_map.values() if isinstance(d, BaseWSGIServer)]
     stop = StopRequest(on_stop=lambda: listeners[0].pull_trigger())
     stop.install(config.server_graceful_timeout)

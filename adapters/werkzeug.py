@@ -19,9 +19,9 @@ from adapters import InFlight
 from adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.errors import StartupError, print_startup_error
+from funcwsgi.loader import load_function
 from funcwsgi.process import print_startup_lines, start_process, stop_process
 from funcwsgi.replies import Reply
-from funcwsgi.loader import load_function
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

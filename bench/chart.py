@@ -34,7 +34,7 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, str, float, float]]:
 def _panel(x: float, title: str, values: list[float], colors: list[str], unit: str, digits: int) -> list[str]:
     top = max(values) if values else 1.0
     parts = [f'<text x="{x}" y="{TOP - 12}" class="title">{escape(title)}</text>']
-    for index, (value, color) in enumerate(zip(values, colors)):
+    for index, (value, color) in enumerate(zip(values, colors, strict=False)):
         y = TOP + index * ROW
         width = max(1.0, PANEL_WIDTH * value / top) if top else 1.0
         parts.append(f'<rect x="{x}" y="{y + 4}" width="{width:.1f}" height="{ROW - 8}" fill="{color}"/>')

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {
         "meta": {
             "mode": mode.__dict__,
-            "started": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": machine(),
             "loadavg_before": loadavg(),
             "pinning": {"server_core": server_core, "load_core": load_core},

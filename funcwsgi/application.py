@@ -7,14 +7,14 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .config import Config
 from .current import activate
 from .environ import CONFIG_KEY
-from .config import Config
 from .errors import StartupError, report_and_exit
 from .loader import LoadedFunction, load_function, wrap_callable
 from .logs import configure_logging
-from .stack import build_stack
 from .process import print_startup_lines
+from .stack import build_stack
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment

@@ -16,10 +16,13 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from .request import loads_json
+
+if TYPE_CHECKING:
+    from werkzeug.datastructures import Headers
 
 SPEC_VERSION = "1.0"
 REQUIRED = ("id", "source", "specversion", "type")
@@ -101,14 +104,15 @@ def encode_binary(
         "ce-id": id or str(uuid.uuid4()),
         "ce-source": source,
         "ce-type": type,
-        "ce-time": time or datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+        "ce-time": time or datetime.now(UTC).isoformat().replace("+00:00", "Z"),
     }
     if subject:
         headers["ce-subject"] = subject
     for name, value in (extensions or {}).items():
         headers[f"ce-{name.lower()}"] = str(value)
-    if content_type or guessed:
-        headers["Content-Type"] = content_type or guessed
+    media_type = content_type or guessed
+    if media_type:
+        headers["Content-Type"] = media_type
     return headers, body
 
 
@@ -122,7 +126,7 @@ def _encode_data(data: Any) -> tuple[bytes, str | None]:
     return json.dumps(data).encode(), JSON
 
 
-def decode(headers: Mapping[str, str], body: bytes) -> CloudEvent | None:
+def decode(headers: Mapping[str, str] | Headers, body: bytes) -> CloudEvent | None:
     """The CloudEvent an HTTP message carries, in either content mode, or ``None``.
 
     ``headers`` may be any mapping with case-insensitive ``get`` (werkzeug's,
@@ -140,7 +144,7 @@ def decode(headers: Mapping[str, str], body: bytes) -> CloudEvent | None:
     return CloudEvent(attributes, _decode_data(body, content_type))
 
 
-def _get(headers: Mapping[str, str], name: str) -> str | None:
+def _get(headers: Mapping[str, str] | Headers, name: str) -> str | None:
     value = headers.get(name)
     if value is None:
         value = headers.get(name.title())

@@ -643,7 +643,12 @@ def specs() -> list[tuple[str, Any, Spec]]:
     """(field name, default, spec) for every setting, in declaration order."""
     result = []
     for item in dataclasses.fields(Config):
-        default = item.default if item.default is not dataclasses.MISSING else item.default_factory()  # type: ignore[misc]
+        if item.default is not dataclasses.MISSING:
+            default: Any = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            default = item.default_factory()
+        else:  # every setting has a default: a field without one is not a setting
+            continue
         result.append((item.name, default, item.metadata["spec"]))
     return result
 

@@ -34,7 +34,7 @@ def active_config() -> Config:
     """The configuration of the current call's service, else the served one, else ``os.environ``'s."""
     environ = current_environ.get()
     if environ is not None:
-        config = environ.get(CONFIG_KEY)
+        config: Config | None = environ.get(CONFIG_KEY)
         if config is not None:
-            return config  # type: ignore[no-any-return]
+            return config
     return _config if _config is not None else Config.from_env()

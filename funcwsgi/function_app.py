@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import HTTPException
+from werkzeug.wrappers import Response
 
 from .compat import contract_invoker
 from .config import Config
 from .current import current_environ
 from .loader import LoadedFunction
-from .request import FunctionRequest
 from .replies import Reply
+from .request import FunctionRequest
 from .response import FunctionResponse, send
 from .signatures import Invoker, Signature, is_async
 
@@ -33,9 +34,9 @@ class FunctionApp:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         # The request-id layer has made it the current environ already, unless the stack lacks it.
-        token = None if current_environ.get() is environ else current_environ.set(environ)  # type: ignore[arg-type]
+        token = None if current_environ.get() is environ else current_environ.set(environ)
         try:
-            result, res = self.invoke(environ)  # type: ignore[arg-type]
+            result, res = self.invoke(environ)
         except HTTPException as error:
             return http_error(error, environ, start_response)
         finally:
@@ -94,7 +95,7 @@ def _run_sync(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def http_error(error: HTTPException, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
     """An HTTP error the function raised (``abort(404)``, bad JSON) as a short text response."""
-    if error.response is not None:
+    if isinstance(error.response, Response):  # abort(response): the function's own response
         return error.response(environ, start_response)
     text = f"{error.name}: {error.description}" if error.description else str(error.name)
     # The error's own headers (Allow, WWW-Authenticate, ...) go along; the reply sets the content ones.

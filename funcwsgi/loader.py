@@ -13,9 +13,10 @@ import inspect
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from .config import Config
 from .errors import LoadError
@@ -98,7 +99,7 @@ def checked_hook(module: ModuleType, hook: str, path: str) -> Callable[..., Any]
     Raises :class:`LoadError` when it is not callable or needs arguments, so a
     hook that would fail at its first use stops the server before it serves.
     """
-    value = getattr(module, hook)
+    value: object = getattr(module, hook)
     if not callable(value):
         raise LoadError(f"{hook!r} in {path} is a {type(value).__name__}, not a function; the runtime calls {hook}() with no arguments")
     try:

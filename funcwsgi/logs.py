@@ -23,7 +23,7 @@ from pythonjsonlogger.orjson import OrjsonFormatter
 
 from .config import Config
 from .current import current_environ
-from .environ import REQUEST_ID_KEY, SPAN_KEY
+from .environ import REQUEST_ID_KEY
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 JSON_FIELDS = ("levelname", "name", "message")
@@ -32,7 +32,7 @@ JSON_FIELDS = ("levelname", "name", "message")
 
 _configured = False
 #: The handler :func:`configure_logging` installed on the root logger, if it did.
-_installed: logging.StreamHandler | None = None  # type: ignore[type-arg]
+_installed: logging.StreamHandler[Any] | None = None
 
 #: ``(trace_id, span_id)`` of the active span as hex strings, or ``None``; set
 #: when tracing is on, so a process without tracing never imports OpenTelemetry here.
@@ -110,7 +110,7 @@ class DirectJsonWriter:
     record could go (see :func:`direct_writer`).
     """
 
-    def __init__(self, handler: logging.StreamHandler, formatter: RecordFormatter) -> None:  # type: ignore[type-arg]
+    def __init__(self, handler: logging.StreamHandler[Any], formatter: RecordFormatter) -> None:
         self.handler = handler
         self.formatter = formatter
         self.static_fields = formatter.static_fields
@@ -154,7 +154,7 @@ def direct_writer(logger: logging.Logger) -> DirectJsonWriter | None:
             return None
         if current is not logging.getLogger() and not current.propagate:
             return None
-        current = current.parent  # type: ignore[assignment]
+        current = current.parent
     return DirectJsonWriter(handler, handler.formatter)
 
 
@@ -162,7 +162,7 @@ def json_formatter(config: Config) -> logging.Formatter:
     return RecordFormatter({"function": config.func_name, "namespace": config.func_namespace})
 
 
-def build_handler(config: Config, stream: Any = None) -> logging.StreamHandler:  # type: ignore[type-arg]
+def build_handler(config: Config, stream: Any = None) -> logging.StreamHandler[Any]:
     handler = logging.StreamHandler(stream or sys.stdout)
     if config.server_log_format == "json":
         handler.setFormatter(json_formatter(config))

@@ -43,7 +43,8 @@ class FunctionRequest(Request):
     nothing pays for nothing.
     """
 
-    json_module = _JSON
+    # werkzeug types json_module as the json module itself; any object with loads and dumps serves.
+    json_module = _JSON  # type: ignore[assignment]
 
     @property
     def cloud_event(self) -> Any:

@@ -198,10 +198,11 @@ def send(
     elif type(result) is tuple:
         body, status, extra_headers = _unpack_tuple(result)
         if isinstance(body, Response):  # Flask's (jsonify(...), 201)
-            return _amended(body, status, extra_headers)(environ, start_response)  # type: ignore[no-any-return]
+            return _amended(body, status, extra_headers)(environ, start_response)
     elif callable(result) and not isinstance(result, (str, bytes, dict, list)):
         # A werkzeug Response, a Flask response, any WSGI app: it answers itself.
-        return result(environ, start_response)  # type: ignore[no-any-return]
+        answered: Iterable[bytes] = result(environ, start_response)
+        return answered
     elif type(result) not in _PLAIN and is_cloud_event(result):
         return send_cloud_event(result, res, environ, start_response)
     else:
@@ -224,7 +225,7 @@ def send(
         headers = merged.to_wsgi_list()
     else:
         headers = [("Content-Type", content_type)]
-    if type(data) is bytes:
+    if isinstance(data, bytes):
         headers.append(("Content-Length", str(len(data))))
         start_response(status_line(status), headers)
         if environ.get("REQUEST_METHOD") == "HEAD":

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 import inspect
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .errors import LoadError
 
@@ -60,5 +61,6 @@ def detect_signature(function: Callable[..., Any], forced: str | None, *, where:
 def is_async(function: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(function):
         return True
-    call = getattr(function, "__call__", None)
+    # An instance whose __call__ is async (callable() says nothing about that).
+    call = getattr(function, "__call__", None)  # noqa: B004
     return call is not None and inspect.iscoroutinefunction(call)

@@ -102,3 +102,19 @@ class Server:
 def run_to_exit(command: list[str], env: dict[str, str], timeout: float = 30.0, cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run a command that is expected to stop by itself (e.g. a start-up error)."""
     return subprocess.run(command, env=env, cwd=str(cwd or REPO), capture_output=True, text=True, timeout=timeout)
+
+
+def debian_tool(command: str, package: str) -> str:
+    """The path of ``command``, else skip the test with one line naming the Debian package that has it.
+
+    ``make setup`` installs the packages the tests use (``APT_PACKAGES`` in the
+    Makefile) when it runs as root where apt is; elsewhere they may be missing.
+    """
+    import shutil
+
+    import pytest
+
+    found = shutil.which(command)
+    if found is None:
+        pytest.skip(f"{command} not found: install the Debian package {package} (make setup does, as root with apt)")
+    return found

@@ -25,9 +25,9 @@ import pytest
 import requests
 import yaml
 from jsonschema import Draft202012Validator
+from kubernetes_validate import utils as kubernetes
 from opentelemetry import environment_variables as otel_api_env
 from opentelemetry.sdk import environment_variables as otel_sdk_env
-from kubernetes_validate import utils as kubernetes
 from referencing import Registry, Resource
 from werkzeug.test import Client
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import signal
 import socket
-from concurrent.futures import ThreadPoolExecutor
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest

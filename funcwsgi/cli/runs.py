@@ -95,7 +95,7 @@ def _alive(pid: int) -> bool:
 
 def live_runs(runs: Path) -> list[RunRecord]:
     """The runs whose ``funcwsgi run`` process is still alive, lowest N first."""
-    records = []
+    records: list[RunRecord] = []
     if not runs.is_dir():
         return records
     for state in runs.glob(f"*/{STATE}"):

@@ -113,7 +113,7 @@ class BottleHeaders(Mapping[str, str]):
             raise KeyError(name)
         return str(value)
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         return self._headers.get(name, default)
 
     def getall(self, name: str) -> list[str]:

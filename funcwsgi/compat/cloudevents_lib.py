@@ -27,6 +27,7 @@ from typing import Any
 
 from ..cloudevents import MalformedCloudEvent, check_required
 
+
 class _Library:
     """The installed generation's pieces, imported on first use: a server that never sees
     a CloudEvent never pays for importing the library (and its date parser)."""
@@ -45,21 +46,24 @@ class _Library:
             self.core_http: Any = core_http
             self.event_types: tuple[type, ...] = (CloudEvent, V1Event)
             self.errors: tuple[type[BaseException], ...] = (CoreError, V1Error, ValueError, TypeError, AttributeError)
-        except ImportError:  # 1.x
-            from cloudevents import conversion as v1_conversion  # type: ignore[no-redef,attr-defined]
-            from cloudevents import http as v1_http  # type: ignore[no-redef]
-            from cloudevents.abstract import CloudEvent as V1Event  # type: ignore[no-redef]
-            from cloudevents.exceptions import GenericException as V1Error  # type: ignore[no-redef]
-            from cloudevents.http import CloudEvent  # type: ignore[no-redef,assignment]
+            self.cloud_event: Any = CloudEvent
+            self.v1_event: Any = V1Event
+            self.v1_http: Any = v1_http
+            self.v1_conversion: Any = v1_conversion
+        except ImportError:  # 1.x: the same pieces at their old places
+            import cloudevents.conversion as old_conversion
+            import cloudevents.http as old_http
+            from cloudevents.abstract import CloudEvent as OldAbstractEvent
+            from cloudevents.exceptions import GenericException as OldError
 
             self.generation = 1
             self.core_http = None
-            self.event_types = (V1Event,)
-            self.errors = (V1Error, ValueError, TypeError, AttributeError)
-        self.cloud_event: Any = CloudEvent
-        self.v1_event: Any = V1Event
-        self.v1_http: Any = v1_http
-        self.v1_conversion: Any = v1_conversion
+            self.event_types = (OldAbstractEvent,)
+            self.errors = (OldError, ValueError, TypeError, AttributeError)
+            self.cloud_event = old_http.CloudEvent
+            self.v1_event = OldAbstractEvent
+            self.v1_http = old_http
+            self.v1_conversion = old_conversion
 
 
 @functools.cache

@@ -46,7 +46,7 @@ def _deprecated(name: str, instead: str) -> None:
     log.warning("event.%s is deprecated and will be removed; use %s", name, instead)
 
 
-class Event(dict):  # type: ignore[type-arg]
+class Event(dict[str, Any]):
     """The ``event`` mapping (``event['data']``, ``event['ce-type']``...) with Kyma's methods."""
 
     __slots__ = ()

@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..environ import KAFKA_RECORD_KEY, TRIGGER_KEY
@@ -124,7 +124,7 @@ def _describe_plain_record(environ: dict[str, Any], record: Record) -> None:
     environ["HTTP_CE_TYPE"] = PLAIN_RECORD_TYPE
     environ["HTTP_CE_SUBJECT"] = f"partition:{record.partition}#{record.offset}"
     if record.timestamp_ms is not None and record.timestamp_ms >= 0:
-        moment = datetime.fromtimestamp(record.timestamp_ms / 1000, tz=timezone.utc)
+        moment = datetime.fromtimestamp(record.timestamp_ms / 1000, tz=UTC)
         environ["HTTP_CE_TIME"] = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     if record.key:
         try:

@@ -89,7 +89,7 @@ class LocalCallMetrics:
             calls.add_metric([method], counted)
             failures.add_metric([method], failed)
             cumulative = list(itertools.accumulate(buckets))
-            duration.add_metric([method], [(_bound(le), count) for le, count in zip(BUCKETS, cumulative)], sum_value=seconds)
+            duration.add_metric([method], [(_bound(le), count) for le, count in zip(BUCKETS, cumulative, strict=True)], sum_value=seconds)
         yield calls
         yield failures
         yield duration
@@ -186,7 +186,7 @@ def _use_multiprocess_dir() -> None:
 
     # The value class is chosen when prometheus_client is imported, which the
     # function's own module may already have done: choose again.
-    values.ValueClass = values.get_value_class()
+    values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]  # unannotated in prometheus_client
     _multiprocess_dir = path
     on_worker_exit(_forget_worker)
     log.debug("Metrics of all worker processes are collected in %s", path)
@@ -204,7 +204,7 @@ def _forget_worker(pid: int) -> None:
     from prometheus_client import multiprocess
 
     if _multiprocess_dir is not None:
-        multiprocess.mark_process_dead(pid, _multiprocess_dir)
+        multiprocess.mark_process_dead(pid, _multiprocess_dir)  # type: ignore[no-untyped-call]  # unannotated in prometheus_client
 
 
 class MetricsMiddleware:
@@ -292,7 +292,7 @@ class MetricsEndpoint:
             from prometheus_client.multiprocess import MultiProcessCollector
 
             registry = CollectorRegistry()
-            MultiProcessCollector(registry, path)
+            MultiProcessCollector(registry, path)  # type: ignore[no-untyped-call]  # unannotated in prometheus_client
             for collector in _own_collectors:
                 registry.register(collector)
         return Reply(200, generate_latest(registry), content_type=CONTENT_TYPE_LATEST)(environ, start_response)

@@ -48,7 +48,7 @@ class RequestIdMiddleware:
             headers.append(header)
             return start_response(status, headers, exc_info)
 
-        token = current_environ.set(environ)  # type: ignore[arg-type]
+        token = current_environ.set(environ)
         try:
             return self.app(environ, start_with_id)
         finally:

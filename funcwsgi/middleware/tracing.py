@@ -18,15 +18,15 @@ from importlib.metadata import entry_points, version
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
-from ..environ import SPAN_KEY
 from ..config import Config
+from ..environ import SPAN_KEY
 from ..loader import LoadedFunction
 from ..process import on_worker_start
 from .body import StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
-    from opentelemetry.propagators.textmap import TextMapPropagator
+    from opentelemetry.propagators.textmap import Getter, TextMapPropagator
     from opentelemetry.sdk.trace import TracerProvider
 
     from ..process import Service
@@ -52,7 +52,6 @@ def tracer_provider(config: Config, loaded: LoadedFunction) -> TracerProvider:
 
 def _set_up(config: Config, loaded: LoadedFunction) -> TracerProvider:
     from opentelemetry import propagate, trace
-    from opentelemetry.instrumentation.requests import RequestsInstrumentor
     from opentelemetry.instrumentation.urllib3 import URLLib3Instrumentor
     from opentelemetry.sdk.resources import OTELResourceDetector, Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -66,7 +65,9 @@ def _set_up(config: Config, loaded: LoadedFunction) -> TracerProvider:
     resource = Resource.create({}).merge(Resource(ours)).merge(OTELResourceDetector().detect())
     provider = TracerProvider(resource=resource)
     trace.set_tracer_provider(provider)
-    RequestsInstrumentor().instrument(tracer_provider=provider)
+    # urllib3 carries every requests call too: one instrumentation covers both, and funcwsgi
+    # depends on one contrib package only (two can lag each other's releases, which pip 23.2
+    # cannot resolve around).
     URLLib3Instrumentor().instrument(tracer_provider=provider)
     endpoint = config.trace_collector_endpoint
 
@@ -110,24 +111,36 @@ def span_ids(environ: dict[str, Any]) -> tuple[str, str] | None:
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"})
 
 
-class EnvironGetter:
-    """Reads propagation headers (``traceparent``, ``X-B3-TraceId``, ...) straight from the environ."""
+def header_key(name: str) -> str:
+    """The environ key of a request header: ``traceparent`` -> ``HTTP_TRACEPARENT``."""
+    return "HTTP_" + name.upper().replace("-", "_")
 
-    def __init__(self) -> None:
-        self.keys_of: dict[str, str] = {}  # header name -> environ key, worked out once per name
 
-    def environ_key(self, name: str) -> str:
-        key = self.keys_of.get(name)
-        if key is None:
-            key = self.keys_of[name] = "HTTP_" + name.upper().replace("-", "_")
-        return key
+def environ_getter() -> Getter[WSGIEnvironment]:
+    """A getter that reads propagation headers (``traceparent``, ``X-B3-TraceId``, ...) straight from the environ.
 
-    def get(self, carrier: WSGIEnvironment, key: str) -> list[str] | None:
-        value = carrier.get(self.environ_key(key))
-        return None if value is None else [value]
+    Made when the tracing layer is built, so that OpenTelemetry is imported only when tracing is on.
+    """
+    from opentelemetry.propagators.textmap import Getter
 
-    def keys(self, carrier: WSGIEnvironment) -> list[str]:
-        return [key[5:].lower().replace("_", "-") for key in carrier if key.startswith("HTTP_")]
+    class EnvironGetter(Getter[dict[str, Any]]):  # the WSGI environ
+        def __init__(self) -> None:
+            self.keys_of: dict[str, str] = {}  # header name -> environ key, worked out once per name
+
+        def environ_key(self, name: str) -> str:
+            key = self.keys_of.get(name)
+            if key is None:
+                key = self.keys_of[name] = header_key(name)
+            return key
+
+        def get(self, carrier: WSGIEnvironment, key: str) -> list[str] | None:
+            value = carrier.get(self.environ_key(key))
+            return None if value is None else [value]
+
+        def keys(self, carrier: WSGIEnvironment) -> list[str]:
+            return [key[5:].lower().replace("_", "-") for key in carrier if key.startswith("HTTP_")]
+
+    return EnvironGetter()
 
 
 class TracingMiddleware:
@@ -148,11 +161,11 @@ class TracingMiddleware:
         # The installed distribution's version, not the package's __init__: importing that from a layer
         # would close an import circle (funcwsgi -> application -> stack -> this layer).
         self.tracer = provider.get_tracer("funcwsgi", version("funcwsgi"))
-        self.getter = EnvironGetter()
+        self.getter = environ_getter()
         self.extract = propagate.extract
         # The environ keys of every header the configured propagators read: a call that
         # carries none of them starts a new trace without running the propagators.
-        self.context_keys = tuple(self.getter.environ_key(name) for name in propagate.get_global_textmap().fields)
+        self.context_keys = tuple(header_key(name) for name in propagate.get_global_textmap().fields)
         self.attach, self.detach = context.attach, context.detach
         self.in_context = trace.set_span_in_context
         self.server = SpanKind.SERVER
@@ -162,7 +175,7 @@ class TracingMiddleware:
         parent = None
         for key in self.context_keys:
             if key in environ:
-                parent = self.extract(environ, getter=self.getter)  # type: ignore[arg-type]
+                parent = self.extract(environ, getter=self.getter)
                 break
         method = environ.get("REQUEST_METHOD", "")
         path = environ.get("PATH_INFO", "")

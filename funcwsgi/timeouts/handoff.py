@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+    from _typeshed.wsgi import InputStream, StartResponse, WSGIApplication, WSGIEnvironment
 
 from . import CallTimeout, Expired, cancel_interrupt, interrupt, renew_after_fork
 
@@ -210,23 +210,23 @@ class CallInput:
 
     __slots__ = ("_stream", "_call")
 
-    def __init__(self, stream: Any, call: Call) -> None:
+    def __init__(self, stream: InputStream, call: Call) -> None:
         self._stream = stream
         self._call = call
 
-    def _open(self) -> Any:
+    def _open(self) -> InputStream:
         if self._call.abandoned:
             raise CallTimeout("the call timed out; its request body is no longer readable")
         return self._stream
 
     def read(self, *args: Any) -> bytes:
-        return self._open().read(*args)  # type: ignore[no-any-return]
+        return self._open().read(*args)
 
     def readline(self, *args: Any) -> bytes:
-        return self._open().readline(*args)  # type: ignore[no-any-return]
+        return self._open().readline(*args)
 
     def readlines(self, *args: Any) -> list[bytes]:
-        return self._open().readlines(*args)  # type: ignore[no-any-return]
+        return self._open().readlines(*args)
 
     def __iter__(self) -> Any:
         return iter(self._open())
@@ -321,7 +321,7 @@ class PooledCalls:
             started = time.monotonic()
             found = self.pool.acquire(self.seconds)
             if found is None:
-                raise Expired("no call thread became free")
+                raise Expired("no call thread became free") from None
             worker = found
             milliseconds = _milliseconds(self.seconds - (time.monotonic() - started))
         try:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from funcwsgi.config import Config
 from funcwsgi.cli.settings_doc import effective_settings, settings_block, settings_table, specs
+from funcwsgi.config import Config
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 

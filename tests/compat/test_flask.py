@@ -9,9 +9,9 @@ import pytest
 from werkzeug.test import Client, EnvironBuilder
 
 from funcwsgi import make_app
-from funcwsgi.errors import LoadError
 from funcwsgi.compat.flask import FlaskFunctionRequest, flask_request
-from funcwsgi.request import FunctionRequest, get_or_create_request
+from funcwsgi.errors import LoadError
+from funcwsgi.request import get_or_create_request
 
 from ..servers import BIN, REPO, base_env, run_to_exit
 

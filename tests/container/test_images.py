@@ -129,7 +129,7 @@ def function_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "    res.set_body({'six': six.__version__, 'greeting': os.environ.get('GREETING'), 'uid': os.getuid()})\n"
     )
     text = (project / "func.yaml").read_text().replace("envs: {}", "envs: {GREETING: hi}")
-    text = text.replace('args: []             # appended to the image build', f'args: ["--network", "host"] # appended to the image build')
+    text = text.replace('args: []             # appended to the image build', 'args: ["--network", "host"] # appended to the image build')
     (project / "func.yaml").write_text(text)
     return project
 

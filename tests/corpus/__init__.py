@@ -7,9 +7,9 @@ platforms gave.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-import signal
 
 from ..servers import BIN, FUNCTIONS, Server, base_env, free_port
 

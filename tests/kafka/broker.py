@@ -23,7 +23,6 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.servers import BIN, FUNCTIONS, Server, base_env, free_port
 
-
 CLIENT_LOG = logging.getLogger("tests.kafka.client")
 
 

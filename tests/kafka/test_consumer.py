@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from tests.kafka.broker import Broker, TRACEPARENT, group_name, read_calls, start, trigger_env, wait_calls
+from tests.kafka.broker import TRACEPARENT, Broker, group_name, read_calls, start, trigger_env, wait_calls
 from tests.servers import Server, free_port
 
 

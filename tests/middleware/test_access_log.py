@@ -8,9 +8,9 @@ import logging
 
 import pytest
 
-from funcwsgi.environ import REQUEST_ID_KEY
 from funcwsgi import logs
 from funcwsgi.config import Config
+from funcwsgi.environ import REQUEST_ID_KEY
 from funcwsgi.middleware.access_log import AccessLogMiddleware
 
 

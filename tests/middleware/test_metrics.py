@@ -13,7 +13,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, free_port
+from ..servers import BIN, Server, base_env, debian_tool, free_port
 
 
 def samples(text: str) -> dict[tuple[str, str], float]:
@@ -63,9 +63,7 @@ def test_unknown_methods_share_one_label(client):
 
 
 def test_exposition_passes_promtool(client):
-    promtool = shutil.which("promtool")
-    if promtool is None:
-        pytest.fail("promtool not found: install the Debian package prometheus (see .ci/run)")
+    promtool = debian_tool("promtool", "prometheus")
     response = client.get("/metrics")
     assert response.headers["Content-Type"].startswith("text/plain; version=")
     checked = subprocess.run([promtool, "check", "metrics"], input=response.data, capture_output=True, timeout=30)
@@ -102,9 +100,7 @@ def two_workers():
 
 @pytest.fixture(scope="module")
 def prometheus(two_workers):
-    binary = shutil.which("prometheus")
-    if binary is None:
-        pytest.fail("prometheus not found: install the Debian package prometheus (see .ci/run)")
+    binary = debian_tool("prometheus", "prometheus")
     folder = Path(tempfile.mkdtemp(prefix="funcwsgi-prometheus-"))
     port = free_port()
     (folder / "prometheus.yml").write_text(

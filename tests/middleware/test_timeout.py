@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import contextvars
-import os
 import io
+import os
 import threading
 import time
 

@@ -161,7 +161,7 @@ def run(seconds: float, connections: int, adapter: str, workers: int, threads: i
         alive = server.process.poll() is None
     finally:
         server.stop()
-    return report(tally, samples, warm_up, took, dict(seconds=seconds, connections=connections, adapter=adapter, workers=workers, threads=threads), alive)
+    return report(tally, samples, warm_up, took, {"seconds": seconds, "connections": connections, "adapter": adapter, "workers": workers, "threads": threads}, alive)
 
 
 def report(tally: Tally, samples: list[tuple[float, dict[int, dict[str, int]]]], warm_up: float, took: float, settings: dict[str, Any], alive: bool) -> dict[str, Any]:

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from .. import node_modules, scaffolding, venvs
 from ...config import specs
-from ..containers import ENGINE_ENV, find_engine
 from ...errors import StartupError
+from .. import node_modules, scaffolding, venvs
+from ..containers import ENGINE_ENV, find_engine
 from ..project import Project, load_project
 from ..runs import RunRecord, claim_port
 from .build import build_image, scaffolded_dir

@@ -1,0 +1,93 @@
+"""The package as a user gets it: the wheel built from this tree, installed by the pip Python bundles.
+
+Python 3.11 bundles pip 23.2, whose resolver gives up on dependency sets a
+current pip resolves; ``make setup`` and a user's ``pip install funcwsgi`` both
+use whatever pip there is, so the wheel must install with the bundled one, not
+only with the newest.
+"""
+
+from __future__ import annotations
+
+import ensurepip
+import os
+import re
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+
+from .servers import REPO
+
+#: What setuptools prints when the package configuration is off (data folders taken for packages, ...).
+SETUPTOOLS_WARNING = re.compile(r"would be ignored|Setuptools\w*Warning|^\s*warning: ", re.MULTILINE)
+
+
+def fresh_venv(folder: Path) -> Path:
+    """A new virtual environment of the interpreter the tests run on, with the pip it bundles."""
+    venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+    return folder / "bin" / "python"
+
+
+def pip(python: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_") or key == "PIP_CERT"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # else setuptools notes that it skips byte-compiling
+    return subprocess.run(
+        [str(python), "-m", "pip", "--disable-pip-version-check", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fresh_venv(tmp_path_factory.mktemp("bundled-pip") / "venv")
+
+
+@pytest.fixture(scope="module")
+def wheel(bundled: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("wheel")
+    built = pip(bundled, "wheel", "--verbose", "--no-deps", "--wheel-dir", str(out), str(REPO))
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (found,) = out.glob("funcwsgi-*.whl")
+    return found, built.stdout + built.stderr
+
+
+def test_the_venv_has_the_bundled_pip(bundled: Path):
+    assert pip(bundled, "--version").stdout.split()[1] == ensurepip.version()
+
+
+def test_the_wheel_builds_without_warnings(wheel: tuple[Path, str]):
+    _, output = wheel
+    assert SETUPTOOLS_WARNING.findall(output) == [], [line for line in output.splitlines() if SETUPTOOLS_WARNING.search(line)]
+
+
+def test_the_bundled_pip_installs_the_wheel_and_it_imports(bundled: Path, wheel: tuple[Path, str]):
+    path, _ = wheel
+    installed = pip(bundled, "install", "--quiet", str(path), timeout=900)
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    code = (
+        "import funcwsgi, sdk, adapters, funcwsgi.cli.scaffolding as s\n"
+        "assert funcwsgi.__file__.startswith(sys.prefix), funcwsgi.__file__\n"
+        "assert (s.DEFAULT_SCAFFOLDING / 'service.py').is_file() and (s.TEMPLATES / 'http' / 'handler.py').is_file()\n"
+        "print(funcwsgi.make_app(lambda req, res: res.set_body('hi')).layers[-1])"
+    )
+    result = subprocess.run([str(bundled), "-c", "import sys\n" + code], capture_output=True, text=True, cwd="/", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "function"
+    version = subprocess.run([str(bundled.parent / "funcwsgi"), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.stdout.strip() == f"funcwsgi {funcwsgi_version()}"
+
+
+def test_a_current_pip_resolves_the_wheel_too(tmp_path: Path, wheel: tuple[Path, str]):
+    path, _ = wheel
+    python = fresh_venv(tmp_path / "venv")
+    upgraded = pip(python, "install", "--quiet", "--upgrade", "pip")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert int(pip(python, "--version").stdout.split()[1].split(".")[0]) >= 24
+    resolved = pip(python, "install", "--dry-run", "--quiet", str(path), timeout=900)
+    assert resolved.returncode == 0, resolved.stdout[-3000:] + resolved.stderr[-3000:]
+
+
+def funcwsgi_version() -> str:
+    import funcwsgi
+
+    return funcwsgi.__version__
