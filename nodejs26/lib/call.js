@@ -23,13 +23,13 @@ export class Call {
    * @param {import('node:http').IncomingMessage} incoming
    * @param {import('node:http').ServerResponse} outgoing
    */
-  constructor(runtime, incoming, outgoing, requestId, extraHeaders) {
+  constructor(runtime, incoming, outgoing, requestId) {
     this.runtime = runtime;
     this.incoming = incoming;
     this.outgoing = outgoing;
     this.requestId = requestId;
-    /** Flat [name, value, ...] every answer of this call carries (X-Request-Id, CORS). */
-    this.extraHeaders = extraHeaders;
+    /** Flat [name, value, ...] every answer of this call carries besides X-Request-Id (CORS), or null. */
+    this.extraHeaders = null;
     this.method = incoming.method;
     this.started = performance.now();
     this.deadline = Infinity; // set and cleared by the runtime's Deadlines
@@ -85,7 +85,7 @@ export class Call {
     this.status = status;
     this.stopTimer();
     const outgoing = this.outgoing;
-    const all = this.extraHeaders.length ? headers.concat(this.extraHeaders) : headers;
+    const all = this.withOwnHeaders(headers);
     if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
     if (reason === undefined) outgoing.writeHead(status, all);
     else outgoing.writeHead(status, reason, all);
@@ -93,6 +93,13 @@ export class Call {
     outgoing.end(body);
     this.finish();
     return true;
+  }
+
+  /** `headers` (a fresh array) with the ones every answer of the call carries. */
+  withOwnHeaders(headers) {
+    headers.push('X-Request-Id', this.requestId);
+    if (this.extraHeaders !== null) for (const item of this.extraHeaders) headers.push(item);
+    return headers;
   }
 
   finish() {
@@ -181,7 +188,7 @@ export class Call {
     this.status = status;
     this.stopTimer(); // only the call is timed; a stream goes at the client's pace
     if (this.runtime.stopping) this.outgoing.shouldKeepAlive = false;
-    this.outgoing.writeHead(status, this.extraHeaders.length ? headers.concat(this.extraHeaders) : headers);
+    this.outgoing.writeHead(status, this.withOwnHeaders(headers));
   }
 
   async pump(stream) {

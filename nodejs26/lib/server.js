@@ -72,7 +72,6 @@ export function newRequestId() {
 }
 
 const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE', 'TRACE']);
-const NO_CONTENT_HEADERS = [];
 const HEALTH_HEADERS = (body) => ['Content-Type', TEXT, 'Content-Length', String(body.length), 'Cache-Control', 'no-store'];
 
 export class Runtime {
@@ -129,7 +128,7 @@ export class Runtime {
     };
     const healthz = (call) => call.answer(200, ['Content-Type', TEXT, 'Content-Length', '2'], OK);
     routes.set('/healthz', liveness.length ? probe(liveness) : healthz);
-    routes.set('/favicon.ico', (call) => call.answer(204, NO_CONTENT_HEADERS, undefined));
+    routes.set('/favicon.ico', (call) => call.answer(204, [], undefined));
     routes.set('/health/readiness', probe(readiness));
     routes.set('/health/liveness', probe(liveness));
     if (this.metrics && !this.config.serverMetricsPort) routes.set(this.config.serverMetricsPath, (call) => this.serveMetrics(call));
@@ -146,7 +145,7 @@ export class Runtime {
     const headers = incoming.headers;
     let requestId = headers['x-request-id'];
     if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
-    const call = new Call(this, incoming, outgoing, requestId, ['X-Request-Id', requestId]);
+    const call = new Call(this, incoming, outgoing, requestId);
     try {
       if (this.config.serverAccessLog) call.onEnd = logAccess;
       const method = incoming.method;
@@ -158,7 +157,7 @@ export class Runtime {
         const cors = this.cors.consider(method, headers);
         if (cors !== null) {
           if (cors.preflight) return void call.answer(...cors.preflight);
-          call.extraHeaders.push(...cors.headers);
+          call.extraHeaders = cors.headers;
         }
       }
       call.onEnd = this.onEnd;
