@@ -4,8 +4,10 @@
 //   errors -> request id -> access log -> reserved routes -> CORS -> tracing ->
 //   metrics -> body limit -> timeout -> CloudEvents -> the function
 //
-// STEPS lists them as data (with the setting that turns each on); the work of each
-// lives in its own module. A step that is off costs nothing per call.
+// STEPS lists them as data (the setting that turns each on, the settings it takes),
+// logged once at start-up like funcwsgi's stack; handle() -> receive() -> call() take
+// them in that order, and the work of each lives in its own module. A step that is
+// off costs nothing per call.
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Call, REASONS } from './call.js';
@@ -71,7 +73,6 @@ export function newRequestId() {
   return pool.toString('hex', poolAt - 16, poolAt);
 }
 
-const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE', 'TRACE']);
 const HEALTH_HEADERS = (body) => ['Content-Type', TEXT, 'Content-Length', String(body.length), 'Cache-Control', 'no-store'];
 
 export class Runtime {
