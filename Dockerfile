@@ -1,10 +1,16 @@
 # The funcwsgi runtime image: funcwsgi in a virtual environment, run as a
-# non-root user, serving the function found at HANDLER_FOLDER (/function) with
-# the adapter SERVER_ADAPTER names. Function images ('funcwsgi build') start
-# FROM this image and add the function and its requirements.
+# non-root user, serving the function mounted at /function with the adapter
+# SERVER_ADAPTER names. Function images ('funcwsgi build') start FROM this
+# image and add the function and its requirements. Kyma's Function controller
+# runs it as a Python runtime image: `python server.py` in /, the function in
+# /kubeless (docs/kyma.md).
 #
 #   DOCKER_BUILDKIT=1 docker build --tag funcwsgi-runtime:0.1.0 .
 #   docker run -v "$PWD/examples/hello:/function:ro" -p 8080:8080 funcwsgi-runtime:0.1.0
+#
+# The image sets no funcwsgi setting: a setting in ENV would outrank the
+# compatibility names platforms inject (FUNCTION_PATH, HANDLER_PATH, PORT).
+# /function is the last folder the runtime looks in when none is named.
 #
 # Where package downloads need an extra CA (a TLS proxy), pass the bundle as a
 # build secret; it is used for the install only and is not kept in any layer:
@@ -34,13 +40,13 @@ RUN groupadd --system --gid "${USER_ID}" funcwsgi \
     && useradd --system --uid "${USER_ID}" --gid funcwsgi --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin funcwsgi \
     && mkdir -p /function
 COPY --from=install /opt/funcwsgi/venv /opt/funcwsgi/venv
+COPY --chmod=0644 image/server.py /server.py
+# pip stays in the venv: Kyma's controller installs a function's requirements with it.
 ENV PATH=/opt/funcwsgi/venv/bin:${PATH} \
     VIRTUAL_ENV=/opt/funcwsgi/venv \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    HANDLER_FOLDER=/function \
-    SERVER_HOST=0.0.0.0 \
-    SERVER_PORT=8080
+    PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /function
 USER ${USER_ID}:${USER_ID}
 EXPOSE 8080

@@ -20,7 +20,7 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from adapters import host_port
 from funcwsgi.application import FunctionService, default_app
-from funcwsgi.errors import StartupError, print_startup_error
+from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
 from funcwsgi.process import start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls, use_server_threads
 
@@ -29,8 +29,55 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi")
 
-# gunicorn's arbiter stops the whole server when a worker exits with this status while booting.
+# gunicorn's arbiter stops the whole server when a worker exits with this status (or
+# APP_LOAD_ERROR, 4), whenever that happens: a function calling os._exit(3) in a call
+# would stop the server. The arbiter is told to reserve no status instead
+# (NO_RESERVED_STATUS matches none), and a worker that ended before it booted stops the
+# server with this status, whatever its own (:class:`BootReports`).
 WORKER_BOOT_ERROR = 3
+NO_RESERVED_STATUS = -1
+
+
+class BootReports:
+    """Which workers finished booting, told to the master through a pipe made before any fork.
+
+    A worker writes its pid once it is about to serve; the master reads the
+    pipe when a worker ended. One that never wrote failed to boot (its
+    ``start()`` raised, or it died on the way): the server stops then, not in
+    a loop of new workers that fail the same way. What a worker does once
+    booted, its exit status included, never stops the server.
+    """
+
+    def __init__(self) -> None:
+        self.reader, self.writer = os.pipe()
+        os.set_blocking(self.reader, False)
+        os.set_blocking(self.writer, False)
+        self.booted: set[int] = set()
+        self.unread = b""
+
+    def report_booted(self, pid: int) -> None:
+        """In the worker: a few bytes, below PIPE_BUF, so the write is whole or not at all."""
+        try:
+            os.write(self.writer, b"%d\n" % pid)
+        except BlockingIOError:  # a master that stopped reading; the pid is then unknown
+            log.warning("Could not report worker %s as booted", pid)
+
+    def had_booted(self, pid: int) -> bool:
+        """In the master, after worker ``pid`` ended."""
+        while True:
+            try:
+                chunk = os.read(self.reader, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            self.unread += chunk
+        *lines, self.unread = self.unread.split(b"\n")
+        self.booted.update(int(line) for line in lines if line)
+        if pid in self.booted:
+            self.booted.discard(pid)
+            return True
+        return False
 
 
 def gunicorn_settings(config: Config) -> dict[str, Any]:
@@ -42,9 +89,27 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         service = getattr(server.app, "service", None)
         return service if isinstance(service, FunctionService) else default_app(config)
 
+    boots: list[BootReports] = []  # made in the master by on_starting, inherited by the workers
+
     def on_starting(server: Any) -> None:
         """Print the start-up lines and load the function once, in the master, before any fork."""
+        if list(server.cfg.bind) != settings["bind"]:
+            # `-b`/`--bind` (or GUNICORN_CMD_ARGS) win over a configuration file: the start-up
+            # line would name SERVER_HOST:SERVER_PORT while gunicorn listens elsewhere.
+            report_and_exit(
+                ConfigError(
+                    f"gunicorn was told to listen on {', '.join(server.cfg.bind)}, but SERVER_HOST:SERVER_PORT say "
+                    f"{settings['bind'][0]}: set SERVER_HOST and SERVER_PORT instead of gunicorn's --bind"
+                )
+            )
         service_of(server)
+        server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
+        boots.append(BootReports())
+
+    def post_worker_init(worker: Any) -> None:
+        """In the worker, booted: from here on its exit status is the function's business."""
+        if boots:  # none when a configuration reload (SIGHUP) made these hooks anew
+            boots[0].report_booted(os.getpid())
 
     def post_fork(server: Any, worker: Any) -> None:
         """In each new worker, before it serves: per-worker state, then the function's start()."""
@@ -71,9 +136,14 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     def child_exit(server: Any, worker: Any) -> None:
         """In the master, after a worker process ended, for whatever reason."""
-        if server.LISTENERS:  # not shutting down: the worker crashed or was recycled
-            log.warning("Worker process %s exited; gunicorn starts a new one", worker.pid)
         worker_exited(worker.pid)
+        if not server.LISTENERS:  # shutting down
+            return
+        if boots and not boots[0].had_booted(worker.pid):
+            from gunicorn.errors import HaltServer
+
+            raise HaltServer("Worker failed to boot.", WORKER_BOOT_ERROR)
+        log.warning("Worker process %s exited; gunicorn starts a new one", worker.pid)
 
     settings: dict[str, Any] = {
         "bind": [host_port(config.server_host, config.server_port)],
@@ -86,6 +156,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         "proc_name": f"funcwsgi {config.func_name}".strip(),
         "on_starting": on_starting,
         "post_fork": post_fork,
+        "post_worker_init": post_worker_init,
         "worker_exit": worker_exit,
         "child_exit": child_exit,
     }
@@ -104,6 +175,32 @@ class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is 
     on its way out leaves new connections in the listening socket's queue,
     where the next worker picks them up.
     """
+
+    exit_status: int | None = None
+
+    def handle(self, conn: Any) -> tuple[bool, Any]:
+        """gthread's, plus a function calling ``sys.exit()``: its worker ends with that status.
+
+        Left to gthread, the ``SystemExit`` ends only the pool thread, and the
+        caller's connection stays open, unanswered, for good. Here the
+        connection is closed, the worker stops as on SIGTERM (the other calls
+        finish) and exits with the status asked for; the master starts a new
+        one (:class:`BootReports`: no status stops the server).
+        """
+        try:
+            result: tuple[bool, Any] = super().handle(conn)
+            return result
+        except SystemExit as ended:
+            code = ended.code
+            self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
+            log.warning("The function called sys.exit(%r): worker %s stops", code, os.getpid())
+            self.alive = False
+            return (False, conn)
+
+    def run(self) -> None:
+        super().run()
+        if self.exit_status is not None:
+            sys.exit(self.exit_status)
 
     def accept(self, server: Any, listener: Any) -> None:
         if self.alive:

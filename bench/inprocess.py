@@ -32,6 +32,11 @@ from werkzeug.test import EnvironBuilder
 
 BENCH = Path(__file__).resolve().parent
 HELLO = BENCH / "apps" / "hello"
+#: The same hello world in the Flask-context signatures (docs/migration-kyma-python314.md quotes their cost).
+FLASK_FUNCTIONS = (
+    ("stack-flask-global", BENCH / "apps" / "flask_global", "funcwsgi default stack, main() with flask.request"),
+    ("stack-flask-request", BENCH / "apps" / "flask_request", "funcwsgi default stack, main(request: flask.Request)"),
+)
 sys.path.insert(0, str(BENCH / "apps"))
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -148,6 +153,9 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
     found.append(("stack-handoff", "funcwsgi default stack, timeout by hand-off (waitress, granian)", service))
     logged = FunctionService(config.replace(server_access_log=True), loaded)
     found.append(("stack-access-log", f"funcwsgi stack, access log on ({' > '.join(logged.layers)})", logged))
+    for key, folder, label in FLASK_FUNCTIONS:
+        flask_config = Config.from_env({"HANDLER_FOLDER": str(folder)})
+        found.append((key, label, FunctionService(flask_config, load_function(flask_config))))
     if trace_endpoint and any(layer.name == "tracing" for layer in LAYERS):
         traced_config = config.replace(trace_collector_endpoint=trace_endpoint)
         traced = FunctionService(traced_config, loaded)

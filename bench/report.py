@@ -227,7 +227,8 @@ def render(results: dict[str, Any], *, chart_path: str) -> str:
             "",
         ]
     if results.get("callgrind"):
-        out += ["Instructions per request under callgrind (`python -m bench.callgrind`):", "", "| variant | instructions/request |", "|---|---:|"]
+        note = meta.get("callgrind_note") or "`python -m bench.callgrind`"
+        out += [f"Instructions per request under callgrind ({note}):", "", "| variant | instructions/request |", "|---|---:|"]
         out += [f"| {key} | {value:,} |" for key, value in results["callgrind"].items()]
         out.append("")
     out += ["### Commands", "", "Each target as started (port, host and folder settings omitted):", ""]
@@ -274,21 +275,27 @@ def main(argv: list[str] | None = None) -> int:
     import json
     from pathlib import Path
 
-    from . import chart
-    from .run import CHART, DOC
+    from . import chart, figures
+    from .run import CHART, DOC, REPO
 
     parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__.splitlines()[0] if main.__doc__ else None)
     parser.add_argument("results", type=Path)
     parser.add_argument("--inprocess", type=Path, help="in-process results to use instead of the run's own")
+    parser.add_argument("--callgrind", type=Path, help="instruction counts (python -m bench.callgrind ... > FILE) to add to the run's own")
     args = parser.parse_args(argv)
     results = json.loads(args.results.read_text())
     if args.inprocess:
         results["inprocess"] = json.loads(args.inprocess.read_text())
         results["meta"]["inprocess_note"] = "in-process rows re-measured after the HTTP rounds (python -m bench.inprocess)"
+    if args.callgrind:
+        added = json.loads(args.callgrind.read_text())
+        results["callgrind"] = {**results.get("callgrind", {}), **added}
+        results["meta"]["callgrind_note"] = f"counted after the HTTP rounds: `python -m bench.callgrind {' '.join(added)}`"
     results["checks"] = checks(results)
     args.results.write_text(json.dumps(results, indent=2) + "\n")
     CHART.write_text(chart.render(results))
     update_doc(DOC, render(results, chart_path=CHART.name))
+    figures.update_pages(REPO, results)
     print(summary_table(results))
     return 0
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import callgrind, chart, report
+from . import callgrind, chart, figures, report
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_wrk
 from .processes import ServerFailed, cores, free_port, get, start, worker_rss_mb
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             if mode.callgrind and callgrind.available():
                 log("callgrind: instructions per request")
                 ids = [row["id"] for row in results["inprocess"]]
-                chosen = [key for key in ("bare", "call-path", "stack", "stack-handoff", "stack-tracing") if key in ids]
+                chosen = [key for key in ("bare", "call-path", "stack", "stack-handoff", "stack-tracing", "stack-flask-global", "stack-flask-request") if key in ids]
                 results["callgrind"] = {key: callgrind.per_call(key, sink.endpoint if sink else None) for key in chosen}
         for round_number in range(mode.rounds):
             order = runnable if round_number % 2 == 0 else list(reversed(runnable))
@@ -321,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quick and not args.no_docs and not args.only:
         CHART.write_text(chart.render(results))
         report.update_doc(DOC, report.render(results, chart_path=CHART.name))
-        log(f"updated {DOC.relative_to(REPO)} and {CHART.relative_to(REPO)}")
+        quoted = figures.update_pages(REPO, results)
+        log(f"updated {DOC.relative_to(REPO)}, {CHART.relative_to(REPO)} and the figures quoted in {', '.join(quoted) or 'no other page'}")
     print(report.summary_table(results))
     log(f"results in {out} ({results['meta']['elapsed_s']} s)")
     if failed:

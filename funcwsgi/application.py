@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,8 @@ def default_app(config: Config | None = None) -> FunctionService:
     """
     global _default
     if _default is None:
+        if config is None:
+            refuse_unconfigured_gunicorn()
         with _default_lock:
             if _default is None:
                 try:
@@ -106,3 +109,32 @@ def default_app(config: Config | None = None) -> FunctionService:
                 except StartupError as error:
                     report_and_exit(error)
     return _default
+
+
+#: The command that serves ``funcwsgi:app`` with gunicorn and the runtime's settings.
+GUNICORN_COMMAND = "gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app"
+
+
+def refuse_unconfigured_gunicorn() -> None:
+    """Stop a gunicorn that loads ``funcwsgi:app`` without having read :mod:`funcwsgi.gunicorn_conf`.
+
+    Such a gunicorn listens where its own defaults say (``127.0.0.1:8000``,
+    the sync worker), whatever ``SERVER_*`` say, and gives the app no hooks:
+    serving anyway would answer on a port no start-up line names. The error
+    is gunicorn's ``AppImportError``, which a worker prints as the one line
+    and which stops the master (status 4) instead of respawning the worker;
+    it is also a ``RuntimeError``, which a master loading the app itself
+    (``--preload``) prints as one line before exiting 1.
+    """
+    if "gunicorn.arbiter" not in sys.modules or "funcwsgi.gunicorn_conf" in sys.modules:
+        return
+    from gunicorn.errors import AppImportError
+
+    class GunicornNotConfigured(AppImportError, RuntimeError):  # type: ignore[misc]
+        pass
+
+    sys.stdout.flush()
+    raise GunicornNotConfigured(
+        "funcwsgi: error: gunicorn was started without funcwsgi's settings, so it would ignore SERVER_HOST, "
+        f"SERVER_PORT and the rest: run `{GUNICORN_COMMAND}` (or `funcwsgi serve`)"
+    )

@@ -239,6 +239,8 @@ SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
+#: What the Kafka client uses when KAFKA_SECURITY_PROTOCOL is unset (librdkafka's default).
+KAFKA_DEFAULT_PROTOCOL = "plaintext"
 
 KYMA = "Kyma python314"
 KUBELESS = "Kyma <=3.12 / Kubeless"
@@ -246,8 +248,8 @@ FUNCTIONS_FRAMEWORK = "Functions Framework"
 
 #: Where the sources are looked for when no HANDLER_FOLDER (nor an alias) is set:
 #: the reference document's '/' first, then the volume Kubeless and Kyma <=3.12
-#: mount the function's ConfigMap at.
-DEFAULT_FOLDERS: tuple[str, ...] = ("/", "/kubeless")
+#: mount the function's ConfigMap at, then the runtime image's /function.
+DEFAULT_FOLDERS: tuple[str, ...] = ("/", "/kubeless", "/function")
 #: Module files looked for when no HANDLER_MODULE_NAME (nor an alias) is set:
 #: the reference document's handler.py, then the Functions Framework's main.py.
 DEFAULT_MODULES: tuple[str, ...] = ("handler", "main")
@@ -362,13 +364,13 @@ class Config:
     # -- the handler ------------------------------------------------------------
     handler_folder: str = setting(
         "HANDLER_FOLDER", "/", parse_str, "a folder path",
-        "Folder holding the function's module; put on sys.path. Unset: '/', or '/kubeless' when only that holds the module.",
+        "Folder holding the function's module; put on sys.path. Unset: the first of '/', '/kubeless', '/function' that holds the module.",
         aliases=(
             Alias("HANDLER_PATH", KYMA),
             Alias("FUNCTION_PATH", KUBELESS),
             Alias("KUBELESS_INSTALL_VOLUME", KUBELESS),
         ),
-        default_doc="'/' or '/kubeless'",
+        default_doc="'/', '/kubeless' or '/function'",
     )
     handler_module_name: str = setting(
         "HANDLER_MODULE_NAME", "handler", parse_str, "a module name",
@@ -445,7 +447,7 @@ class Config:
     )
     kafka_security_protocol: str | None = setting(
         "KAFKA_SECURITY_PROTOCOL", None, optional_choice(*KAFKA_PROTOCOLS), "one of " + ", ".join(KAFKA_PROTOCOLS),
-        "Protocol used to talk to the brokers (security.protocol).", default_doc="plaintext",
+        "Protocol used to talk to the brokers (security.protocol).", default_doc=KAFKA_DEFAULT_PROTOCOL,
     )
     kafka_sasl_mechanism: str | None = setting(
         "KAFKA_SASL_MECHANISM", None, parse_optional_str, "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER",
@@ -567,6 +569,11 @@ class Config:
         """The consumer group: KAFKA_GROUP_ID, else the function's name."""
         return self.kafka_group_id or self.func_name or "funcwsgi"
 
+    @property
+    def kafka_protocol(self) -> str:
+        """The protocol the Kafka client speaks: KAFKA_SECURITY_PROTOCOL, else the client's default."""
+        return self.kafka_security_protocol or KAFKA_DEFAULT_PROTOCOL
+
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
 
@@ -596,8 +603,10 @@ def _find_default_sources(values: dict[str, Any], origins: dict[str, str]) -> No
 
     An explicit setting is never second-guessed. Unset, the folder is the first
     of :data:`DEFAULT_FOLDERS` holding the module file and the module the first
-    of :data:`DEFAULT_MODULES` found there; when none is found the defaults stay,
-    so the loading error names the reference document's ``/handler.py``.
+    of :data:`DEFAULT_MODULES` found there. When none is found the module stays
+    the default and the folder is the last of them that exists, so the loading
+    error names the most specific place: the runtime image's empty
+    ``/function``, else the reference document's ``/handler.py``.
     """
     folders = [values["handler_folder"]] if "handler_folder" in origins else list(DEFAULT_FOLDERS)
     modules = [values["handler_module_name"]] if "handler_module_name" in origins else list(DEFAULT_MODULES)
@@ -609,6 +618,8 @@ def _find_default_sources(values: dict[str, Any], origins: dict[str, str]) -> No
                 values["handler_folder"] = folder
                 values["handler_module_name"] = module
                 return
+    if len(folders) > 1:
+        values["handler_folder"] = next((folder for folder in reversed(folders) if os.path.isdir(folder)), folders[0])
 
 
 def _check_propagators(names: tuple[str, ...]) -> None:

@@ -79,7 +79,9 @@ def load_function(config: Config) -> LoadedFunction:
         listing = ", ".join(found) if found else "no functions"
         raise LoadError(f"no function {name!r} in {path}; found: {listing}")
     if not callable(function):
-        raise LoadError(f"{name!r} in {path} is a {type(function).__name__}, not a function")
+        kind = type(function).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise LoadError(f"{name!r} in {path} is {article} {kind}, not a function")
     hooks = {hook: checked_hook(module, hook, path) for hook in HOOK_NAMES if hook != name and hasattr(module, hook)}
     return LoadedFunction(
         function=function,

@@ -39,6 +39,25 @@ _installed: logging.StreamHandler[Any] | None = None
 span_ids: Callable[[dict[str, Any]], tuple[str, str] | None] | None = None
 
 
+def call_fields(environ: dict[str, Any]) -> dict[str, Any]:
+    """``request_id`` (and ``trace_id``, ``span_id`` with tracing on) of the call ``environ`` belongs to.
+
+    For records written about a call outside its context: by the errors
+    layer once the exception has left the inner layers, by the watchdog's
+    thread, by the access log once a streamed body is closed. Passed as
+    ``extra``, they win over what :class:`CallFields` would add.
+    """
+    fields: dict[str, Any] = {}
+    request_id = environ.get(REQUEST_ID_KEY)
+    if request_id is not None:
+        fields["request_id"] = request_id
+    if span_ids is not None:
+        ids = span_ids(environ)
+        if ids is not None:
+            fields["trace_id"], fields["span_id"] = ids
+    return fields
+
+
 class CallFields(logging.Filter):
     """Adds the call's request id and trace ids to every record made inside a call."""
 

@@ -151,15 +151,7 @@ def start_process(service: Service) -> None:
         return
     _started_in = os.getpid()
     start_worker(service)
-    hook = service.loaded.hooks.get("start")
-    if hook is not None:
-        try:
-            _call(hook)
-        except BaseException as error:  # the user's code may raise anything, SystemExit included
-            raise StartupError(
-                f"start() in {service.loaded.path} raised {type(error).__name__}: {error}",
-                user_traceback(error, service.loaded.path),
-            ) from None
+    run_start_hook(service)
     # Everything made so far (modules, the stack, what start() built) lives as long as the
     # process: out of the collector's sight, the collections that calls trigger stay
     # small, and forked workers keep sharing those pages instead of copying them.
@@ -175,6 +167,28 @@ def stop_process(service: Service) -> None:
     if _stopped_in == os.getpid():
         return
     _stopped_in = os.getpid()
+    run_stop_hook(service)
+
+
+# -- the function's own hooks, for each process and for funcwsgi.testing's client ---------
+
+
+def run_start_hook(service: Service) -> None:
+    """The function's ``start()``, if it has one; a failure is a :class:`StartupError`."""
+    hook = service.loaded.hooks.get("start")
+    if hook is None:
+        return
+    try:
+        _call(hook)
+    except BaseException as error:  # the user's code may raise anything, SystemExit included
+        raise StartupError(
+            f"start() in {service.loaded.path} raised {type(error).__name__}: {error}",
+            user_traceback(error, service.loaded.path),
+        ) from None
+
+
+def run_stop_hook(service: Service) -> None:
+    """The function's ``stop()``, if it has one; a failure is logged, never raised."""
     hook = service.loaded.hooks.get("stop")
     if hook is None:
         return

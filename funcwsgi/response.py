@@ -195,6 +195,9 @@ def send(
     extra_headers: Any = None
     if result is None:
         body = res.body if res is not None else None
+    elif type(result) is FunctionResponse:  # `return res.set_code(201)`: every setter returns res
+        res = result
+        body = result.body
     elif type(result) is tuple:
         body, status, extra_headers = _unpack_tuple(result)
         if isinstance(body, Response):  # Flask's (jsonify(...), 201)

@@ -17,6 +17,21 @@ loaded and checked the same way, through the same middleware stack) and calls
 it through werkzeug's test client, so the function sees exactly what it sees
 behind a server, and a failing function answers 500 as it would in production
 (its traceback is logged).
+
+The lifecycle hooks run as a server worker runs them: ``start()`` when the
+client is made (one that raises makes the constructor raise the
+:class:`~funcwsgi.errors.StartupError` a server would stop with), ``stop()``
+when it is closed (``client.close()``, or the end of a ``with`` block; a
+failing ``stop()`` is logged, as in production). ``ready()`` and ``alive()``
+answer ``/health/readiness`` and ``/health/liveness``. What it does not do:
+there is no server, so no socket, no worker processes and no forking, and
+``SERVER_HOST``/``SERVER_PORT``/``SERVER_WORKERS`` have no effect.
+
+::
+
+    with FunctionClient("path/to/function") as client:   # start() ran
+        assert client.get("/").status_code == 200
+    # stop() ran
 """
 
 from __future__ import annotations
@@ -24,6 +39,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from functools import cached_property
+from types import TracebackType
 from typing import Any, cast
 
 from werkzeug.test import Client, TestResponse
@@ -31,6 +47,7 @@ from werkzeug.test import Client, TestResponse
 from . import cloudevents
 from .application import FunctionService, make_app
 from .cloudevents import CloudEvent
+from .process import run_start_hook, run_stop_hook, start_worker
 
 __all__ = ["CloudEvent", "FunctionClient", "FunctionTestResponse"]
 
@@ -72,6 +89,22 @@ class FunctionClient:
             settings.setdefault("handler_function_name", name)
             self.app = make_app(environ=environ, **settings)
         self.client = Client(self.app, response_wrapper=FunctionTestResponse)
+        # What a worker does before it serves: per-process state (once per process), then start().
+        start_worker(self.app)
+        run_start_hook(self.app)
+        self.closed = False
+
+    def close(self) -> None:
+        """Run the function's ``stop()``, as a worker does once it stops serving; once."""
+        if not self.closed:
+            self.closed = True
+            run_stop_hook(self.app)
+
+    def __enter__(self) -> FunctionClient:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None) -> None:
+        self.close()
 
     def request(
         self,

@@ -83,3 +83,29 @@ def test_the_generated_part_replaces_only_the_text_between_the_markers(tmp_path)
     page.write_text("no markers")
     with pytest.raises(RuntimeError, match="lacks the markers"):
         report.update_doc(page, "x")
+
+
+def test_every_figure_on_the_pages_is_the_results_files():
+    from bench import figures
+
+    results = json.loads((REPO / "bench" / "results" / "results.json").read_text())
+    performance = (REPO / "docs" / "performance.md").read_text()
+    assert report.render(results, chart_path="performance.svg").rstrip("\n") in performance, (
+        "docs/performance.md's generated part is not bench/results/results.json's: run `python -m bench.report bench/results/results.json`"
+    )
+    known = figures.figures(results)
+    for page in figures.PAGES:
+        text = (REPO / page).read_text()
+        assert figures.render_spans(text, known) == text, f"{page} quotes figures bench/results/results.json does not hold"
+    scaling = (REPO / "docs" / "scaling.md").read_text()
+    assert len(figures.SPAN.findall(scaling)) >= 15, "scaling.md's figures are quoted from the results, not typed"
+
+
+def test_a_figure_typed_by_hand_is_caught():
+    from bench import figures
+
+    results = json.loads((REPO / "bench" / "results" / "results.json").read_text())
+    typed = "about <!-- bench:funcwsgi-rss -->30 MB<!-- /bench --> per worker"
+    assert figures.render_spans(typed, figures.figures(results)) != typed
+    with pytest.raises(KeyError, match="bench:no-such-figure"):
+        figures.render_spans("<!-- bench:no-such-figure -->1<!-- /bench -->", figures.figures(results))

@@ -185,11 +185,11 @@ def test_port_alias_of_the_functions_framework():
 
 @pytest.fixture
 def roots(tmp_path, monkeypatch):
-    """Stand-ins for '/' and '/kubeless', so the test never writes to the real root."""
+    """Stand-ins for '/' and '/kubeless' (and the image's '/function', absent), so the test never writes to the real root."""
     root, kubeless = tmp_path / "root", tmp_path / "kubeless"
     root.mkdir()
     kubeless.mkdir()
-    monkeypatch.setattr("funcwsgi.config.DEFAULT_FOLDERS", (str(root), str(kubeless)))
+    monkeypatch.setattr("funcwsgi.config.DEFAULT_FOLDERS", (str(root), str(kubeless), str(tmp_path / "function")))
     return root, kubeless
 
 
@@ -207,8 +207,30 @@ def test_sources_only_in_kubeless_are_found(roots):
     assert config.handler_path == f"{kubeless}/orders.py"
 
 
-def test_no_sources_keep_the_reference_default(roots):
-    assert Config.from_env({}).handler_path == "/handler.py"
+def test_no_sources_name_the_last_default_folder_that_exists(roots, tmp_path):
+    root, kubeless = roots
+    # The loading error then names the most specific place to put the function.
+    assert Config.from_env({}).handler_path == str(kubeless / "handler.py")
+    kubeless.rmdir()
+    assert Config.from_env({}).handler_path == str(root / "handler.py")
+    (tmp_path / "function").mkdir()  # the runtime image's folder, empty
+    assert Config.from_env({}).handler_path == str(tmp_path / "function" / "handler.py")
+
+
+def test_the_runtime_image_folder_is_looked_in_last(roots, tmp_path):
+    root, kubeless = roots
+    (tmp_path / "function").mkdir()
+    (tmp_path / "function" / "handler.py").write_text("")
+    assert Config.from_env({}).handler_folder == str(tmp_path / "function")
+    (kubeless / "handler.py").write_text("")
+    assert Config.from_env({}).handler_folder == str(kubeless)
+
+
+def test_injected_kyma_names_choose_the_folder_when_no_image_default_is_set():
+    # What Kyma's controller injects into a Python runtime image's pod.
+    injected = {"FUNCTION_PATH": "/kubeless", "MOD_NAME": "handler", "FUNC_HANDLER": "main"}
+    assert Config.from_env(injected).handler_path == "/kubeless/handler.py"
+    assert Config.from_env({"HANDLER_PATH": "/srv/fn", **injected}).handler_folder == "/srv/fn"
 
 
 def test_an_explicit_folder_is_never_second_guessed(roots, tmp_path):

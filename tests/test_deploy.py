@@ -3,10 +3,10 @@
 Every manifest parses. Kubernetes' own kinds are checked against the official
 JSON schemas that `kubernetes-validate` ships (strict: unknown fields fail),
 at the oldest Kubernetes version the docs claim and the newest it knows. The
-Knative Service and the Kyma Function are custom resources with no schema
-here: their pod parts are checked against the same Kubernetes schemas
-(PodSpec, ObjectMeta, EnvVar, ResourceRequirements) and their own fields by
-the structural checks below. Then the manifests are held against the runtime:
+Knative Service and the Kyma Function are checked against their projects'
+published CRD schemas (tests/schemas/, see tests/crd_schemas.py), their pod
+parts against the same Kubernetes schemas (PodSpec, ObjectMeta, EnvVar,
+ResourceRequirements) and their own fields by the structural checks below. Then the manifests are held against the runtime:
 only environment names it reads (or the standard OTEL_* ones), values it
 accepts, probes on paths it answers itself — checked in-process and on a real
 server started with each manifest's environment — and timeouts, ports and
@@ -34,6 +34,7 @@ from werkzeug.test import Client
 from funcwsgi import make_app
 from funcwsgi.config import Config, known_env_names, specs
 
+from . import crd_schemas
 from .conftest import function_folder
 from .servers import BIN, REPO, Server, base_env, free_port
 
@@ -202,6 +203,16 @@ def test_the_schema_check_rejects_an_unknown_field():
         kubernetes.validate(broken, KUBERNETES_VERSIONS[-1], strict=True)
     with pytest.raises(AssertionError, match="readynessProbe"):
         assert_valid("io.k8s.api.core.v1.PodSpec", broken["spec"]["template"]["spec"], "the broken pod")
+
+
+@pytest.mark.parametrize(
+    ("doc", "schema"),
+    [(d, crd_schemas.KNATIVE_SERVICE) for d in of_kind(KNATIVE, "Service")] + [(d, crd_schemas.KYMA_FUNCTION) for d in of_kind(KYMA, "Function")],
+    ids=lambda v: v["kind"] if isinstance(v, dict) else "",
+)
+def test_custom_resources_match_their_projects_crd_schemas(doc, schema):
+    """The Knative Service and the Kyma Function against the CRD schemas Knative and Kyma publish (tests/schemas/)."""
+    assert crd_schemas.errors(schema, doc) == []
 
 
 # -- Knative Service ----------------------------------------------------------
@@ -385,7 +396,9 @@ def test_kyma_function_structure(doc):
     assert_valid("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", doc["metadata"], "metadata")
     spec = doc["spec"]
     assert spec["runtime"] in KYMA_RUNTIMES
-    assert isinstance(spec.get("runtimeImageOverride"), str) and spec["runtimeImageOverride"]
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
+
+    assert spec.get("runtimeImageOverride") == RUNTIME_IMAGE, "the runtime image is called funcwsgi-runtime:<version> everywhere"
     source = spec["source"]["inline"]["source"]
     compile(source, "handler.py", "exec")
     for item in spec.get("env", []):
@@ -477,3 +490,11 @@ def test_the_kyma_function_is_served_with_the_controller_environment(kyma_server
     assert response.status_code == 200
     assert response.json() == {"message": "Hello, Kyma!", "function": doc["metadata"]["name"]}
     assert f"Starting {doc['spec']['runtime']} server" in server.stdout
+
+
+def test_the_kyma_page_names_the_runtime_image_as_everything_else_does():
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
+
+    page = (REPO / "docs" / "kyma.md").read_text()
+    named = set(re.findall(r"runtimeImageOverride: (\S+)", page))
+    assert named == {RUNTIME_IMAGE}

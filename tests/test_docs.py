@@ -7,9 +7,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from funcwsgi.stack import LAYERS
 
-from .servers import BIN, REPO
+from .servers import BIN, REPO, Server, base_env, free_port
 
 MKDOCS = BIN / "mkdocs"
 # The command `make docs` runs, minus the output folder.
@@ -63,3 +65,150 @@ def test_the_architecture_page_lists_every_layer_in_stack_order():
     missing = [name for name in names if name not in rows]
     assert not missing, f"docs/architecture.md's layer table has no row for {missing}: add one where the layer sits in LAYERS"
     assert sorted(names, key=rows.index) == names, f"docs/architecture.md lists the layers as {rows}; LAYERS has {names}"
+
+
+def reserved_routes_table() -> dict[str, str]:
+    page = (REPO / "docs" / "handler-api.md").read_text()
+    table = page.split("<!-- reserved-routes -->")[1]
+    return dict(re.findall(r"^\| `(/[^`]*)` \| [^|]+ \| ([^|]+) \|$", table, flags=re.MULTILINE))
+
+
+def test_the_reserved_routes_table_lists_every_path_the_runtime_answers():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    def main(req):
+        return "the function"
+
+    listed = reserved_routes_table()
+    answered = {path for path in listed if Client(make_app(main, environ={})).get(path).text != "the function"}
+    assert answered == set(listed), f"listed but reaching the function: {set(listed) - answered}"
+    stack = make_app(main, environ={}).wsgi
+    while not hasattr(stack, "routes"):
+        stack = stack.app
+    assert set(stack.routes) == set(listed), "docs/handler-api.md's reserved-routes table is the one list of the runtime's own paths"
+    # The metrics row names the settings that move it and switch it off; each does what it says.
+    assert "SERVER_METRICS_PATH" in listed["/metrics"] and "SERVER_METRICS=false" in listed["/metrics"]
+    moved = Client(make_app(main, environ={"SERVER_METRICS_PATH": "/stats"}))
+    assert moved.get("/metrics").text == "the function" and moved.get("/stats").text != "the function"
+    assert Client(make_app(main, environ={"SERVER_METRICS": "false"})).get("/metrics").text == "the function"
+
+
+# -- the pages' shell examples, run ---------------------------------------------------------
+#
+# A ```console block right after `<!-- runnable SETUP -->` is run: each `$ command` line in
+# one bash session, and what it prints (stdout and stderr) must be the lines that follow it
+# up to the next `$` line. In expected output, `...` stands for any text within a line, and
+# a line that is only `...` for any number of lines. `8080` in a command stands for the
+# test server's port (SERVER_PORT is set to a free one; SERVER_HOST to 127.0.0.1). A command
+# ending in `&` runs in the background, its output kept apart; the session waits until
+# SERVER_PORT answers /healthz before going on, and stops it at the end. SETUP says where:
+#   function  a folder holding examples/hello/handler.py (the pages' `HANDLER_FOLDER=.`);
+#   project   `funcwsgi create hello` done and `funcwsgi run --reload` running in it, as
+#             getting-started's steps 1 and 2 leave it.
+# A ```console block the test cannot run says why instead: `<!-- not runnable: REASON -->`.
+
+EXAMPLE = re.compile(r"<!-- (runnable (?P<setup>[a-z]+)|not runnable: [^>]+) -->\n```console\n(?P<body>.*?)\n```\n", re.S)
+CONSOLE = re.compile(r"```console\n")
+PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
+
+
+def examples() -> list[tuple[str, str, str]]:
+    found = []
+    for page in PAGES:
+        for match in EXAMPLE.finditer(page.read_text()):
+            if match["setup"]:
+                found.append((page.name, match["setup"], match["body"]))
+    return found
+
+
+def parse_session(body: str) -> list[tuple[str, list[str]]]:
+    session: list[tuple[str, list[str]]] = []
+    for line in body.splitlines():
+        if line.startswith("$ "):
+            session.append((line[2:], []))
+        else:
+            assert session, f"output before the first $ command:\n{body}"
+            session[-1][1].append(line)
+    return session
+
+
+def output_pattern(expected: list[str]) -> re.Pattern[str]:
+    parts = []
+    for line in expected:
+        if line == "...":
+            parts.append(r"(?:[^\n]*\n)*?")
+        else:
+            parts.append(".*".join(re.escape(piece) for piece in line.split("...")) + r"\n")
+    return re.compile("".join(parts))
+
+
+def run_session(session: list[tuple[str, list[str]]], cwd: Path, env: dict[str, str], port: int) -> list[str]:
+    """Each command's output, run in one bash session."""
+    marker = "@@docs-example@@"
+    lines = ["wait_ready() { for _ in $(seq 300); do curl -sf -o /dev/null \"localhost:$SERVER_PORT/healthz\" && return; sleep 0.1; done; }"]
+    for number, (command, _) in enumerate(session):
+        command = command.replace("8080", str(port))
+        lines.append(f"status=$?; echo {marker}{number}; (exit $status)")  # `echo $?` sees the command's status
+        if command.endswith("&"):
+            lines += [f"{command[:-1]} > background-{number}.log 2>&1 &", "wait_ready"]
+        else:
+            lines.append(f"{command} 2>&1")
+    lines.append(f"echo {marker}end; kill $(jobs -p) 2>/dev/null; wait")
+    result = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, start_new_session=True)
+    text = result.stdout
+    outputs = []
+    for number in range(len(session)):
+        start = text.index(f"{marker}{number}\n") + len(f"{marker}{number}\n")
+        end = text.index(f"{marker}{number + 1}\n" if number + 1 < len(session) else f"{marker}end\n")
+        output = text[start:end]
+        outputs.append(output if not output or output.endswith("\n") else output + "\n")  # a terminal's prompt would start the next line
+    return outputs
+
+
+def setup_folder(setup: str, scratch: Path, env: dict[str, str]) -> tuple[Path, Server | None]:
+    if setup == "function":
+        shutil.copy(REPO / "examples" / "hello" / "handler.py", scratch / "handler.py")
+        return scratch, None
+    assert setup == "project", f"unknown setup {setup!r}: function or project"
+    created = subprocess.run([str(BIN / "funcwsgi"), "create", "hello"], cwd=scratch, env=env, capture_output=True, text=True, timeout=60)
+    assert created.returncode == 0, created.stderr
+    project = scratch / "hello"
+    run = Server([str(BIN / "funcwsgi"), "run", "--reload"], env, 0, cwd=project)
+    run.wait_for_output("Ctrl-C stops it", timeout=120)
+    return project, run
+
+
+@pytest.mark.parametrize(("page", "setup", "body"), examples(), ids=[f"{page}-{n}" for n, (page, _, _) in enumerate(examples())])
+def test_the_pages_shell_examples_print_what_they_show(page, setup, body, tmp_path):
+    port = free_port()
+    env = base_env(SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    env["PATH"] = f"{BIN}:/usr/bin:/bin"
+    # curl shows a progress meter when its output is not a terminal; a reader's terminal shows none.
+    (tmp_path / ".curlrc").write_text("silent\nshow-error\n")
+    env["CURL_HOME"] = str(tmp_path)
+    session = parse_session(body)
+    cwd, running = setup_folder(setup, tmp_path, env)
+    try:
+        outputs = run_session(session, cwd, env, port)
+    finally:
+        if running is not None:
+            running.stop()
+    for (command, expected), output in zip(session, outputs, strict=True):
+        assert output_pattern(expected).fullmatch(output), f"{page}: `$ {command}` printed\n{output}\ninstead of\n" + "\n".join(expected)
+
+
+def test_every_console_block_is_run_or_says_why_not():
+    for page in PAGES:
+        text = page.read_text()
+        blocks = len(CONSOLE.findall(text))
+        decided = len(EXAMPLE.findall(text))
+        assert blocks == decided, f"{page.name}: a ```console block without <!-- runnable SETUP --> or <!-- not runnable: why --> before it"
+
+
+def test_the_example_runner_catches_a_wrong_output(tmp_path):
+    session = parse_session("$ echo 27\n26")
+    (output,) = run_session(session, tmp_path, base_env(), free_port())
+    assert not output_pattern(session[0][1]).fullmatch(output)
+    assert output_pattern(["HTTP 200 OK", "...", "Content-Length: ...", "..."]).fullmatch("HTTP 200 OK\nServer: x\nContent-Length: 26\n\nbody\n")

@@ -78,7 +78,7 @@ def test_missing_function_lists_the_callables():
 
 
 def test_not_callable():
-    with pytest.raises(LoadError, match=r"'main' in .*handler.py is a int, not a function"):
+    with pytest.raises(LoadError, match=r"'main' in .*handler.py is an int, not a function"):
         load("not_callable")
 
 

@@ -53,7 +53,7 @@ def test_one_access_record_per_call(captured):
     access = [r for r in captured() if r["logger"] == "funcwsgi.access"]
     assert [(r["method"], r["path"], r["status"], r["bytes"]) for r in access] == [
         ("GET", "/stream", 200, 6),
-        ("GET", "/fail", 500, 0),
+        ("GET", "/fail", 500, len("Internal Server Error")),  # the errors layer's body
         ("GET", "/healthz", 200, 2),
     ]
     assert access[0]["request_id"] == "s-1" and access[1]["request_id"] == "f-1"

@@ -175,3 +175,17 @@ def test_function_response_unit():
     with pytest.raises(ValueError, match="from 100 to 999"):
         res.set_code("200")  # type: ignore[arg-type]
     assert json.loads(res.set_json([1]).body) == [1]
+
+
+def test_returning_res_sends_it():
+    from werkzeug.test import Client
+
+    from funcwsgi import make_app
+
+    def main(req, res):
+        return res.set_code(201).set_header("X-Made", "yes").set_body({"id": 7})
+
+    response = Client(make_app(main, environ={})).post("/")
+    assert response.status_code == 201
+    assert response.headers["X-Made"] == "yes"
+    assert response.get_json() == {"id": 7}

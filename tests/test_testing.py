@@ -47,3 +47,62 @@ def test_cloud_event_in_and_out():
 
 def test_plain_reply_has_no_cloud_event():
     assert FunctionClient(function_folder("req_res")).get("/").cloud_event is None
+
+
+HOOKED = '''
+import os
+
+EVENTS = os.path.join(os.path.dirname(__file__), "events.log")
+
+
+def _record(what):
+    with open(EVENTS, "a") as events:
+        events.write(what + "\\n")
+
+
+def start():
+    if os.path.exists(os.path.join(os.path.dirname(__file__), "fail-start")):
+        raise RuntimeError("cannot reach the database")
+    _record("start")
+
+
+def stop():
+    _record("stop")
+
+
+def main(req, res):
+    _record("call")
+    return res.set_code(201).set_body("made")
+'''
+
+
+def hooked_function(tmp_path):
+    (tmp_path / "handler.py").write_text(HOOKED)
+    return tmp_path
+
+
+def events(folder) -> list[str]:
+    path = folder / "events.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_start_runs_when_the_client_is_made_and_stop_when_it_closes(tmp_path):
+    folder = hooked_function(tmp_path)
+    with FunctionClient(folder) as client:
+        assert events(folder) == ["start"]
+        response = client.get("/")
+        assert (response.status_code, response.text) == (201, "made")
+    assert events(folder) == ["start", "call", "stop"]
+    client.close()
+    assert events(folder) == ["start", "call", "stop"], "stop() runs once"
+
+
+def test_a_failing_start_fails_the_client_as_it_stops_a_server(tmp_path):
+    import pytest
+
+    from funcwsgi.errors import StartupError
+
+    folder = hooked_function(tmp_path)
+    (folder / "fail-start").touch()
+    with pytest.raises(StartupError, match=r"start\(\) in .*handler.py raised RuntimeError: cannot reach the database"):
+        FunctionClient(folder)

@@ -22,12 +22,14 @@ COMMANDS: list[str] = [
     "funcwsgi.cli.commands.run",
     "funcwsgi.cli.commands.invoke",
     "funcwsgi.cli.commands.build",
+    "funcwsgi.cli.commands.push",
+    "funcwsgi.cli.commands.deploy",
     "funcwsgi.cli.commands.scaffold",
     "funcwsgi.cli.commands.serve",
     "funcwsgi.cli.commands.settings",
 ]
 
-DESCRIPTION = "Serve, scaffold, build and call serverless Python functions."
+DESCRIPTION = "Serve, scaffold, build, deploy and call serverless Python functions."
 
 
 def command_module(name: str) -> str | None:

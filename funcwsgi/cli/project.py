@@ -35,6 +35,16 @@ ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Where ``funcwsgi scaffold`` writes by default; with ``scaffolded: true``,
 #: ``run`` and ``build`` use the scripts there instead of generating any.
 DIST = "dist"
+#: The runtime setting func.yaml's ``timeout`` sets.
+CALL_TIMEOUT_ENV = "SERVER_CALL_TIMEOUT"
+#: What ``funcwsgi deploy`` can make (funcwsgi.cli.manifests generates each).
+DEPLOY_TARGETS = ("knative", "kubernetes", "kyma")
+#: The compute resources func.yaml's ``resources`` may name.
+RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
+#: A Kubernetes quantity, as the API server parses one (``500m``, ``256Mi``, ``1``).
+QUANTITY_PATTERN = re.compile(r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
+#: Longest call timeout, in seconds: what Knative accepts as a revision's request timeout at most.
+MAX_TIMEOUT = 3600
 
 
 class ProjectError(StartupError):
@@ -59,6 +69,13 @@ class Project:
     build_args: tuple[str, ...] = ()
     run_args: tuple[str, ...] = ()
     scaffolded: bool = False
+    # What `funcwsgi deploy` needs besides the above (funcwsgi.cli.manifests reads them).
+    timeout: float | None = None
+    scale_min: int | None = None
+    scale_max: int | None = None
+    requests: dict[str, str] | None = None
+    limits: dict[str, str] | None = None
+    deploy_target: str = ""
 
     @property
     def is_node(self) -> bool:
@@ -90,6 +107,8 @@ class Project:
             env["FUNC_LABELS"] = json.dumps(self.labels, sort_keys=True)
         if self.annotations:
             env["FUNC_ANNOTATIONS"] = json.dumps(self.annotations, sort_keys=True)
+        if self.timeout is not None:
+            env[CALL_TIMEOUT_ENV] = f"{self.timeout:g}"
         env.update(self.envs)
         return env
 
@@ -180,6 +199,46 @@ def _args(value: Any) -> tuple[str, ...]:
     return tuple(str(item) for item in value)
 
 
+def _timeout(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT:
+        raise ValueError(f"a number of seconds above 0 and at most {MAX_TIMEOUT}, such as 60")
+    return float(value)
+
+
+def _replicas(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("a whole number of pods, 0 or more")
+    return int(value)
+
+
+def _resources(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"a mapping of {', '.join(RESOURCE_NAMES)} to quantities, such as {{cpu: 500m, memory: 256Mi}}")
+    result: dict[str, str] = {}
+    for name, quantity in value.items():
+        if name not in RESOURCE_NAMES:
+            raise _KeyProblem(str(name), f"is not a resource this CLI sets: expected {', '.join(RESOURCE_NAMES)}")
+        text = str(quantity) if isinstance(quantity, (int, float)) and not isinstance(quantity, bool) else quantity
+        if not isinstance(text, str) or not QUANTITY_PATTERN.match(text):
+            raise _KeyProblem(name, f"is {_describe(quantity)}: expected a Kubernetes quantity such as 500m, 1, 256Mi or 1Gi")
+        result[name] = text
+    return result
+
+
+def _target(value: Any) -> str:
+    if value is None:
+        return ""
+    if value not in DEPLOY_TARGETS:
+        raise ValueError(f"one of {', '.join(DEPLOY_TARGETS)}")
+    return str(value)
+
+
 def _bool(value: Any) -> bool:
     if value is None:
         return False
@@ -219,6 +278,12 @@ SCHEMA: tuple[Key, ...] = (
     Key("build.args", "build_args", _args, "Extra arguments appended to the image build command (build.sh)."),
     Key("run.args", "run_args", _args, "Extra arguments appended to the service command (run.sh)."),
     Key("scaffolded", "scaffolded", _bool, "true once 'funcwsgi scaffold' wrote ./dist: run and build then use its scripts."),
+    Key("timeout", "timeout", _timeout, f"Seconds a call may take ({CALL_TIMEOUT_ENV}); on Knative also the request timeout, a little longer."),
+    Key("scale.min", "scale_min", _replicas, "Fewest pods 'funcwsgi deploy' keeps (default 1; 0 scales to zero, Knative only)."),
+    Key("scale.max", "scale_max", _replicas, "Most pods 'funcwsgi deploy' allows (default 10)."),
+    Key("resources.requests", "requests", _resources, "CPU and memory each pod is guaranteed, e.g. {cpu: 500m, memory: 256Mi}."),
+    Key("resources.limits", "limits", _resources, "CPU and memory each pod may use at most, e.g. {cpu: '1', memory: 256Mi}."),
+    Key("deploy.target", "deploy_target", _target, f"What 'funcwsgi deploy' makes without --target: {', '.join(DEPLOY_TARGETS)} (default knative)."),
 )
 _SECTIONS = {key.path.split(".")[0] for key in SCHEMA if "." in key.path}
 _KNOWN = [key.path for key in SCHEMA] + sorted(_SECTIONS)
@@ -283,7 +348,19 @@ def project_from_mapping(root: Path, data: Mapping[str, Any], *, where: str = FU
         close = difflib.get_close_matches(unknown, _KNOWN, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(key.path for key in SCHEMA)}"
         (warn or _warn)(f"{where}: unknown key {unknown!r} ignored{hint}")
-    return Project(root=root, **values)
+    project = Project(root=root, **values)
+    check_consistent(project, where)
+    return project
+
+
+def check_consistent(project: Project, where: str) -> None:
+    """Refuse keys that contradict each other, naming both."""
+    if project.timeout is not None and CALL_TIMEOUT_ENV in project.envs:
+        raise ProjectError(f"{where}: timeout and envs.{CALL_TIMEOUT_ENV} both set the call timeout; keep one of them")
+    if project.scale_min is not None and project.scale_max is not None and project.scale_min > project.scale_max:
+        raise ProjectError(f"{where}: scale.min {project.scale_min} is above scale.max {project.scale_max}: expected min <= max")
+    if project.scale_max == 0:
+        raise ProjectError(f"{where}: scale.max is 0: expected at least 1 pod")
 
 
 def _flatten(data: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -335,6 +412,16 @@ build:
 run:
   args: []             # appended to the service command
 scaffolded: false      # 'funcwsgi scaffold' sets this when it writes ./dist
+# What 'funcwsgi deploy' makes (image above: where the cluster pulls from).
+# timeout: 60          # seconds a call may take (SERVER_CALL_TIMEOUT, default 180)
+scale:
+  min: 1               # 0 lets Knative scale to zero
+  max: 10
+resources:
+  requests: {{cpu: 500m, memory: 256Mi}}
+  limits: {{cpu: "1", memory: 256Mi}}
+deploy:
+  target: knative      # knative, kubernetes or kyma
 """
 
 

@@ -18,6 +18,8 @@ def _default_text(default: Any) -> str:
         return "unset"
     if isinstance(default, str):
         return repr(default)
+    if isinstance(default, float):
+        return f"{default:g}"  # as the settings are written: 180, not 180.0
     return str(default)
 
 
@@ -40,17 +42,32 @@ def settings_block() -> str:
     return f"{BEGIN}\n{settings_table()}{END}"
 
 
-def effective_settings(config: Config) -> str:
-    """The resolved value of every setting, one ``NAME=value`` line each."""
+def effective_settings(config: Config, signature: str | None = None) -> str:
+    """The value the runtime uses for every setting, one ``NAME=value`` line each.
+
+    Derived defaults are shown as derived (``KAFKA_GROUP_ID`` from
+    ``FUNC_NAME``); ``signature`` is the calling convention detected from the
+    loaded function, for ``HANDLER_SIGNATURE`` when it is not forced. Values
+    are spelled as the docs and the settings accept them (``true``/``false``).
+    """
+    derived = {
+        "kafka_group_id": config.kafka_group,
+        "kafka_security_protocol": config.kafka_protocol,
+        "handler_signature": config.handler_signature or signature,
+    }
     lines = []
     for name, _, spec in specs():
-        value = getattr(config, name)
+        value = derived[name] if name in derived else getattr(config, name)
         if spec.secret and value:
             shown = "(set, not shown)"
+        elif isinstance(value, bool):
+            shown = "true" if value else "false"
         elif isinstance(value, dict):
             shown = json.dumps(value)
         elif isinstance(value, tuple):
             shown = ",".join(value)
+        elif isinstance(value, float):
+            shown = f"{value:g}"
         else:
             shown = "" if value is None else str(value)
         lines.append(f"{spec.env}={shown}")

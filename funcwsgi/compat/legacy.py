@@ -158,15 +158,23 @@ def _add_structured_event(event: Event, cloud_event: Any) -> None:
     event["data"] = data_of(cloud_event)
 
 
-def _memory_limit() -> str:
-    """The container's memory limit as the cgroup reports it; '' when unlimited."""
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+#: cgroup v1's "no limit" (2**63 - 1 rounded down to a page); no real limit comes near it.
+UNLIMITED_V1 = 2**62
+
+
+CGROUP_MEMORY_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def _memory_limit(files: tuple[str, ...] = CGROUP_MEMORY_FILES) -> str:
+    """The container's memory limit as the cgroup (v2, else v1) reports it; '' when unlimited."""
+    for path in files:
         try:
             with open(path) as handle:
                 value = handle.read().strip()
         except OSError:
             continue
-        return "" if value == "max" else value
+        # cgroup v2 writes "max"; v1 writes the largest page-aligned number it holds.
+        return "" if value == "max" or int(value) >= UNLIMITED_V1 else value
     return ""
 
 

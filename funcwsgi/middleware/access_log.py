@@ -8,8 +8,8 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
-from ..environ import REQUEST_ID_KEY
 from .body import StreamedBody
+from .errors import INTERNAL_ERROR
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -41,7 +41,9 @@ class AccessLogMiddleware:
         try:
             body = self.app(environ, start_and_note)
         except Exception:
-            self.write(environ, "500", started, 0)
+            # The errors layer answers for it: its 500 and its body (none for HEAD).
+            size = 0 if environ.get("REQUEST_METHOD") == "HEAD" else len(INTERNAL_ERROR.body)
+            self.write(environ, "500", started, size)
             raise
         if type(body) is list:
             self.write(environ, status[0], started, sum(map(len, body)))
@@ -64,13 +66,7 @@ class AccessLogMiddleware:
         }
         # A streamed body is logged when closed, after the call's context is gone:
         # its ids come from the environ.
-        request_id = environ.get(REQUEST_ID_KEY)
-        if request_id is not None:
-            extra["request_id"] = request_id
-        if logs.span_ids is not None:
-            ids = logs.span_ids(environ)
-            if ids is not None:
-                extra["trace_id"], extra["span_id"] = ids
+        extra.update(logs.call_fields(environ))
         if self.direct is not None:
             self.direct.write(logger.name, f"{method} {path} {code}", extra)
             return

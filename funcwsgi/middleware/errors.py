@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..environ import ERROR_KEY, REQUEST_ID_KEY
+from ..logs import call_fields
 from ..replies import Reply
 from .body import StreamedBody
 
@@ -61,10 +62,12 @@ class ErrorMiddleware:
 def log_failure(environ: WSGIEnvironment, *, streaming: bool = False) -> None:
     method = environ.get("REQUEST_METHOD", "?")
     path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+    # The request-id layer sits inside this one: the call's context is gone by now.
+    ids = call_fields(environ)
     if streaming:
-        log.error("Function failed while streaming %s %s; closing the connection", method, path, exc_info=True)
+        log.error("Function failed while streaming %s %s; closing the connection", method, path, exc_info=True, extra=ids)
     else:
-        log.error("Function failed on %s %s", method, path, exc_info=True)
+        log.error("Function failed on %s %s", method, path, exc_info=True, extra=ids)
 
 
 class GuardedBody(StreamedBody):

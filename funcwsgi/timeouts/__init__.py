@@ -13,6 +13,7 @@ import os
 import weakref
 from typing import Any, Protocol
 
+from ..logs import call_fields
 from ..replies import Reply
 
 log = logging.getLogger("funcwsgi.timeout")
@@ -75,6 +76,7 @@ def log_timeout(seconds: float, why: str, environ: dict[str, Any]) -> None:
         why,
         environ.get("REQUEST_METHOD", "?"),
         environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""),
+        extra=call_fields(environ),  # written on the watchdog's thread too, outside the call's context
     )
 
 

@@ -32,3 +32,48 @@ def test_secrets_are_not_shown():
     assert "hunter2" not in text and "s3" not in text
     assert "KAFKA_SASL_PASSWORD=(set, not shown)\n" in text
     assert "KAFKA_SASL_USERNAME=\n" in text
+
+
+def shown(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines())
+
+
+def test_derived_defaults_are_shown_as_the_runtime_uses_them():
+    values = shown(effective_settings(Config.from_env({"FUNC_NAME": "orders"}), "req-res"))
+    assert values["KAFKA_GROUP_ID"] == "orders"
+    assert values["KAFKA_SECURITY_PROTOCOL"] == "plaintext"
+    assert values["HANDLER_SIGNATURE"] == "req-res"
+    assert shown(effective_settings(Config.from_env({})))["KAFKA_GROUP_ID"] == "funcwsgi"
+    forced = shown(effective_settings(Config.from_env({"HANDLER_SIGNATURE": "none", "KAFKA_GROUP_ID": "g"}), "req-res"))
+    assert (forced["HANDLER_SIGNATURE"], forced["KAFKA_GROUP_ID"]) == ("none", "g")
+
+
+def test_values_are_spelled_as_the_docs_and_the_settings_write_them():
+    values = shown(effective_settings(Config.from_env({"SERVER_ACCESS_LOG": "yes"})))
+    assert (values["SERVER_ACCESS_LOG"], values["SERVER_METRICS"], values["SERVER_RELOAD"]) == ("true", "true", "false")
+    assert values["SERVER_CALL_TIMEOUT"] == "180"
+    table = settings_table()
+    assert "| `SERVER_CALL_TIMEOUT` | `180` |" in table and "| `SERVER_METRICS` | `true` |" in table
+    for name, value in values.items():  # every shown value reads back as the same setting
+        if value and "not shown" not in value:
+            assert Config.from_env({**values, name: value}) == Config.from_env(values), name
+
+
+def test_the_settings_command_detects_the_signature_from_the_function():
+    import subprocess
+
+    from ..conftest import function_folder
+    from ..servers import BIN, base_env
+
+    result = subprocess.run(
+        [str(BIN / "funcwsgi"), "settings"], env=base_env(HANDLER_FOLDER=function_folder("req_only"), FUNC_NAME="orders"),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    values = shown(result.stdout)
+    assert (values["HANDLER_SIGNATURE"], values["KAFKA_GROUP_ID"]) == ("req", "orders")
+    missing = subprocess.run(
+        [str(BIN / "funcwsgi"), "settings"], env=base_env(HANDLER_FOLDER="/nonexistent"), capture_output=True, text=True, timeout=60
+    )
+    assert missing.returncode == 0 and shown(missing.stdout)["HANDLER_SIGNATURE"] == ""
+    assert missing.stderr.startswith("funcwsgi: note: HANDLER_SIGNATURE is detected from the function, which did not load:")

@@ -90,3 +90,17 @@ def test_event_is_a_dict():
     event = event_for()
     event["mine"] = 1
     assert isinstance(event, dict) and event["mine"] == 1
+
+
+@pytest.mark.parametrize(
+    ("written", "reported"),
+    [
+        pytest.param("268435456\n", "268435456", id="limited"),
+        pytest.param("max\n", "", id="v2-unlimited"),
+        pytest.param("9223372036854771712\n", "", id="v1-unlimited"),
+    ],
+)
+def test_memory_limit_from_the_cgroup(tmp_path, written, reported):
+    limit = tmp_path / "memory.max"
+    limit.write_text(written)
+    assert legacy._memory_limit((str(tmp_path / "absent"), str(limit))) == reported

@@ -169,3 +169,20 @@ def pip_cert() -> str | None:
         if candidate and os.path.isfile(candidate):
             return candidate
     return None
+
+
+def build_args() -> list[str]:
+    """For `docker build` itself; build.sh adds the PIP_CERT secret on its own."""
+    cert = pip_cert()
+    return ["--network", "host", *(["--secret", f"id=pip-cert,src={cert}"] if cert else [])]
+
+
+@pytest.fixture(scope="session")
+def runtime_image(docker: Docker, base_image: str) -> str:
+    """The runtime image built from the repository's Dockerfile, once per run."""
+    from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
+
+    from ..servers import REPO
+
+    docker("build", "--tag", RUNTIME_IMAGE, "--build-arg", f"BASE_IMAGE={base_image}", *build_args(), str(REPO), timeout=900)
+    return RUNTIME_IMAGE

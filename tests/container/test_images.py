@@ -17,18 +17,13 @@ import requests
 
 from funcwsgi import __version__
 from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
+from funcwsgi.config import known_env_names
 
 from ..servers import REPO, Server, base_env, free_port
 from .conftest import Docker, pip_cert
 
 FUNCTIONS = REPO / "tests" / "functions"
 FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
-
-
-def build_args() -> list[str]:
-    """For `docker build` itself; build.sh adds the PIP_CERT secret on its own."""
-    cert = pip_cert()
-    return ["--network", "host", *(["--secret", f"id=pip-cert,src={cert}"] if cert else [])]
 
 
 def engine_env(docker: Docker) -> dict[str, str]:
@@ -67,12 +62,6 @@ def server_uid(docker: Docker, container: str) -> int:
     return int(real_uid)
 
 
-@pytest.fixture(scope="module")
-def runtime_image(docker: Docker, base_image: str) -> str:
-    docker("build", "--tag", RUNTIME_IMAGE, "--build-arg", f"BASE_IMAGE={base_image}", *build_args(), str(REPO), timeout=900)
-    return RUNTIME_IMAGE
-
-
 def test_runtime_image_serves_a_mounted_function(docker: Docker, runtime_image: str):
     name = "funcwsgi-test-runtime"
     url = run_container(docker, runtime_image, name, "--volume", f"{FUNCTIONS / 'req_res'}:/function:ro")
@@ -93,7 +82,8 @@ def test_runtime_image_serves_a_mounted_function(docker: Docker, runtime_image: 
         assert server_uid(docker, name) == 10001, "the server does not run as root"
         config = json.loads(docker("inspect", "--format", "{{json .Config}}", runtime_image).stdout)
         assert "8080/tcp" in config["ExposedPorts"]
-        assert config["Env"] and "HANDLER_FOLDER=/function" in config["Env"]
+        set_by_image = {entry.split("=", 1)[0] for entry in config["Env"]} & known_env_names()
+        assert not set_by_image, f"the image sets {set_by_image}: they would outrank the names platforms inject"
     finally:
         docker("rm", "--force", name, check=False)
 

@@ -74,3 +74,34 @@ def test_a_stream_that_fails_midway_is_a_failure():
 def test_an_app_that_never_starts_a_response_is_a_failure():
     outcome = dispatch(lambda environ, start_response: [], environ())
     assert outcome == Outcome(500, [], b"", "the application returned without starting a response")
+
+
+def test_every_record_of_a_failing_call_carries_its_request_id():
+    import io
+    import json
+    import logging
+
+    from funcwsgi.config import Config
+    from funcwsgi.logs import build_handler
+
+    def main(req):
+        logging.getLogger("orders").warning("about to fail")
+        raise RuntimeError("the database is down")
+
+    app = make_app(main, environ={})
+    stream = io.StringIO()
+    handler = build_handler(Config.from_env({}), stream)  # the runtime's own JSON handler
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        outcome = dispatch(app, environ())
+    finally:
+        root.removeHandler(handler)
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    request_id = dict(outcome.headers)["X-Request-Id"]
+    own = [r for r in records if r["logger"] == "orders"]
+    failure = [r for r in records if r["logger"] == "funcwsgi.errors"]
+    assert len(own) == 1 and len(failure) == 1
+    assert own[0]["request_id"] == request_id, "the function's own line"
+    assert failure[0]["request_id"] == request_id, "the failure record"
+    assert "RuntimeError: the database is down" in failure[0]["exc_info"]

@@ -17,6 +17,7 @@ HELP = "Build the function's container image (docker or podman), FROM the funcws
 EPILOG = f"""examples:
   funcwsgi build                          # image NAME:latest (or func.yaml's image)
   funcwsgi build --image registry.example/hello:1
+  funcwsgi build --push                   # then push it to its registry (see 'funcwsgi push')
   funcwsgi build --context-only           # write .func/build/N and stop, for another builder
   funcwsgi build -- --network host        # arguments after -- go to the image build command
 
@@ -34,6 +35,7 @@ ACCEPTS_EXTRA = True
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", nargs="?", default=".", metavar="DIR", help="the function's folder (default: the current folder)")
     parser.add_argument("--image", "-i", help="name:tag of the image (default: func.yaml's image, else NAME:latest)")
+    parser.add_argument("--push", action="store_true", help="push the image to its registry once built")
     parser.add_argument("--context-only", action="store_true", help="write the build context and stop, without building")
     parser.add_argument("--keep", action="store_true", help="keep .func/build/N after building")
     parser.add_argument("--runtime-image", metavar="IMAGE", help=f"the runtime image to build FROM (default {scaffolding.RUNTIME_IMAGE}, or {scaffolding.NODEJS26_IMAGE} for a Node function)")
@@ -43,6 +45,14 @@ def run(args: argparse.Namespace) -> int:
     project = load_project(args.directory)
     image = args.image or project.default_image
     extra = list(getattr(args, "extra", []))
+    if args.push:
+        from .push import push_image, pushed_image
+
+        image = pushed_image(project, args.image)  # checked before a long build
+        if args.context_only:
+            raise ProjectError("--push and --context-only exclude each other: --context-only builds nothing to push")
+        status = build_image(project, image, extra=extra, keep=args.keep, runtime_image=args.runtime_image)
+        return status or push_image(image)
     if args.context_only:
         context = prepare_context(project)
         print(f"Wrote the build context of {project.name!r} to {context}")

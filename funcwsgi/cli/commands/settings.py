@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ...config import Config
 from ..settings_doc import effective_settings, settings_table
@@ -24,5 +25,20 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(settings_table(), end="")
         return 0
-    print(effective_settings(Config.from_env()), end="")
+    config = Config.from_env()
+    print(effective_settings(config, detected_signature(config)), end="")
     return 0
+
+
+def detected_signature(config: Config) -> str | None:
+    """The calling convention the runtime detects from the function, when it is not forced."""
+    if config.handler_signature is not None:
+        return None
+    from ...errors import StartupError
+    from ...loader import load_function
+
+    try:
+        return load_function(config).signature.value
+    except StartupError as error:
+        print(f"funcwsgi: note: HANDLER_SIGNATURE is detected from the function, which did not load: {error}", file=sys.stderr)
+        return None
