@@ -20,8 +20,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from .known_gaps import KNOWN_GAPS
 from .kit import Runtime, Settings, serve
+from .known_gaps import KNOWN_GAPS
 from .launchers import Launcher, command_launcher, local_launchers
 
 
@@ -29,7 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "runtime conformance kit")
     group.addoption(
         "--runtime", action="append", default=None, metavar="NAME",
-        help="check only this runtime of the repository (repeatable): " + ", ".join(l.name for l in local_launchers()),
+        help="check only this runtime of the repository (repeatable): " + ", ".join(known.name for known in local_launchers()),
     )
     group.addoption("--runtime-command", default=None, help="start this command as the runtime under test instead")
     group.addoption("--runtime-language", default="nodejs26", help="the fixtures' language for --runtime-command: python or nodejs26")
@@ -53,7 +53,7 @@ def launchers(config: pytest.Config) -> list[Launcher]:
         return known
     unknown = set(chosen) - {launcher.name for launcher in known}  # type: ignore[arg-type]
     if unknown:
-        raise pytest.UsageError(f"--runtime {', '.join(sorted(unknown))}: unknown; known: {', '.join(l.name for l in known)}")
+        raise pytest.UsageError(f"--runtime {', '.join(sorted(unknown))}: unknown; known: {', '.join(launcher.name for launcher in known)}")
     return [launcher for launcher in known if launcher.name in chosen]  # type: ignore[operator]
 
 
@@ -95,4 +95,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return "conformance: " + ", ".join(f"{l.name} ({l.language} fixtures)" for l in launchers(config))
+    return "conformance: " + ", ".join(f"{launcher.name} ({launcher.language} fixtures)" for launcher in launchers(config))

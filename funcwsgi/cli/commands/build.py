@@ -38,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--push", action="store_true", help="push the image to its registry once built")
     parser.add_argument("--context-only", action="store_true", help="write the build context and stop, without building")
     parser.add_argument("--keep", action="store_true", help="keep .func/build/N after building")
-    parser.add_argument("--runtime-image", metavar="IMAGE", help=f"the runtime image to build FROM (default {scaffolding.RUNTIME_IMAGE}, or {scaffolding.NODEJS26_IMAGE} for a Node function)")
+    parser.add_argument(
+        "--runtime-image", metavar="IMAGE",
+        help=f"the runtime image to build FROM (default {scaffolding.RUNTIME_IMAGE}, or {scaffolding.NODEJS26_IMAGE} for a Node function)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
