@@ -38,6 +38,12 @@ def test_nothing_returned_is_an_empty_200(runtime):
     assert (response.status_code, response.content) == (200, b"")
 
 
+def test_returning_res_sends_it(runtime):
+    response = runtime.get("/return/res")
+    assert (response.status_code, response.json()) == (201, {"id": 7})
+    assert content_type(response) == "application/json"
+
+
 def test_the_runtimes_own_response_object_passes_through(runtime):
     response = runtime.get("/return/native")
     assert (response.status_code, response.text) == (202, "native")
