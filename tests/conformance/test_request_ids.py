@@ -24,3 +24,10 @@ def test_a_failed_call_echoes_its_id(runtime):
 def test_an_unusable_id_is_replaced(runtime):
     response = runtime.get("/hello", headers={"X-Request-Id": "x" * 129})
     assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-Id"])
+
+
+def test_the_failure_record_carries_the_id(runtime):
+    runtime.get("/raise", headers={"X-Request-Id": "kit-failed-2"})
+    runtime.wait_for_log("kit-failed-2")
+    failures = [r for r in runtime.log_records() if r.get("request_id") == "kit-failed-2"]
+    assert failures and any(r["level"] == "ERROR" for r in failures), runtime.read_log()[-2000:]
