@@ -28,6 +28,11 @@ NODE := $(NODE_BIN)/node
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
+	@# Kyma's own test functions import the requests instrumentation (Kyma's runtimes shipped it).
+	@# It is the functions' dependency, not the runtime's, and the release of the urllib3 one
+	@# already installed is named exactly: pip 23.2 cannot resolve the two contrib packages together.
+	$(PY) -m pip install --quiet --disable-pip-version-check \
+		"opentelemetry-instrumentation-requests==$$($(PY) -c 'import importlib.metadata as m; print(m.version("opentelemetry-instrumentation-urllib3"))')"
 	touch $@
 
 setup: apt-packages $(VENV)/.installed-$(EXTRAS) setup-node
@@ -95,8 +100,9 @@ docs: setup
 # 1.x generation comes with functions-framework, which pins it: that proves a
 # function's old-platform requirements install next to funcwsgi.
 CE1_VENV ?= .venv-cloudevents1
-CLOUDEVENTS_TESTS ?= tests/compat/test_cloudevents_lib.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
+CLOUDEVENTS_TESTS ?= tests/test_cloudevents.py tests/compat/test_cloudevents_lib.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
 	tests/compat/test_legacy.py tests/corpus/test_kyma_eventing.py tests/corpus/test_functions_framework_library.py \
+	tests/corpus/test_kyma_testsuite.py tests/corpus/test_functions_framework_signatures.py \
 	tests/conformance/test_cloudevents.py
 test-cloudevents-1:
 	$(MAKE) setup VENV=$(CE1_VENV)

@@ -233,6 +233,8 @@ def megabytes(raw: str) -> int:
 
 
 SIGNATURES = ("req-res", "req", "none", "event-context")
+#: Functions Framework signature types served (background ``event`` functions are not).
+FRAMEWORK_SIGNATURES = ("http", "cloudevent", "typed")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 #: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
 SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
@@ -390,6 +392,12 @@ class Config:
     handler_signature: str | None = setting(
         "HANDLER_SIGNATURE", None, optional_choice(*SIGNATURES), "one of " + ", ".join(SIGNATURES),
         "Force the calling convention instead of detecting it from the parameters.", default_doc="detected",
+    )
+    handler_framework_signature: str | None = setting(
+        "HANDLER_FRAMEWORK_SIGNATURE", None, optional_choice(*FRAMEWORK_SIGNATURES), "one of " + ", ".join(FRAMEWORK_SIGNATURES),
+        "How a Functions Framework function is called; unset: as its decorator registered it, else http.",
+        aliases=(Alias("FUNCTION_SIGNATURE_TYPE", FUNCTIONS_FRAMEWORK),),
+        default_doc="from the decorator",
     )
 
     # -- endpoints the controller injects ---------------------------------------

@@ -13,6 +13,7 @@ from .compat import contract_invoker
 from .config import Config
 from .current import current_environ
 from .loader import LoadedFunction
+from .middleware.body import ReleasingBody
 from .replies import Reply
 from .request import FunctionRequest
 from .response import FunctionResponse, send
@@ -42,7 +43,12 @@ class FunctionApp:
         finally:
             if token is not None:
                 current_environ.reset(token)
-        return send(result, res, environ, start_response)
+        body = send(result, res, environ, start_response)
+        request = environ.get("werkzeug.request")
+        if request is not None and request.__dict__.get("files"):
+            # Uploaded files werkzeug spooled to temporary files: closed with the response.
+            return ReleasingBody(body, request.close)
+        return body
 
     def __repr__(self) -> str:
         return f"FunctionApp({self.loaded.name!r}, {self.loaded.signature.value})"

@@ -204,8 +204,7 @@ def send(
             return _amended(body, status, extra_headers)(environ, start_response)
     elif callable(result) and not isinstance(result, (str, bytes, dict, list)):
         # A werkzeug Response, a Flask response, any WSGI app: it answers itself.
-        answered: Iterable[bytes] = result(environ, start_response)
-        return answered
+        return pass_through(result, environ, start_response)
     elif type(result) not in _PLAIN and is_cloud_event(result):
         return send_cloud_event(result, res, environ, start_response)
     else:
@@ -239,6 +238,55 @@ def send(
 
 
 _PLAIN = frozenset({str, bytes, dict, list})
+
+
+def pass_through(app: Any, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    """The response of a WSGI app the function returned, started while the function's call lasts.
+
+    A generator app starts its response only when first iterated; that first
+    step is taken here, so the layers around the function (the timeout, the
+    error page) see a started response like any other.
+    """
+    started = False
+
+    def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        nonlocal started
+        started = True
+        return start_response(status, headers, exc_info) if exc_info is not None else start_response(status, headers)
+
+    body: Iterable[bytes] = app(environ, start)
+    if started:
+        return body
+    chunks = iter(body)
+    try:
+        first = next(chunks, None)
+    except BaseException:
+        _close(body)
+        raise
+    return _Prepended(first, chunks, body)
+
+
+class _Prepended:
+    """A body whose first chunk was already taken, then the rest; closing closes the original."""
+
+    def __init__(self, first: bytes | None, rest: Iterator[bytes], original: Iterable[bytes]) -> None:
+        self.first = first
+        self.rest = rest
+        self.original = original
+
+    def __iter__(self) -> Iterator[bytes]:
+        if self.first is not None:
+            yield self.first
+        yield from self.rest
+
+    def close(self) -> None:
+        _close(self.original)
+
+
+def _close(body: Any) -> None:
+    close = getattr(body, "close", None)
+    if close is not None:
+        close()
 
 
 def send_cloud_event(event: Any, res: FunctionResponse | None, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:

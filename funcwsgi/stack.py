@@ -25,6 +25,7 @@ from .middleware.body_limit import BodyLimitMiddleware
 from .middleware.cloudevents import CloudEventsMiddleware
 from .middleware.errors import ErrorMiddleware
 from .middleware.health import Check, HealthCheck, hook_check
+from .middleware.http_rules import HttpRulesMiddleware
 from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
 from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import ReservedRoutesMiddleware, default_routes
@@ -147,6 +148,7 @@ def metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplicat
 
 
 LAYERS: list[Layer] = [
+    Layer("http", HttpRulesMiddleware),
     Layer("errors", ErrorMiddleware),
     Layer("request-id", RequestIdMiddleware),
     Layer("access-log", AccessLogMiddleware, enabled=lambda config: config.server_access_log),

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from funcwsgi.cloudevents import CloudEvent
 from funcwsgi.current import active_config, current_environ
 from funcwsgi.environ import CLOUD_EVENT_KEY
 from funcwsgi.logs import OncePerBurst
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
 __all__ = [
+    "CloudEvent",
     "PublishError",
     "PublisherNotConfigured",
     "emit_cloud_event",
@@ -96,9 +98,11 @@ def get_request() -> FunctionRequest | None:
 def get_cloud_event() -> Any:
     """The CloudEvent the call carries (binary or structured mode), or ``None``.
 
-    Its class is the installed ``cloudevents`` library's: with 2.x
-    ``cloudevents.core.v1.event.CloudEvent``, with 1.x ``cloudevents.http.CloudEvent``;
-    both have ``get_attributes()`` and ``get_data()``.
+    Always funcwsgi's :class:`~funcwsgi.cloudevents.CloudEvent`, whichever
+    ``cloudevents`` generation is installed: it reads as both do
+    (``event["type"]``, ``event.data``, ``get_attributes()``, ``get_type()``,
+    ``get_time()``, ``get_extension(name)``...), and its attributes are
+    exactly those sent.
     """
     environ = current_environ.get()
     if environ is None:
@@ -147,8 +151,9 @@ def emit_cloud_event(type: str, source: str, data: Any, optional_attributes: Map
 def publish_cloud_event(event: Any) -> None:
     """POST a CloudEvent to ``PUBLISHER_PROXY_ADDRESS`` in structured mode.
 
-    ``event`` is a CloudEvent of the installed ``cloudevents`` library, or a
-    mapping of its attributes with an optional ``data`` key. The call's trace
+    ``event`` is a :class:`~funcwsgi.cloudevents.CloudEvent`, an event of the
+    ``cloudevents`` library (either generation), or a mapping of its
+    attributes with an optional ``data`` key. The call's trace
     context travels with it. Raises :class:`PublisherNotConfigured` when the
     address is unset, and :class:`PublishError` when the proxy cannot be
     reached within ``PUBLISHER_PROXY_TIMEOUT`` seconds or answers other than
@@ -225,8 +230,9 @@ def get_runtime() -> str:
 
 
 def get_timeout() -> float:
-    """Seconds a call may take (``SERVER_CALL_TIMEOUT``)."""
-    return active_config().server_call_timeout
+    """Seconds a call may take (``SERVER_CALL_TIMEOUT``): an ``int`` when whole, as Kyma's ``int(FUNC_TIMEOUT)``."""
+    seconds = active_config().server_call_timeout
+    return int(seconds) if seconds == int(seconds) else seconds
 
 
 def get_body_size_limit() -> float:

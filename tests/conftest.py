@@ -19,6 +19,78 @@ def function_folder(scenario: str) -> str:
     return str(FUNCTIONS / scenario)
 
 
+class _SizeOptionalInput:
+    """``wsgi.input`` with ``read()`` allowed without a size.
+
+    The one exception to ``wsgiref.validate``: its input wrapper insists on
+    exactly one argument to ``read()``, while PEP 3333 lets an application
+    call ``read()`` bare (the stream is then read to ``CONTENT_LENGTH``). Every
+    read still goes through the validator's wrapper, with the size said.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(size)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def __iter__(self) -> Any:
+        return iter(self._stream)
+
+
+def pep3333_checked(app: Any, breaches: list[AssertionError]) -> Any:
+    """``app`` behind ``wsgiref.validate.validator``; what it finds wrong is added to ``breaches``.
+
+    The validator raises inside ``start_response``, where the runtime's error
+    layer would turn its complaint into an ordinary 500; so each one is also
+    recorded, and :class:`ValidatedClient` fails the request with it.
+    """
+    from wsgiref.validate import validator
+
+    def size_optional(environ: dict[str, Any], start_response: Any) -> Any:
+        environ["wsgi.input"] = _SizeOptionalInput(environ["wsgi.input"])
+
+        def recorded(*args: Any) -> Any:
+            try:
+                return start_response(*args)
+            except AssertionError as breach:
+                breaches.append(breach)
+                raise
+
+        return app(environ, recorded)
+
+    return validator(size_optional)
+
+
+class ValidatedClient(Client):
+    """A test client calling the app through the PEP 3333 validator; each response is read
+    whole and closed, as the validator requires of a server, and any breach fails the request."""
+
+    def __init__(self, app: Any) -> None:
+        self.breaches: list[AssertionError] = []
+        super().__init__(pep3333_checked(app, self.breaches))
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("buffered", True)
+        response = super().open(*args, **kwargs)
+        if self.breaches:
+            breach = self.breaches.pop(0)
+            self.breaches.clear()
+            raise AssertionError(f"PEP 3333 breach (wsgiref.validate): {breach}")
+        return response
+
+
+#: The two ways the in-process tests of signatures, return values and reserved routes run.
+CLIENT_KINDS = ("plain", "pep3333")
+
+
+def client_of(app: Any, kind: str = "plain") -> Client:
+    return ValidatedClient(app) if kind == "pep3333" else Client(app)
+
+
 @pytest.fixture
 def client_for() -> Callable[..., Client]:
     """A werkzeug test client for the function in ``tests/functions/<scenario>``."""

@@ -18,11 +18,30 @@ FUNCTIONS = Path(__file__).resolve().parent / "functions"
 BIN = Path(sys.executable).parent
 
 
+# Ports for the tests' servers come from below the kernel's ephemeral range, so the
+# thousands of client connections a load test opens can never take a port a server is about
+# to bind, and a port is handed out once per test process. The start is spread by pid, so
+# two test runs at once (two worktrees) rarely probe the same ports.
+_SERVER_PORTS = range(20000, 32000)
+_handed_out: set[int] = set()
+_next_port = [_SERVER_PORTS.start + (os.getpid() * 97) % len(_SERVER_PORTS)]
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    for _ in range(len(_SERVER_PORTS)):
+        port = _next_port[0]
+        _next_port[0] = port + 1 if port + 1 < _SERVER_PORTS.stop else _SERVER_PORTS.start
+        if port in _handed_out:
+            continue
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port left in {_SERVER_PORTS}")
 
 
 def base_env(**settings: str) -> dict[str, str]:

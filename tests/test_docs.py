@@ -212,3 +212,20 @@ def test_the_example_runner_catches_a_wrong_output(tmp_path):
     (output,) = run_session(session, tmp_path, base_env(), free_port())
     assert not output_pattern(session[0][1]).fullmatch(output)
     assert output_pattern(["HTTP 200 OK", "...", "Content-Length: ...", "..."]).fullmatch("HTTP 200 OK\nServer: x\nContent-Length: 26\n\nbody\n")
+
+
+def test_every_test_a_migration_page_names_exists():
+    """The migration tables name the test proving each row: the file and the test must be there."""
+    root = Path(__file__).resolve().parent
+    named = 0
+    for page in sorted((root.parent / "docs").glob("migration-*.md")):
+        current = None
+        for match in re.finditer(r"`((?:[a-z_]+/)*test_[a-z0-9_]+\.py)(?:::([a-z0-9_]+))?`|`::([a-z0-9_]+)`", page.read_text()):
+            current = match.group(1) or current
+            name = match.group(2) or match.group(3)
+            assert current is not None, f"{page.name}: `::{name}` before any test file"
+            assert (root / current).is_file(), f"{page.name} names tests/{current}, which does not exist"
+            if name:
+                assert f"def {name}(" in (root / current).read_text(), f"{page.name} names {current}::{name}, which does not exist"
+                named += 1
+    assert named > 40

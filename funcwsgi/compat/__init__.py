@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..signatures import Invoker, Signature
-from .cloudevents_lib import decode as decode_cloud_event
 from .cloudevents_lib import is_cloud_event, to_binary
 
 if TYPE_CHECKING:
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "contract_invoker",
-    "decode_cloud_event",
     "is_cloud_event",
     "to_binary",
     "uses_bottle",
@@ -60,10 +58,10 @@ def contract_invoker(loaded: LoadedFunction, config: Config, function: Callable[
     """
     signature = loaded.signature
     if signature in (Signature.REQ, Signature.NONE) and uses_flask(loaded.imports):
-        if not loaded.imports.isdisjoint(FUNCTIONS_FRAMEWORK_MODULES):
+        if not loaded.imports.isdisjoint(FUNCTIONS_FRAMEWORK_MODULES) or config.handler_framework_signature:
             from . import functions_framework
 
-            return functions_framework.invoker(loaded, function)
+            return functions_framework.invoker(loaded, function, config.handler_framework_signature)
         from . import flask
 
         return flask.invoker(loaded, function)

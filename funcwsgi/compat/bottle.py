@@ -3,7 +3,7 @@
 Those runtimes served functions with bottle and handed them bottle's request as
 ``event['extensions']['request']``. :class:`BottleRequest` offers what
 functions commonly used of it (``method``, ``headers``, ``query``, ``forms``,
-``params``, ``body.read()``, ``json``, ``get_header()``, ``get_cookie()``) over
+``files``, ``params``, ``body.read()``, ``json``, ``get_header()``, ``get_cookie()``) over
 the call's werkzeug request; any other attribute is the werkzeug request's
 (``args``, ``get_data()``, ``get_json()``, ``path``, ...). Nothing is parsed
 until it is used.
@@ -18,11 +18,19 @@ imported only for those functions.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
 import io
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+import os
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import SplitResult, urljoin
+from urllib.parse import quote as url_quote
 
-from werkzeug.datastructures import ImmutableMultiDict, MultiDict
+from werkzeug.datastructures import Headers
 from werkzeug.exceptions import BadRequest
 
 from ..request import FunctionRequest, get_or_create_request, has_body, loads_json
@@ -80,31 +88,90 @@ class Body(bytes):
         """Nothing to release; bottle's body file could be closed."""
 
 
-class FormsDict(ImmutableMultiDict[str, str]):
+class FormsDict(MutableMapping[str, Any]):
     """bottle's ``FormsDict``: a multi-dict whose keys are also attributes.
 
-    ``request.query.name`` is the first value of ``name``, or ``''`` when the
-    parameter is missing, as bottle gave it.
+    As in bottle, a key gives its most recent value (``request.query.name``,
+    ``query['name']``, ``query.get('name')``; ``get(key, default, index, type)``),
+    ``getall(key)`` every value, and a missing attribute is ``''``.
+    werkzeug's ``getlist`` and ``to_dict`` are there too.
     """
 
-    def __getattr__(self, name: str) -> str:
-        if name.startswith("__"):
+    def __init__(self, pairs: Iterable[tuple[str, Any]] = ()) -> None:
+        self.dict: dict[str, list[Any]] = {}
+        for key, value in pairs:
+            self.dict.setdefault(key, []).append(value)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        return self.get(name, "")
+        return self.getunicode(name, default="")
 
-    def getall(self, key: str) -> list[str]:
-        return self.getlist(key)
+    def __getitem__(self, key: str) -> Any:
+        return self.dict[key][-1]
 
-    def getunicode(self, name: str, default: str | None = None) -> str | None:
-        return self.get(name, default)
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.dict.setdefault(key, []).append(value)
+
+    def __delitem__(self, key: str) -> None:
+        del self.dict[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.dict)
+
+    def __len__(self) -> int:
+        return len(self.dict)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.dict
+
+    def get(self, key: str, default: Any = None, index: int = -1, type: Callable[[Any], Any] | None = None) -> Any:  # noqa: A002 - bottle's names
+        try:
+            value = self.dict[key][index]
+            return type(value) if type else value
+        except Exception:  # bottle: a missing key, a bad index or a failed cast all give the default
+            return default
+
+    getone = get
+
+    def getall(self, key: str) -> list[Any]:
+        return list(self.dict.get(key, ()))
+
+    getlist = getall
+
+    def getunicode(self, name: str, default: Any = None, encoding: str | None = None) -> Any:
+        return self.dict[name][-1] if name in self.dict else default
+
+    def append(self, key: str, value: Any) -> None:
+        self.dict.setdefault(key, []).append(value)
+
+    def replace(self, key: str, value: Any) -> None:
+        self.dict[key] = [value]
+
+    def allitems(self) -> list[tuple[str, Any]]:
+        return [(key, value) for key, values in self.dict.items() for value in values]
+
+    iterallitems = allitems
+
+    def decode(self, encoding: str | None = None) -> FormsDict:
+        return FormsDict(self.allitems())
+
+    def to_dict(self, flat: bool = True) -> dict[str, Any]:
+        return {key: values[-1] if flat else list(values) for key, values in self.dict.items()}
+
+    def __repr__(self) -> str:
+        return f"FormsDict({self.allitems()!r})"
 
 
 class BottleHeaders(Mapping[str, str]):
-    """bottle's header dict: iterating gives the names, lookups ignore case."""
+    """bottle's header dict: iterating gives the names, lookups ignore case.
 
-    __slots__ = ("_headers",)
+    An ordinary object (no ``__slots__``): Kyma's own test functions print
+    ``vars(request.headers)``.
+    """
 
     def __init__(self, headers: Any) -> None:
+        self.environ = getattr(headers, "environ", None)
         self._headers = headers
 
     def __getitem__(self, name: str) -> str:
@@ -135,6 +202,80 @@ class BottleHeaders(Mapping[str, str]):
         return f"BottleHeaders({dict(self.items())!r})"
 
 
+class FileUpload:
+    """bottle's ``FileUpload``: one file of a ``multipart/form-data`` body.
+
+    ``name`` is the form field, ``raw_filename`` the name as the client sent
+    it, :attr:`filename` that name made safe for a file system the way bottle
+    makes it; ``file`` is the open file, ``headers`` the part's headers.
+    """
+
+    def __init__(self, file: IO[bytes], name: str, filename: str, headers: Any = None) -> None:
+        self.file = file
+        self.name = name
+        self.raw_filename = filename
+        self.headers = BottleHeaders(headers if headers is not None else Headers())
+
+    @property
+    def content_type(self) -> str | None:
+        value: str | None = self.headers.get("Content-Type")
+        return value
+
+    @property
+    def content_length(self) -> int:
+        try:
+            return int(self.headers.get("Content-Length"))
+        except (TypeError, ValueError):
+            return -1
+
+    def get_header(self, name: str, default: Any = None) -> Any:
+        return self.headers.get(name, default)
+
+    @functools.cached_property
+    def filename(self) -> str:
+        """ASCII letters, digits, ``-``, ``_`` and ``.`` only, accents dropped, no folders,
+        whitespace as one dash, no leading or trailing dots or dashes, at most 255
+        characters; ``'empty'`` when nothing is left."""
+        name = unicodedata.normalize("NFKD", self.raw_filename or "").encode("ascii", "ignore").decode("ascii")
+        name = os.path.basename(name.replace("\\", "/"))
+        name = _UNSAFE_FILENAME.sub("", name).strip()
+        name = _DASHES.sub("-", name).strip(".-")
+        return name[:255] or "empty"
+
+    def save(self, destination: str | os.PathLike[str] | IO[bytes], overwrite: bool = False, chunk_size: int = 2**16) -> None:
+        """Write the file to ``destination``: a path, a folder (the file keeps :attr:`filename`) or an open file.
+
+        An existing file is kept, and ``OSError('File exists.')`` raised, unless ``overwrite``.
+        """
+        if isinstance(destination, (str, os.PathLike)):
+            path = os.fspath(destination)
+            if os.path.isdir(path):
+                path = os.path.join(path, self.filename)
+            if not overwrite and os.path.exists(path):
+                raise OSError("File exists.")
+            with open(path, "wb") as target:
+                self._copy_to(target, chunk_size)
+        else:
+            self._copy_to(destination, chunk_size)
+
+    def _copy_to(self, target: IO[bytes], chunk_size: int) -> None:
+        start = self.file.tell()
+        while chunk := self.file.read(chunk_size):
+            target.write(chunk)
+        self.file.seek(start)  # as bottle: the upload can be saved again
+
+    def __repr__(self) -> str:
+        return f"<FileUpload {self.name}={self.raw_filename!r}>"
+
+
+_UNSAFE_FILENAME = re.compile(r"[^a-zA-Z0-9-_.\s]")
+_DASHES = re.compile(r"[-\s]+")
+
+
+def _upload(key: str, storage: Any) -> FileUpload:
+    return FileUpload(storage.stream, key, storage.filename or "", storage.headers)
+
+
 class BottleRequest:
     """bottle's request API over a :class:`~funcwsgi.request.FunctionRequest`."""
 
@@ -161,22 +302,29 @@ class BottleRequest:
 
     @property
     def query(self) -> FormsDict:
-        return FormsDict(self._request.args)
+        return FormsDict(self._request.args.items(multi=True))
 
     GET = query
 
     @property
     def forms(self) -> FormsDict:
-        return FormsDict(self._request.form)
+        """The form fields of a url-encoded or multipart body, files not included."""
+        return FormsDict(self._request.form.items(multi=True))
 
-    POST = forms
+    @property
+    def files(self) -> FormsDict:
+        """The uploaded files of a multipart body, as :class:`FileUpload` objects."""
+        return FormsDict((key, _upload(key, storage)) for key, storage in self._request.files.items(multi=True))
+
+    @property
+    def POST(self) -> FormsDict:  # noqa: N802 - bottle's name
+        """Form fields and files together, as bottle's ``request.POST``."""
+        return FormsDict([*self._request.form.items(multi=True), *self.files.allitems()])
 
     @property
     def params(self) -> FormsDict:
-        merged: MultiDict[str, str] = MultiDict(self._request.args)
-        for key, value in self._request.form.items(multi=True):
-            merged.add(key, value)
-        return FormsDict(merged)
+        """The query and the form fields (no files)."""
+        return FormsDict([*self._request.args.items(multi=True), *self._request.form.items(multi=True)])
 
     @property
     def body(self) -> Body:
@@ -202,9 +350,91 @@ class BottleRequest:
     def query_string(self) -> str:
         return self._request.query_string.decode("latin-1")
 
+    # -- names werkzeug has too, with bottle's meaning -----------------------------
+
+    @property
+    def path(self) -> str:
+        """``PATH_INFO`` with exactly one leading slash."""
+        return "/" + str(self._request.environ.get("PATH_INFO", "")).lstrip("/")
+
+    @property
+    def script_name(self) -> str:
+        """Where the app is mounted, with leading and trailing slashes (``'/'`` when at the root)."""
+        name = self._request.environ.get("SCRIPT_NAME", "").strip("/")
+        return "/" + name + "/" if name else "/"
+
     @property
     def fullpath(self) -> str:
-        return self._request.root_path + self._request.path
+        return urljoin(self.script_name, self.path.lstrip("/"))
+
+    @property
+    def urlparts(self) -> SplitResult:
+        """The URL as (scheme, host, path, query, ''), honouring ``X-Forwarded-Proto``/``-Host`` as bottle did."""
+        environ = self._request.environ
+        scheme = environ.get("HTTP_X_FORWARDED_PROTO") or environ.get("wsgi.url_scheme", "http")
+        host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST")
+        if not host:
+            host = environ.get("SERVER_NAME", "127.0.0.1")
+            port = environ.get("SERVER_PORT")
+            if port and port != ("80" if scheme == "http" else "443"):
+                host += ":" + port
+        return SplitResult(scheme, host, url_quote(self.fullpath), str(environ.get("QUERY_STRING", "")), "")
+
+    @property
+    def url(self) -> str:
+        return self.urlparts.geturl()
+
+    @property
+    def content_type(self) -> str:
+        """The ``Content-Type`` header in lower case, ``''`` when absent."""
+        return str(self._request.environ.get("CONTENT_TYPE", "")).lower()
+
+    @property
+    def content_length(self) -> int:
+        """The declared body length, ``-1`` when not declared."""
+        return int(self._request.environ.get("CONTENT_LENGTH") or -1)
+
+    @property
+    def remote_route(self) -> list[str]:
+        """The client and the proxies in between, from ``X-Forwarded-For`` (a client can forge it)."""
+        forwarded = self._request.environ.get("HTTP_X_FORWARDED_FOR")
+        if forwarded:
+            return [address.strip() for address in forwarded.split(",")]
+        remote = self._request.environ.get("REMOTE_ADDR")
+        return [remote] if remote else []
+
+    @property
+    def remote_addr(self) -> str | None:
+        route = self.remote_route
+        return route[0] if route else None
+
+    @property
+    def auth(self) -> tuple[str, str | None] | None:
+        """Basic authentication as (user, password); (``REMOTE_USER``, None); else None."""
+        header = self._request.environ.get("HTTP_AUTHORIZATION", "")
+        try:
+            method, data = header.split(None, 1)
+            if method.lower() == "basic":
+                user, password = base64.b64decode(data.encode()).decode("utf-8", "replace").split(":", 1)
+                return user, password
+        except (ValueError, binascii.Error):
+            pass
+        remote_user = self._request.environ.get("REMOTE_USER")
+        return (str(remote_user), None) if remote_user else None
+
+    @property
+    def is_xhr(self) -> bool:
+        return str(self._request.environ.get("HTTP_X_REQUESTED_WITH", "")).lower() == "xmlhttprequest"
+
+    is_ajax = is_xhr
+
+    @property
+    def chunked(self) -> bool:
+        return "chunked" in str(self._request.environ.get("HTTP_TRANSFER_ENCODING", "")).lower()
+
+    @property
+    def cookies(self) -> FormsDict:
+        return FormsDict(self._request.cookies.items(multi=True))
 
     def get_cookie(self, name: str, default: Any = None) -> Any:
         return self._request.cookies.get(name, default)

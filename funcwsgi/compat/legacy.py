@@ -47,9 +47,38 @@ def _deprecated(name: str, instead: str) -> None:
 
 
 class Event(dict[str, Any]):
-    """The ``event`` mapping (``event['data']``, ``event['ce-type']``...) with Kyma's methods."""
+    """The ``event`` mapping (``event['data']``, ``event['ce-type']``...) with Kyma's methods.
+
+    Kyma's event kept its keys in ``event.ceHeaders`` and served item access
+    from it; here the two are one mapping, so a function that pops a key from
+    ``ceHeaders`` no longer finds it in ``event`` either. Kyma's six ``ce-*``
+    keys are in the mapping only when the request carried them (Kyma's own
+    test functions check ``'ce-type' in event.ceHeaders``), but reading one
+    that is absent gives ``None`` rather than ``KeyError``, as older Kyma
+    runtimes gave.
+    """
 
     __slots__ = ()
+
+    def __missing__(self, key: str) -> Any:
+        if key in _NONE_WHEN_ABSENT:
+            return None
+        raise KeyError(key)
+
+    @property
+    def ceHeaders(self) -> Event:  # noqa: N802 - Kyma's spelling
+        """The event's keys, as Kyma's ``event.ceHeaders``: the event itself."""
+        return self
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """``event['extensions']``: ``{'request': <the request, with bottle's names>}``."""
+        return self["extensions"]  # type: ignore[no-any-return]
+
+    @property
+    def req(self) -> BottleRequest:
+        """The request, as Kyma's ``event.req`` (also ``event['extensions']['request']``)."""
+        return self["extensions"]["request"]  # type: ignore[no-any-return]
 
     @property
     def tracer(self) -> Any:
@@ -106,12 +135,16 @@ def build_context(config: Config, function_name: str) -> dict[str, Any]:
         "timeout": config.server_call_timeout,
         "runtime": config.func_runtime,
         "memory-limit": config.func_memory_limit or _memory_limit(),
+        # Kyma <=3.12: the largest body accepted, in bytes (its FUNC_MEMFILE_MAX); 0 is no limit.
+        "body-size-limit": config.server_max_body_size,
     }
 
 
-#: environ key -> event key, for the keys that are always there.
+#: environ key -> event key, for the keys copied from headers.
 _FIXED_KEYS = {"HTTP_" + key.upper().replace("-", "_"): key for key in KUBELESS_KEYS + KYMA_CE_KEYS}
-_ABSENT = dict.fromkeys(KUBELESS_KEYS + KYMA_CE_KEYS)
+#: Kubeless put its keys in every event, None when the header was absent.
+_ABSENT = dict.fromkeys(KUBELESS_KEYS)
+_NONE_WHEN_ABSENT = frozenset(KYMA_CE_KEYS)
 
 
 def build_event(request: FunctionRequest) -> Event:

@@ -73,3 +73,34 @@ class ClosingBody(StreamedBody):
 
     def ended(self) -> None:
         self._on_close()
+
+
+class ReleasingBody:
+    """A body that releases what the call held (a spooled request body, uploaded files) once it
+    has been sent or closed, whichever comes first: a server closes it, a test client may only
+    read it to the end."""
+
+    __slots__ = ("_body", "_release")
+
+    def __init__(self, body: Iterable[bytes], release: Callable[[], None]) -> None:
+        self._body = body
+        self._release: Callable[[], None] | None = release
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            yield from self._body
+        finally:
+            self._released()
+
+    def close(self) -> None:
+        try:
+            close: Any = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._released()
+
+    def _released(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from ..replies import Reply
+from .body import ReleasingBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -48,12 +49,19 @@ class BodyLimitMiddleware:
             # of the whole stack.
             environ.get("wsgi.input_terminated") and environ.get("REQUEST_METHOD") not in BODILESS_METHODS
         ):
-            if not self.spool(environ):
+            spooled = self.spool(environ)
+            if spooled is None:
                 return self.too_large(environ, start_response)
+            # The spool lives until the response is done with (a layer inside may still read it).
+            try:
+                return ReleasingBody(self.app(environ, start_response), spooled.close)
+            except BaseException:
+                spooled.close()
+                raise
         return self.app(environ, start_response)
 
-    def spool(self, environ: WSGIEnvironment) -> bool:
-        """Read the whole body into a spooled file; False if it exceeds the limit."""
+    def spool(self, environ: WSGIEnvironment) -> IO[bytes] | None:
+        """Read the whole body into a spooled file (the new ``wsgi.input``); None if it exceeds the limit."""
         source = environ["wsgi.input"]
         spooled = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
         total = 0
@@ -64,12 +72,12 @@ class BodyLimitMiddleware:
             total += len(chunk)
             if total > self.max_bytes:
                 spooled.close()
-                return False
+                return None
             spooled.write(chunk)
         spooled.seek(0)
         environ["wsgi.input"] = spooled
         environ["CONTENT_LENGTH"] = str(total)
-        return True
+        return spooled
 
     def __repr__(self) -> str:
         return f"BodyLimitMiddleware(max_bytes={self.max_bytes})"

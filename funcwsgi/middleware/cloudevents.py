@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from werkzeug.wsgi import get_input_stream
 
 from ..cloudevents import STRUCTURED, MalformedCloudEvent
-from ..compat import decode_cloud_event as decode
+from ..cloudevents import from_http as decode
 from ..environ import CLOUD_EVENT_KEY
 from ..replies import Reply
 

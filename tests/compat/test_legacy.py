@@ -14,12 +14,46 @@ def event_for(**kwargs) -> Event:
     return build_event(FunctionRequest(EnvironBuilder(**kwargs).get_environ()))
 
 
-def test_kubeless_and_kyma_keys_are_always_there():
+def test_kubeless_keys_are_always_there_kymas_read_as_none_when_absent():
     event = event_for(headers={"event-id": "e1", "ce-type": "t", "ce-partitionkey": "p"})
     assert event["event-id"] == "e1"
     assert event["event-type"] is None and event["event-time"] is None and event["event-namespace"] is None
+    assert "event-type" in event  # Kubeless put its four keys in every event
     assert event["ce-type"] == "t" and event["ce-source"] is None and event["ce-time"] is None
+    assert "ce-source" not in event and "ce-time" not in event  # Kyma <=3.12 had only the keys sent
     assert event["ce-partitionkey"] == "p"
+    with pytest.raises(KeyError):
+        event["ce-not-sent"]  # noqa: B018 - only Kyma's six keys read as None
+
+
+def test_ce_headers_is_the_event_itself():
+    # Kyma's event kept its keys in event.ceHeaders; its own test functions pop from it.
+    event = event_for(headers={"ce-type": "t"})
+    assert event.ceHeaders is event
+    assert "ce-type" in event.ceHeaders and "ce-id" not in event.ceHeaders
+    request = event.ceHeaders["extensions"]["request"]
+    assert request is event.extensions["request"] is event.req
+    event.ceHeaders.pop("extensions")
+    assert "extensions" not in event
+    event["mine"] = 1
+    assert event.ceHeaders["mine"] == 1
+
+
+def test_context_has_every_key_kyma_gave():
+    from funcwsgi.config import Config
+
+    config = Config.from_env({"FUNC_NAME": "fn", "SERVICE_NAMESPACE": "ns", "FUNC_RUNTIME": "python312", "FUNC_TIMEOUT": "30",
+                              "FUNC_MEMORY_LIMIT": "128Mi", "FUNC_MEMFILE_MAX": "2048"})
+    assert legacy.build_context(config, "main") == {
+        "function-name": "fn", "namespace": "ns", "runtime": "python312", "timeout": 30.0,
+        "memory-limit": "128Mi", "body-size-limit": 2048,
+    }
+
+
+def test_tracer_is_the_sdks():
+    import sdk
+
+    assert event_for().tracer is not None and type(event_for().tracer) is type(sdk.get_tracer())
 
 
 @pytest.mark.parametrize(

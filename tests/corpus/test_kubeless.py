@@ -23,6 +23,9 @@ def servers():
             },
             "raw-body": {"MOD_NAME": "hello", "FUNC_HANDLER": "raw_body", "FUNCTION_PATH": folder("kubeless_echo")},
             "bottle": {"FUNCTION_PATH": folder("kubeless_bottle"), "MOD_NAME": "handler", "FUNC_HANDLER": "main"},
+            "request": {"MOD_NAME": "request", "FUNC_HANDLER": "handler", "FUNCTION_PATH": folder("kubeless_examples")},
+            "helloget": {"MOD_NAME": "helloget", "FUNC_HANDLER": "foo", "FUNCTION_PATH": folder("kubeless_examples")},
+            "hellowithdata": {"MOD_NAME": "helloget", "FUNC_HANDLER": "handler", "FUNCTION_PATH": folder("kubeless_examples")},
         }
     ) as running:
         yield running
@@ -73,7 +76,8 @@ def test_event_metadata_and_context(servers):
     assert body["memory-limit"] == "128Mi"
     assert body["method"] == "GET"
     assert body["user-agent"] == "kubeless-test"
-    assert (body["name"], body["names"], body["missing"]) == ("a", ["a", "b"], "")
+    # bottle's FormsDict: an attribute is the most recent value.
+    assert (body["name"], body["names"], body["missing"]) == ("b", ["a", "b"], "")
     assert "event-id" in body["header-names"]
 
 
@@ -124,3 +128,35 @@ def test_invalid_json_is_400_and_empty_json_is_none(servers):
     assert (response.status_code, response.text) == (400, "Bad Request: The request body is not valid JSON.")
     response = requests.post(servers["raw-body"].url + "/", data=b"", headers={"Content-Type": "application/json"})
     assert response.json()["data_type"] == "NoneType"
+
+
+def test_request_example_saves_the_upload_the_bottle_way(servers):
+    # Kubeless's examples/request.py, called as its comment says, with a file to upload.
+    import shutil
+    import uuid
+    from pathlib import Path
+
+    category = f"funcwsgi-test-{uuid.uuid4().hex}"
+    try:
+        response = requests.post(
+            servers["request"].url + "/?greeting=Hola",
+            headers={"Say-Hello-To": "John"},
+            data={"category": category},
+            files={"upload": ("../My Report (final).pdf", b"%PDF-1.4 bytes", "application/pdf")},
+        )
+        assert (response.status_code, response.text) == (200, "Hola John")
+        # bottle's FileUpload.filename: no folders, no spaces or brackets.
+        assert (Path("/tmp") / category / "My-Report-final.pdf").read_bytes() == b"%PDF-1.4 bytes"
+        # Sent again: overwrite=True replaces the file instead of failing.
+        requests.post(
+            servers["request"].url + "/", data={"category": category},
+            files={"upload": ("../My Report (final).pdf", b"second", "application/pdf")},
+        )
+        assert (Path("/tmp") / category / "My-Report-final.pdf").read_bytes() == b"second"
+    finally:
+        shutil.rmtree(Path("/tmp") / category, ignore_errors=True)
+
+
+def test_helloget_and_hellowithdata_examples(servers):
+    assert requests.get(servers["helloget"].url + "/").text == "hello world"
+    assert requests.post(servers["hellowithdata"].url + "/", json={"k": [1]}).json() == {"k": [1]}

@@ -21,7 +21,12 @@ def call(app, body: bytes, **environ):
 
     base = {"REQUEST_METHOD": "POST", "wsgi.input": io.BytesIO(body)}
     base.update(environ)
-    return seen.get("status") or None, b"".join(app(base, start_response)), seen
+    response = app(base, start_response)
+    try:
+        return seen.get("status") or None, b"".join(response), seen
+    finally:
+        if hasattr(response, "close"):
+            response.close()
 
 
 @pytest.mark.parametrize(
@@ -63,9 +68,10 @@ def test_a_chunked_body_reaches_the_function_whole_with_a_content_length():
         start_response("200 OK", [])
         return [b""]
 
-    BodyLimitMiddleware(inner, max_bytes=1 << 20)(
+    response = BodyLimitMiddleware(inner, max_bytes=1 << 20)(
         {"REQUEST_METHOD": "POST", "wsgi.input": io.BytesIO(data), "HTTP_TRANSFER_ENCODING": "chunked"}, lambda *a: None
     )
+    response.close()
     assert seen == {"length": str(len(data)), "data": data}
     assert call(app, data, HTTP_TRANSFER_ENCODING="chunked")[1] == str(len(data)).encode()
 
@@ -106,3 +112,32 @@ def test_a_get_that_says_nothing_of_a_body_is_passed_through_unread():
     environ = {"REQUEST_METHOD": "GET", "wsgi.input": stream, "wsgi.input_terminated": True}
     BodyLimitMiddleware(inner, max_bytes=10)(environ, lambda *args: None)
     assert seen["input"] is stream and "CONTENT_LENGTH" not in environ
+
+
+def test_the_spool_of_a_chunked_body_is_closed_with_the_response():
+    spools = []
+
+    def inner(environ, start_response):
+        spools.append(environ["wsgi.input"])
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    environ = {"REQUEST_METHOD": "POST", "wsgi.input": io.BytesIO(b"x" * 10), "HTTP_TRANSFER_ENCODING": "chunked"}
+    response = BodyLimitMiddleware(inner, max_bytes=100)(environ, lambda *a: None)
+    assert not spools[0].closed  # the function, and layers inside, may still read it
+    assert list(response) == [b"ok"]
+    response.close()
+    assert spools[0].closed
+
+
+def test_the_spool_is_closed_when_the_app_raises():
+    spools = []
+
+    def inner(environ, start_response):
+        spools.append(environ["wsgi.input"])
+        raise RuntimeError("boom")
+
+    environ = {"REQUEST_METHOD": "POST", "wsgi.input": io.BytesIO(b"x"), "HTTP_TRANSFER_ENCODING": "chunked"}
+    with pytest.raises(RuntimeError):
+        BodyLimitMiddleware(inner, max_bytes=100)(environ, lambda *a: None)
+    assert spools[0].closed

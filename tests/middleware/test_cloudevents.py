@@ -89,3 +89,38 @@ def test_layer_absent_when_disabled(client_for):
     assert "cloudevents" not in client.application.layers
     response = client.post("/event", headers={"ce-type": "t"})
     assert response.get_json()["event"] is None
+
+
+def test_a_chunked_event_leaves_no_spool_open():
+    """A chunked CloudEvent is spooled by the body-limit layer and re-read by this one:
+    once the response is done, nothing of it is left open (no ResourceWarning)."""
+    import gc
+    import io
+    import warnings
+
+    from werkzeug.test import EnvironBuilder
+
+    from funcwsgi import make_app
+
+    from ..conftest import function_folder
+
+    app = make_app(environ={}, handler_folder=function_folder("observed"))
+    body = json.dumps({"id": 7}).encode()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for _ in range(3):
+            environ = EnvironBuilder(method="POST", path="/event", headers=dict(BINARY), content_type="application/json").get_environ()
+            environ.pop("CONTENT_LENGTH", None)
+            environ.update({"wsgi.input": io.BytesIO(body), "HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True})
+            seen: dict[str, str] = {}
+
+            def start_response(status, headers, exc_info=None, seen=seen):
+                seen["status"] = status
+
+            response = app(environ, start_response)
+            reply = b"".join(response)
+            getattr(response, "close", lambda: None)()
+            assert seen["status"] == "200 OK" and json.loads(reply)["data"] == {"id": 7}
+            del environ, response
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []

@@ -2,6 +2,19 @@ from __future__ import annotations
 
 import pytest
 
+from ..conftest import CLIENT_KINDS, client_of, function_folder
+
+
+@pytest.fixture(params=CLIENT_KINDS)
+def client_for(request):
+    """Every test of this module twice: called plainly and through PEP 3333's validator."""
+    from funcwsgi import make_app
+
+    def build(scenario, *, environ=None, **overrides):
+        return client_of(make_app(environ=environ or {}, handler_folder=function_folder(scenario), **overrides), request.param)
+
+    return build
+
 
 @pytest.fixture
 def client(client_for):

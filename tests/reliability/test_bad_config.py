@@ -48,6 +48,7 @@ BAD_VALUES: dict[str, str] = {
     "HANDLER_MODULE_NAME": "my-handler",
     "HANDLER_FUNCTION_NAME": "not a name",
     "HANDLER_SIGNATURE": "whatever",
+    "HANDLER_FRAMEWORK_SIGNATURE": "event",
     "TRACE_COLLECTOR_ENDPOINT": "collector:4318",
     "PUBLISHER_PROXY_ADDRESS": "/publish",
     "PUBLISHER_PROXY_TIMEOUT": "0",

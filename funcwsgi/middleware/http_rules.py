@@ -1,0 +1,110 @@
+"""HTTP's rules for what a response may carry, kept whatever the function or the server does.
+
+- A ``HEAD`` response has no body, also when the function streams one (a
+  generator, an iterator, a WSGI app it passed through): servers send what
+  the app yields, and bytes after a bodiless response break the connection's
+  next request.
+- ``1xx``, ``204`` and ``304`` responses have no body, no ``Content-Length``
+  and no ``Content-Type`` (RFC 9110 sections 8.6 and 15.3.5).
+- ``write()`` works on every server: where the server's ``start_response``
+  returns none (granian), what the app writes is buffered and sent ahead of
+  the body it returns (PEP 3333 allows a buffering ``write``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+#: Status codes whose responses carry no content.
+BODILESS = frozenset({"100", "101", "102", "103", "204", "304"})
+CONTENT_HEADERS = frozenset({"content-length", "content-type"})
+
+
+class HttpRulesMiddleware:
+    """The outermost layer: bodiless responses stay bodiless; ``write()`` always works."""
+
+    def __init__(self, app: WSGIApplication) -> None:
+        self.app = app
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        call = _Call(environ.get("REQUEST_METHOD") == "HEAD", start_response)
+        body = self.app(environ, call.start_response)
+        if call.bodiless or (call.status is None and call.head):
+            return call.discard(body)
+        if call.written is not None:
+            return _WrittenFirst(call.written, body)
+        return body
+
+    def __repr__(self) -> str:
+        return "HttpRulesMiddleware()"
+
+
+class _Call:
+    __slots__ = ("head", "server_start", "status", "bodiless", "written")
+
+    def __init__(self, head: bool, server_start: StartResponse) -> None:
+        self.head = head
+        self.server_start = server_start
+        self.status: str | None = None
+        self.bodiless = False
+        self.written: list[bytes] | None = None
+
+    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
+        self.status = status
+        self.bodiless = self.head or status[:3] in BODILESS
+        if status[:3] in BODILESS:
+            headers = [(name, value) for name, value in headers if name.lower() not in CONTENT_HEADERS]
+        # Typed to return write(), but granian's start_response returns None.
+        write: Any = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
+        if self.bodiless:
+            return _ignore
+        if callable(write):
+            return write  # type: ignore[no-any-return]  # the server's write(), typed Any above
+        self.written = []
+        return self.written.append
+
+    def started(self) -> bool:
+        return self.status is not None
+
+    def discard(self, body: Iterable[bytes]) -> list[bytes]:
+        """Run the body only as far as it takes to start the response, then close it."""
+        try:
+            if not self.started():  # a generator app starts its response on first iteration
+                for _ in body:
+                    if self.started():
+                        break
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
+        return []
+
+
+def _ignore(data: bytes) -> None:
+    """``write()`` of a bodiless response: nothing to send."""
+
+
+class _WrittenFirst:
+    """The body, after what the app passed to a buffering ``write()`` (also while it iterates)."""
+
+    def __init__(self, written: list[bytes], body: Iterable[bytes]) -> None:
+        self.written = written
+        self.body = body
+
+    def __iter__(self) -> Iterator[bytes]:
+        written = self.written
+        for chunk in self.body:
+            while written:
+                yield written.pop(0)
+            yield chunk
+        while written:
+            yield written.pop(0)
+
+    def close(self) -> None:
+        close = getattr(self.body, "close", None)
+        if close is not None:
+            close()

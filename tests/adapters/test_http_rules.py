@@ -1,0 +1,81 @@
+"""HTTP's rules on every server: no body for HEAD, nothing of a body on 204/304, write() works.
+
+Each server is started once for the module. Responses are read with
+``http.client`` on one kept-alive connection: a body sent after a HEAD response
+would be read as the next response's status line.
+"""
+
+from __future__ import annotations
+
+import http.client
+
+import pytest
+
+from adapters import HTTP_ADAPTERS
+
+from ..conftest import function_folder
+from ..servers import BIN, Server, base_env, free_port
+
+STREAMED = ["/generator", "/iterator", "/wsgi", "/wsgi-lazy", "/write", "/plain"]
+
+
+@pytest.fixture(scope="module", params=list(HTTP_ADAPTERS))
+def server(request):
+    port = free_port()
+    env = base_env(
+        SERVER_ADAPTER=request.param, HANDLER_FOLDER=function_folder("http_rules"), SERVER_HOST="127.0.0.1",
+        SERVER_PORT=str(port), SERVER_NUMTHREADS="2", SERVER_WORKERS="1",
+    )
+    running = Server([str(BIN / "funcwsgi"), "serve"], env, port)
+    try:
+        running.wait_ready()
+        yield running
+    finally:
+        running.stop()
+
+
+def exchange(server: Server, *requests: tuple[str, str]) -> list[tuple[int, dict[str, str], bytes]]:
+    """Each (method, path) in turn on one connection: (status, lower-cased headers, body)."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    answers = []
+    try:
+        for method, path in requests:
+            connection.request(method, path)
+            response = connection.getresponse()
+            answers.append((response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()))
+    finally:
+        connection.close()
+    return answers
+
+
+@pytest.mark.parametrize("path", STREAMED)
+def test_head_has_no_body_and_the_connection_stays_usable(server, path):
+    (head_status, head_headers, head_body), (get_status, _, get_body) = exchange(server, ("HEAD", path), ("GET", path))
+    assert (head_status, head_body) == (200, b"")
+    assert get_status == 200 and get_body in {
+        "/generator": [b"streamed body"], "/iterator": [b"iterated body"], "/wsgi": [b"passed through"],
+        "/wsgi-lazy": [b"lazy body"], "/write": [b"written returned"], "/plain": [b"plain"],
+    }[path]
+    # The exchange after the HEAD parsed: nothing of a body was left on the connection.
+    if "content-length" in head_headers and path == "/plain":
+        assert head_headers["content-length"] == "5"  # a whole body's length is still said
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/no-content", 204), ("/no-content-with-body", 204), ("/not-modified", 304), ("/not-modified-tuple", 304)],
+)
+def test_no_content_headers_on_204_and_304(server, path, status):
+    for method in ("GET", "HEAD"):
+        ((got, headers, body), (after, _, after_body)) = exchange(server, (method, path), ("GET", "/plain"))
+        assert (got, body) == (status, b"")
+        assert "content-length" not in headers and "content-type" not in headers
+        assert "transfer-encoding" not in headers
+        assert (after, after_body) == (200, b"plain")
+    if status == 304:
+        assert exchange(server, ("GET", path))[0][1]["etag"] == '"v1"'
+
+
+def test_write_works_on_every_server(server):
+    [(status, _, body)] = exchange(server, ("GET", "/write"))
+    assert (status, body) == (200, b"written returned")

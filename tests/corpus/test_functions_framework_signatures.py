@@ -1,0 +1,108 @@
+"""Functions Framework CloudEvent and typed functions, with the framework's own test functions.
+
+The CloudEvent functions need only Flask; the typed ones need the framework's
+decorator, so they run where ``functions-framework`` is installed (the
+environment of ``make test-cloudevents-1``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from werkzeug.test import Client
+
+from funcwsgi import make_app
+
+from ..conftest import CLIENT_KINDS, client_of
+from . import folder
+
+CLOUD_EVENT = {
+    "specversion": "1.0", "type": "cloud_event.greet.you", "source": "from-galaxy-far-far-away",
+    "id": "my-id", "time": "2020-08-16T13:58:54.471765", "data": {"name": "john"},
+}
+
+
+def cloud_event_client(target: str, kind: str = "plain", **settings: str) -> Client:
+    environ = {"FUNCTION_TARGET": target, "FUNCTION_SIGNATURE_TYPE": "cloudevent", **settings}
+    return client_of(make_app(environ=environ, handler_folder=folder("gcf_cloud_event")), kind)
+
+
+@pytest.fixture(scope="module", params=CLIENT_KINDS)
+def checking(request):
+    """Called plainly and through PEP 3333's validator."""
+    return cloud_event_client("function", request.param)
+
+
+def test_structured_cloud_event_function(checking):
+    response = checking.post("/", data=json.dumps(CLOUD_EVENT), content_type="application/cloudevents+json")
+    assert (response.status_code, response.data) == (200, b"OK")
+
+
+def test_binary_cloud_event_function(checking):
+    headers = {f"ce-{name}": value for name, value in CLOUD_EVENT.items() if name != "data"}
+    response = checking.post("/", data=json.dumps(CLOUD_EVENT["data"]), headers=headers, content_type="application/json")
+    assert (response.status_code, response.data) == (200, b"OK")
+
+
+def test_the_function_sees_the_attributes_as_sent(checking):
+    # The framework's check fails (flask.abort(500)) on any attribute that differs: a changed time too.
+    event = dict(CLOUD_EVENT, time="2020-08-16T13:58:54.471765Z")
+    response = checking.post("/", data=json.dumps(event), content_type="application/cloudevents+json")
+    assert response.status_code == 500
+
+
+def test_a_request_that_is_no_cloud_event_is_400(checking):
+    response = checking.post("/", json={"name": "john"})
+    assert response.status_code == 400
+    assert response.text == "Bad Request: expected a CloudEvent (ce-* headers or application/cloudevents+json)"
+
+
+def test_the_examples_print_reaches_the_log(capfd):
+    response = cloud_event_client("hello").post("/", data=json.dumps(CLOUD_EVENT), content_type="application/cloudevents+json")
+    assert response.status_code == 200
+    assert "Received event with ID: my-id and data {'name': 'john'}" in capfd.readouterr().out
+
+
+def test_background_functions_are_refused_at_start_up():
+    from funcwsgi.errors import StartupError
+
+    with pytest.raises(StartupError, match="FUNCTION_SIGNATURE_TYPE"):
+        cloud_event_client("hello", FUNCTION_SIGNATURE_TYPE="event")
+
+
+# -- @functions_framework.typed ---------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=CLIENT_KINDS)
+def typed(request):
+    pytest.importorskip("functions_framework", reason="installed in the cloudevents 1.x environment only (make test-cloudevents-1)")
+
+    def client(target: str) -> Client:
+        return client_of(make_app(environ={"FUNCTION_TARGET": target}, handler_folder=folder("gcf_typed")), request.param)
+
+    return client
+
+
+@pytest.mark.parametrize(
+    ("target", "sent", "status", "body"),
+    [
+        pytest.param("function_typed", {"name": "john", "age": 10}, 200, b'{"name": "john", "age": 10}', id="typed"),
+        pytest.param("function_typed_reflect", {"name": "jane", "age": 20}, 200, b'{"name": "jane", "age": 20}', id="reflect"),
+        pytest.param("function_typed_different_types", {"name": "jane", "age": 20}, 200, b'{"country": "Monaco", "population": 40000}', id="different-types"),
+        pytest.param("function_typed_no_return", {"name": "jane", "age": 20}, 200, b"", id="no-return"),
+        pytest.param("function_typed_string_return", {"name": "jane", "age": 20}, 200, b"Hello jane", id="string-return"),
+        pytest.param("function_typed_faulty_from_dict", {"country": "Monaco", "population": 40000}, 500, b"Internal Server Error", id="faulty-from-dict"),
+        pytest.param("function_typed", {"name": "x", "age": 1}, 500, b"Internal Server Error", id="function-raises"),
+    ],
+)
+def test_typed_functions_as_the_framework_calls_them(typed, target, sent, status, body):
+    response = typed(target).post("/", json=sent)
+    assert (response.status_code, response.data) == (status, body)
+    if body.startswith(b"{"):
+        assert response.headers["Content-Type"] == "application/json"
+
+
+def test_typed_body_that_is_not_json_is_400(typed):
+    response = typed("function_typed").post("/", data="abc", content_type="application/json")
+    assert response.status_code == 400
