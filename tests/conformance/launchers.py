@@ -43,10 +43,29 @@ _SETTING_NAMES = {
 }
 
 
+#: The kit's ports: below the kernel's ephemeral range (from 32768), so no client connection
+#: can take one between the kit choosing it and the runtime binding it, and apart from the
+#: range the rest of the test suite uses (20000-32000). Each is handed out once per process;
+#: the start is spread by pid so two kit runs at once rarely probe the same ports.
+_PORTS = range(10000, 20000)
+_handed_out: set[int] = set()
+_next = [_PORTS.start + (os.getpid() * 89) % len(_PORTS)]
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    for _ in range(len(_PORTS)):
+        port = _next[0]
+        _next[0] = port + 1 if port + 1 < _PORTS.stop else _PORTS.start
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port left in {_PORTS.start}-{_PORTS.stop - 1}")
 
 
 def clean_environment() -> dict[str, str]:
