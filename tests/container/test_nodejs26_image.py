@@ -17,8 +17,8 @@ import requests
 from funcwsgi.cli.scaffolding import NODEJS26_IMAGE
 
 from ..servers import REPO, Server, base_env, free_port
-from .conftest import Docker
-from .test_images import build_args, engine_env, run_container, server_uid
+from .conftest import Docker, build_args
+from .test_images import engine_env, run_container, server_uid
 
 FIXTURE = REPO / "tests" / "conformance" / "fixture" / "nodejs26" / "main"
 FUNCWSGI = [sys.executable, "-m", "funcwsgi"]

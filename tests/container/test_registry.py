@@ -20,7 +20,7 @@ import requests
 
 from ..servers import base_env, free_port
 from .conftest import Docker, cannot_run
-from .test_images import engine_env, run_container, runtime_image  # noqa: F401  (runtime_image is a fixture)
+from .test_images import engine_env, run_container
 
 FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
 # bcrypt of the password "funcwsgi-test": the registry's htpasswd accepts bcrypt only.
