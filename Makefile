@@ -2,6 +2,7 @@
 # `make docs` builds the documentation site into build/site, failing on any broken link.
 # `make bench` runs the benchmark (docs/performance.md; `make bench BENCH_ARGS=--quick` for a short run).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
+# `make hostile` runs the hostile-client matrix on every adapter and writes its figures into the docs.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -22,7 +23,7 @@ NODE_DIR ?= .tools/node
 NODE_BIN := $(abspath $(NODE_DIR))/node_modules/.bin
 NODE := $(NODE_BIN)/node
 
-.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node hostile
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
@@ -117,6 +118,13 @@ bench: setup
 SOAK_SECONDS ?= 600
 soak: setup
 	$(PY) -m tests.reliability.soak --seconds $(SOAK_SECONDS)
+
+# The hostile-client matrix on every HTTP adapter (docs/reliability.md#hostile-clients), longer than
+# in `make test`: 10 normal calls per attack and 15 s of overload. Writes docs/hostile-results.json and,
+# from it, the tables in docs/reliability.md and docs/servers.md.
+hostile: setup
+	nice $(PY) -m tests.reliability.hostile --calls 10 --overload-seconds 15 --write docs/hostile-results.json
+	$(PY) -m tests.reliability.hostile_doc docs/hostile-results.json docs/reliability.md docs/servers.md
 
 settings-doc: setup
 	$(PY) -m funcwsgi.cli.settings_doc docs/configuration.md

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,13 +40,26 @@ class AdapterSpec:
     server: str  # the server's import name
     extra: str | None  # the funcwsgi extra that installs it; None when always installed
     http: bool = True  # False: the function is not called over HTTP (kafka consumes a topic)
+    #: Hostile-client attacks (tests/reliability/hostile.py) under which this server stops
+    #: answering other callers whatever it is configured with: `funcwsgi serve` warns.
+    hostile_gaps: tuple[str, ...] = ()
 
 
 ADAPTERS: dict[str, AdapterSpec] = {
     "gunicorn": AdapterSpec("adapters.gunicorn", "gunicorn", None),
-    "waitress": AdapterSpec("adapters.waitress", "waitress", "waitress"),
-    "werkzeug": AdapterSpec("adapters.werkzeug", "werkzeug", None),
-    "granian": AdapterSpec("adapters.granian", "granian", "granian"),
+    # Stops accepting at SERVER_MAX_CONNECTIONS and closes nothing to make room.
+    "waitress": AdapterSpec("adapters.waitress", "waitress", "waitress", hostile_gaps=("idle-keep-alive", "connection-flood")),
+    # A request body is read on the call's thread, so stalled bodies take every call thread.
+    "werkzeug": AdapterSpec(
+        "adapters.werkzeug", "werkzeug", None, hostile_gaps=("stalled-bodies", "trickling-bodies", "expect-100-never-sent")
+    ),
+    # As werkzeug, and its accept queue overflows under a flood of connections.
+    "granian": AdapterSpec(
+        "adapters.granian",
+        "granian",
+        "granian",
+        hostile_gaps=("stalled-bodies", "trickling-bodies", "connection-flood", "expect-100-never-sent", "invalid-chunked"),
+    ),
     "kafka": AdapterSpec("adapters.kafka", "confluent_kafka", "kafka", http=False),
 }
 #: The adapters that serve the function over HTTP (the contract suite runs on each).
@@ -61,6 +75,21 @@ def load_adapter(name: str) -> Adapter:
         raise StartupError(f"SERVER_ADAPTER={name!r} needs the {spec.server} server, which is not installed: {install}")
     module: Adapter = importlib.import_module(spec.module)
     return module
+
+
+log = logging.getLogger("funcwsgi")
+
+
+def warn_about_hostile_gaps(name: str) -> None:
+    """At start-up: say which hostile clients stop this server answering everyone else, and what does not stop."""
+    gaps = ADAPTERS[name].hostile_gaps
+    if gaps:
+        log.warning(
+            "SERVER_ADAPTER=%s stops answering other callers, whatever its settings, while clients do this: %s; "
+            "SERVER_ADAPTER=gunicorn keeps answering (docs/servers.md#slow-and-hostile-clients)",
+            name,
+            ", ".join(gaps),
+        )
 
 
 def host_port(host: str, port: int) -> str:

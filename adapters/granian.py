@@ -19,9 +19,11 @@ import threading
 from collections.abc import Callable
 
 from granian.constants import Interfaces
+from granian.http import HTTP1Settings
 from granian.log import LogLevels
 from granian.server import Server
 
+from adapters import warn_about_hostile_gaps
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.config import Config
 from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
@@ -34,6 +36,7 @@ _service: FunctionService | None = None
 def serve(config: Config) -> int:
     global _service
     _service = default_app(config)
+    warn_about_hostile_gaps("granian")
     server = Server(
         "funcwsgi:app",  # a label: workers get the app from worker_app()
         address=config.server_host,
@@ -49,6 +52,7 @@ def serve(config: Config) -> int:
         log_level=LogLevels(config.server_log_level),
         log_access=False,
         websockets=False,
+        http1_settings=HTTP1Settings(header_read_timeout=max(1, round(config.server_header_timeout * 1000))),
     )
     _relay_stop_signals(lambda signum: server.signal_handler_interrupt())  # type: ignore[no-untyped-call]  # unannotated in granian
     server.serve(target_loader=worker_app, wrap_loader=False)

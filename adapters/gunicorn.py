@@ -1,4 +1,7 @@
-"""gunicorn, the default: ``SERVER_WORKERS`` processes x ``SERVER_NUMTHREADS`` threads (``gthread``).
+"""gunicorn, the default: ``SERVER_WORKERS`` processes x ``SERVER_NUMTHREADS`` threads.
+
+The worker is gthread with requests read on its event loop
+(:mod:`adapters.gunicorn_worker`).
 
 :func:`gunicorn_settings` is shared with the repository's ``gunicorn.conf.py``
 (through :mod:`funcwsgi.gunicorn_conf`), so ``gunicorn funcwsgi:app`` and
@@ -9,20 +12,18 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import os
 import sys
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
-from gunicorn.workers.gthread import ThreadWorker
 
 from adapters import host_port
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
 from funcwsgi.process import start_process, stop_process, worker_exited
-from funcwsgi.timeouts.watchdog import stuck_calls, use_server_threads
+from funcwsgi.timeouts.watchdog import stuck_calls
 
 if TYPE_CHECKING:
     from funcwsgi.config import Config
@@ -147,7 +148,9 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     settings: dict[str, Any] = {
         "bind": [host_port(config.server_host, config.server_port)],
-        "worker_class": f"{__name__}.RecyclingThreadWorker",
+        "worker_class": "adapters.gunicorn_worker.FunctionWorker",
+        "worker_connections": config.server_max_connections,
+        "keepalive": max(1, math.ceil(config.server_keepalive_timeout)),
         "workers": config.server_workers,
         "threads": config.server_numthreads,
         "graceful_timeout": max(1, round(config.server_graceful_timeout)),
@@ -164,80 +167,6 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         # The worker heartbeat file on tmpfs: containers often have a slow or read-only /tmp.
         settings["worker_tmp_dir"] = "/dev/shm"
     return settings
-
-
-class RecyclingThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
-    """gunicorn's ``gthread`` worker, lending its threads to the timeout layer, minus a connection reset when it is recycled.
-
-    Once a worker has served ``SERVER_MAX_REQUESTS`` calls it stops serving,
-    but gthread's loop can still accept one more connection before it exits,
-    and that connection is then reset (gunicorn issue 3038). A worker that is
-    on its way out leaves new connections in the listening socket's queue,
-    where the next worker picks them up.
-    """
-
-    exit_status: int | None = None
-
-    def handle(self, conn: Any) -> tuple[bool, Any]:
-        """gthread's, plus a function calling ``sys.exit()``: its worker ends with that status.
-
-        Left to gthread, the ``SystemExit`` ends only the pool thread, and the
-        caller's connection stays open, unanswered, for good. Here the
-        connection is closed, the worker stops as on SIGTERM (the other calls
-        finish) and exits with the status asked for; the master starts a new
-        one (:class:`BootReports`: no status stops the server).
-        """
-        try:
-            result: tuple[bool, Any] = super().handle(conn)
-            return result
-        except SystemExit as ended:
-            code = ended.code
-            self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
-            log.warning("The function called sys.exit(%r): worker %s stops", code, os.getpid())
-            self.alive = False
-            return (False, conn)
-
-    def run(self) -> None:
-        super().run()
-        if self.exit_status is not None:
-            sys.exit(self.exit_status)
-
-    def accept(self, server: Any, listener: Any) -> None:
-        if self.alive:
-            super().accept(server, listener)
-
-    def get_thread_pool(self) -> ThreadPoolExecutor:
-        """gthread's pool, lent to the timeout layer: calls run on these threads, no hand-off."""
-        pool: ThreadPoolExecutor = super().get_thread_pool()
-        self.stuck_sockets: set[Any] = set()
-        self.resizing = threading.Lock()
-        use_server_threads(self)
-        return pool
-
-    def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
-        """A call timed out and its thread is stuck: more threads keep the pool at full strength."""
-        self._resize(extra_threads, self.stuck_sockets.add, environ)
-
-    def call_back(self, environ: dict[str, Any], extra_threads: int) -> None:
-        self._resize(extra_threads, self.stuck_sockets.discard, environ)
-
-    def _resize(self, extra_threads: int, note: Any, environ: dict[str, Any]) -> None:
-        with self.resizing:
-            # ThreadPoolExecutor reads _max_workers each time a call is submitted and
-            # starts a thread when none is idle and fewer than that many exist.
-            self.tpool._max_workers = self.cfg.threads + extra_threads
-            note(environ["gunicorn.socket"])
-
-    def murder_keepalived(self) -> None:
-        # Runs on the worker's main thread every loop. A stuck call's client has had
-        # its 408: stop waiting for its request (a graceful stop would wait for it in
-        # vain); its connection is closed when, if ever, its thread comes back.
-        if self.stuck_sockets:
-            with self.resizing:
-                stuck = [future for future in self.futures if future.conn.sock in self.stuck_sockets]
-            for future in stuck:
-                self.futures.remove(future)
-        super().murder_keepalived()
 
 
 class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any

@@ -15,7 +15,7 @@ from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer, create_server
 
-from adapters import host_port
+from adapters import host_port, warn_about_hostile_gaps
 from adapters._signals import StopRequest
 from funcwsgi.application import default_app
 from funcwsgi.process import start_process, stop_process
@@ -30,11 +30,17 @@ DRAIN_TICK = 0.05
 
 def serve(config: Config) -> int:
     service = default_app(config)
+    warn_about_hostile_gaps("waitress")
     start_process(service)
     options: dict[str, Any] = {
         "listen": host_port(config.server_host, config.server_port),
         "threads": config.server_numthreads,
         "ident": "funcwsgi",
+        # waitress reads whole requests on its loop and stops accepting at this many connections.
+        "connection_limit": config.server_max_connections,
+        # One inactivity timeout for everything, looked at every cleanup_interval seconds.
+        "channel_timeout": max(1, round(config.server_keepalive_timeout)),
+        "cleanup_interval": max(1, round(min(config.server_header_timeout, config.server_keepalive_timeout))),
     }
     if config.server_max_body_size:
         # waitress buffers a whole body before the app runs, so its own guard stops huge ones

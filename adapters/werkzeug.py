@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from werkzeug.serving import WSGIRequestHandler, is_running_from_reloader, make_server, run_simple
 
-from adapters import InFlight
+from adapters import InFlight, warn_about_hostile_gaps
 from adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.errors import StartupError, print_startup_error
@@ -42,6 +42,7 @@ def serve(config: Config) -> int:
     if config.server_reload:
         return serve_with_reloader(config)
     service = default_app(config)
+    warn_about_hostile_gaps("werkzeug")
     start_process(service)
     tracked = InFlight(service)
     server = make_server(config.server_host, config.server_port, tracked, threaded=True, request_handler=QuietRequestHandler)
@@ -83,6 +84,7 @@ def reloaded_app(config: Config) -> WSGIApplication:
     """The function's app, or, if it cannot load or start, a page showing why."""
     try:
         service = print_startup_lines(config, lambda: _build(config))
+        warn_about_hostile_gaps("werkzeug")
         start_process(service)
         return service
     except StartupError as error:

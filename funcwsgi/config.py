@@ -99,6 +99,10 @@ def non_negative_int(raw: str) -> int:
     return number
 
 
+def optional_non_negative_int(raw: str) -> int | None:
+    return non_negative_int(raw) if raw.strip() else None
+
+
 def positive_float(raw: str) -> float:
     number = float(raw.strip())
     if not number > 0 or number != number or number == float("inf"):
@@ -318,6 +322,32 @@ class Config:
     server_max_requests: int = setting(
         "SERVER_MAX_REQUESTS", 0, non_negative_int, "a non-negative integer",
         "Recycle a gunicorn worker after this many calls (0 = never); refused with the other adapters.",
+    )
+    # -- slow and hostile clients (docs/servers.md#slow-and-hostile-clients) ----------
+    server_header_timeout: float = setting(
+        "SERVER_HEADER_TIMEOUT", 10.0, positive_float, "a positive number of seconds",
+        "Seconds a client may take to send a whole request head; then it gets 408 and is closed (gunicorn, granian).",
+    )
+    server_body_timeout: float = setting(
+        "SERVER_BODY_TIMEOUT", 10.0, positive_float, "a positive number of seconds",
+        "Seconds a request body may pause between two reads; then the client gets 408 and is closed (gunicorn).",
+    )
+    server_send_timeout: float = setting(
+        "SERVER_SEND_TIMEOUT", 30.0, positive_float, "a positive number of seconds",
+        "Seconds a response write may wait for a client that does not read; then the connection is closed (gunicorn).",
+    )
+    server_keepalive_timeout: float = setting(
+        "SERVER_KEEPALIVE_TIMEOUT", 30.0, positive_float, "a positive number of seconds",
+        "Seconds an idle keep-alive connection stays open between calls.",
+    )
+    server_max_connections: int = setting(
+        "SERVER_MAX_CONNECTIONS", 1000, positive_int, "a positive integer",
+        "Open connections per worker process; at the limit the longest-waiting idle or unfinished one is closed for a new one.",
+    )
+    server_max_inflight: int | None = setting(
+        "SERVER_MAX_INFLIGHT", None, optional_non_negative_int, "a non-negative integer",
+        "Calls per worker process running or waiting for a thread; more get 503 with Retry-After (0 = no bound).",
+        default_doc="2 x SERVER_NUMTHREADS",
     )
     server_log_format: str = setting("SERVER_LOG_FORMAT", "json", choice("json", "text"), "json or text", "Log record format on stdout.")
     server_log_level: str = setting("SERVER_LOG_LEVEL", "info", choice(*LOG_LEVELS), "one of " + ", ".join(LOG_LEVELS), "Lowest level of log records written.")
@@ -571,6 +601,11 @@ class Config:
     def handler_path(self) -> str:
         """The handler file, as the start-up line prints it."""
         return os.path.join(self.handler_folder, self.handler_module_name + ".py")
+
+    @property
+    def max_inflight(self) -> int:
+        """The bound on calls running or waiting per worker process; 0 for none."""
+        return 2 * self.server_numthreads if self.server_max_inflight is None else self.server_max_inflight
 
     @property
     def kafka_group(self) -> str:

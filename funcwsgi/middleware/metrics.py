@@ -3,7 +3,8 @@
 The names are the ones Kubeless and every Kyma Python runtime expose, so
 existing dashboards keep working: ``function_calls_total``,
 ``function_failures_total`` and ``function_duration_seconds``, each labelled
-``method``. With more than one worker process prometheus_client's
+``method``; ``function_rejected_total`` counts the calls the server refused
+with 503 under overload (they never reached the function). With more than one worker process prometheus_client's
 multiprocess mode is used: each worker writes its own files in a directory
 made fresh when the server starts, and a scrape adds them up.
 """
@@ -38,6 +39,7 @@ log = logging.getLogger("funcwsgi.metrics")
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 OTHER_METHOD = "other"  # any other method string: the label set stays bounded
+REJECTED_HELP = "Number of calls refused with 503 because SERVER_MAX_INFLIGHT calls were in flight, or every connection was in use."
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0, float("inf"))
 
 
@@ -76,6 +78,13 @@ class LocalCallMetrics:
     def __init__(self) -> None:
         self.series = {method: LocalSeries() for method in (*METHODS, OTHER_METHOD)}
         self.registered = False
+        self.rejected = 0
+        self.rejected_lock = threading.Lock()
+
+    def reject(self) -> None:
+        """A call the server refused with 503 because too many were in flight."""
+        with self.rejected_lock:
+            self.rejected += 1
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
@@ -93,6 +102,9 @@ class LocalCallMetrics:
         yield calls
         yield failures
         yield duration
+        rejected = CounterMetricFamily("function_rejected", REJECTED_HELP)
+        rejected.add_metric([], self.rejected)
+        yield rejected
 
     def register(self) -> None:
         from prometheus_client import REGISTRY
@@ -135,6 +147,11 @@ class SharedCallMetrics:
             method: SharedSeries(self.calls.labels(method), self.failures.labels(method), self.duration.labels(method))
             for method in (*METHODS, OTHER_METHOD)
         }
+        self.rejected: Counter = Counter("function_rejected", REJECTED_HELP)
+
+    def reject(self) -> None:
+        """A call the server refused with 503 because too many were in flight."""
+        self.rejected.inc()
 
 
 CallMetrics = LocalCallMetrics | SharedCallMetrics

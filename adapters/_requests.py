@@ -1,0 +1,275 @@
+"""A request read on a worker's event loop, before any function thread sees it.
+
+:class:`PendingRequest` takes the bytes of one request as they arrive and
+says when it is ready for a thread: its head is complete and its body is
+there too (held in memory, or in a temporary file once it is large), or the
+body cannot or should not be waited for (its length is unknown, or it is
+over the body limit, which the body-limit layer then answers). A head that
+grows past a limit is refused at once, with the status RFC 9110 names. The
+loop never parses the request for the function: gunicorn's parser does that,
+on the thread, from the bytes read here (:class:`BufferedUnreader`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from typing import IO, Any
+
+from gunicorn.http.unreader import Unreader
+
+from funcwsgi.replies import Reply
+
+#: Longest request head read on the loop: Node's default is 16 KiB, nginx's 4 x 8 KiB;
+#: gunicorn's own field limits (100 fields of up to 8190 bytes) still apply within it.
+HEAD_LIMIT = 64 * 1024
+#: Body bytes kept in memory per request; beyond this the body goes to a temporary file.
+BODY_IN_MEMORY = 256 * 1024
+#: A chunked body's framing may add this much to the body limit before it is handed over.
+CHUNKED_SLACK = 64 * 1024
+LONGEST_CHUNK_LINE = 4096
+HEX = frozenset(b"0123456789abcdefABCDEF")
+
+PROBE_METHODS = frozenset({b"GET", b"HEAD"})
+
+
+class Refusal:
+    """A request the loop answers itself, as raw HTTP encoded once, and then closes the connection."""
+
+    __slots__ = ("reply", "wire")
+
+    def __init__(self, code: int, text: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
+        self.reply = Reply(code, text, headers=headers)
+        self.wire = self.reply.http_head(("Connection", "close")) + self.reply.body
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.reply.status!r})"
+
+
+URI_TOO_LONG = Refusal(414, "the request line is too long")
+HEAD_TOO_LARGE = Refusal(431, "the request head is too large")
+BAD_CHUNKS = Refusal(400, "the chunked request body is malformed")
+
+
+@dataclass(frozen=True)
+class Limits:
+    request_line: int  # longest request line (414 beyond)
+    body: int  # longest body waited for; 0: no limit
+
+
+class Ready:
+    """The request can go to a thread; ``buffered``: all of its body is here."""
+
+    def __init__(self, buffered: bool) -> None:
+        self.buffered = buffered
+
+
+READY_BUFFERED = Ready(True)
+READY_UNBUFFERED = Ready(False)
+
+
+class ChunkedScan:
+    """Finds where a chunked body ends (RFC 9112 section 7.1), fed as the bytes arrive."""
+
+    def __init__(self) -> None:
+        self.state = "size"
+        self.line = bytearray()
+        self.left = 0
+
+    def feed(self, data: bytes) -> bool:
+        """True once the body (and its trailer section) ended; ValueError on framing that is not chunked."""
+        i, n = 0, len(data)
+        while i < n:
+            if self.state in ("size", "trailer"):
+                j = data.find(b"\n", i)
+                if j < 0:
+                    self.line += data[i:]
+                    if len(self.line) > LONGEST_CHUNK_LINE:
+                        raise ValueError("chunk line too long")
+                    return False
+                self.line += data[i : j + 1]
+                i = j + 1
+                line = bytes(self.line).rstrip(b"\r\n")
+                self.line.clear()
+                if self.state == "trailer":
+                    if not line:
+                        return True
+                    continue
+                size = line.split(b";", 1)[0].strip()
+                if not size or len(size) > 16 or not set(size) <= HEX:
+                    raise ValueError("chunk size is not hexadecimal")
+                self.left = int(size, 16)
+                self.state = "data" if self.left else "trailer"
+            elif self.state == "data":
+                take = min(self.left, n - i)
+                i += take
+                self.left -= take
+                if not self.left:
+                    self.state, self.left = "crlf", 2
+            else:  # the CRLF after a chunk's data
+                if data[i] != b"\r\n"[2 - self.left]:
+                    raise ValueError("chunk data not followed by CRLF")
+                i += 1
+                self.left -= 1
+                if not self.left:
+                    self.state = "size"
+        return False
+
+
+class PendingRequest:
+    """One request as far as it has arrived."""
+
+    def __init__(self, limits: Limits, data: bytes = b"") -> None:
+        self.limits = limits
+        self.head = bytearray(data)
+        self.head_end = -1
+        self.method = b""
+        self.path = b""
+        self.length: int | None = None
+        self.chunks: ChunkedScan | None = None
+        self.expect_continue = False
+        self.continue_sent = False
+        self.body = bytearray()
+        self.spool: IO[bytes] | None = None
+        self.body_seen = 0
+
+    @property
+    def started(self) -> bool:
+        return bool(self.head) or self.head_end >= 0
+
+    @property
+    def head_complete(self) -> bool:
+        return self.head_end >= 0
+
+    def feed(self, chunk: bytes) -> Ready | Refusal | None:
+        """Take ``chunk``; None while more is needed."""
+        if self.head_end < 0:
+            self.head += chunk
+            return self._scan_head()
+        return self._take_body(chunk)
+
+    def wants_continue(self) -> bool:
+        """The client waits for ``100 Continue`` before it sends the body."""
+        return self.expect_continue and not self.continue_sent
+
+    def _scan_head(self) -> Ready | Refusal | None:
+        while self.head.startswith(b"\r\n"):  # empty lines before a request line are ignored (RFC 9112 2.2)
+            del self.head[:2]
+        line_end = self.head.find(b"\r\n")
+        if (line_end < 0 and len(self.head) > self.limits.request_line) or line_end > self.limits.request_line:
+            return URI_TOO_LONG
+        end = self.head.find(b"\r\n\r\n")
+        if end < 0 or end + 4 > HEAD_LIMIT:
+            return HEAD_TOO_LARGE if len(self.head) > HEAD_LIMIT else None
+        self.head_end = end + 4
+        rest = bytes(self.head[self.head_end :])
+        del self.head[self.head_end :]
+        lines = bytes(self.head[:end]).split(b"\r\n")
+        parts = lines[0].split(b" ")
+        self.method = parts[0]
+        self.path = parts[1].split(b"?", 1)[0] if len(parts) > 1 else b""
+        lengths, codings = [], []
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                lengths.append(value.strip())
+            elif name == b"transfer-encoding":
+                codings.append(value.strip().lower())
+            elif name == b"expect" and value.strip().lower() == b"100-continue":
+                self.expect_continue = True
+        if codings:
+            if lengths or not codings[-1].endswith(b"chunked"):
+                return READY_UNBUFFERED  # gunicorn's parser refuses it (400)
+            self.chunks = ChunkedScan()
+        elif lengths:
+            if len(set(lengths)) != 1 or not lengths[0].isdigit():
+                return READY_UNBUFFERED  # gunicorn's parser refuses it (400)
+            self.length = int(lengths[0])
+            if self.limits.body and self.length > self.limits.body:
+                return READY_UNBUFFERED  # the body-limit layer answers 413 without reading it
+        if self.length is None and self.chunks is None:
+            self.length = 0
+        if self.length == 0:
+            self.expect_continue = False
+        return self._take_body(rest)
+
+    def _take_body(self, chunk: bytes) -> Ready | Refusal | None:
+        if chunk:
+            self._store(chunk)
+        if self.chunks is not None:
+            try:
+                ended = self.chunks.feed(chunk)
+            except ValueError:
+                return BAD_CHUNKS
+            if ended:
+                return READY_BUFFERED
+            if self.limits.body and self.body_seen > self.limits.body + CHUNKED_SLACK:
+                return READY_UNBUFFERED  # the body-limit layer answers 413
+            return None
+        assert self.length is not None
+        return READY_BUFFERED if self.body_seen >= self.length else None
+
+    def _store(self, chunk: bytes) -> None:
+        self.body_seen += len(chunk)
+        if self.spool is None:
+            self.body += chunk
+            if len(self.body) <= BODY_IN_MEMORY:
+                return
+            self.spool = tempfile.TemporaryFile()
+            self.spool.write(self.body)
+            self.body.clear()
+        else:
+            self.spool.write(chunk)
+
+    def head_bytes(self) -> bytes:
+        """The head as the thread's parser must see it: without the Expect the loop already answered."""
+        if not self.continue_sent:
+            return bytes(self.head)
+        lines = bytes(self.head).split(b"\r\n")
+        return b"\r\n".join(line for line in lines if not line.lower().startswith(b"expect:"))
+
+    def unreader(self, sock: Any) -> BufferedUnreader:
+        if self.spool is not None:
+            self.spool.seek(0)
+        return BufferedUnreader(sock, self.head_bytes() + bytes(self.body), self.spool)
+
+    def is_probe(self, paths: frozenset[bytes]) -> bool:
+        return self.method in PROBE_METHODS and self.path in paths
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
+
+
+class BufferedUnreader(Unreader):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
+    """What the loop read (in memory, then in a temporary file), then the socket: gunicorn's parser reads from this."""
+
+    def __init__(self, sock: Any, data: bytes, spool: IO[bytes] | None) -> None:
+        super().__init__()
+        self.sock = sock
+        self.buf.write(data)
+        self.spool = spool
+
+    def chunk(self) -> bytes:
+        if self.spool is not None:
+            spooled = self.spool.read(65536)
+            if spooled:
+                return spooled
+            self.close()
+        received: bytes = self.sock.recv(65536)
+        return received
+
+    def rest(self) -> bytes:
+        """What is left unread in the buffers (never from the socket): the next pipelined requests."""
+        left: bytes = self.buf.getvalue()
+        if self.spool is not None:
+            left += self.spool.read()
+            self.close()
+        return left
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None

@@ -1,0 +1,475 @@
+"""funcwsgi's gunicorn worker: gthread, with every request read on the event loop before a thread sees it.
+
+gunicorn's ``gthread`` worker hands a connection to a thread as soon as it
+is readable, and the thread then blocks until the whole head has arrived:
+fifty clients that send half a head (the default fifty threads) stop the
+service. This worker reads each request on the worker's event loop instead
+(:mod:`adapters._requests`), head and body, and gives it to a thread only
+when it is complete, so slow and stalled clients cost a connection, never a
+function thread. Around that:
+
+- ``SERVER_HEADER_TIMEOUT`` bounds the time a whole head may take and
+  ``SERVER_BODY_TIMEOUT`` a pause in the body: then ``408`` and close.
+  An idle keep-alive connection is closed quietly after
+  ``SERVER_KEEPALIVE_TIMEOUT``. Responses are written by the thread with
+  ``SERVER_SEND_TIMEOUT`` on the socket.
+- ``SERVER_MAX_CONNECTIONS`` bounds the open connections. At the bound the
+  connection that has waited longest without a complete request (an idle
+  keep-alive one, a slow head, a stalled body) is closed to make room, so a
+  flood of connections that never send cannot lock out new callers.
+- ``SERVER_MAX_INFLIGHT`` bounds the calls running or waiting for a thread;
+  beyond it a call is answered ``503`` with ``Retry-After`` by the loop,
+  and counted in ``function_rejected_total``. The probes and ``/metrics``
+  run on a small pool of their own, so they answer under any load.
+- Pipelined requests that arrived with a call are served one after the
+  other without waiting for the socket to become readable again.
+- A call whose client closed its connection while the call waited for a
+  thread is dropped before the function runs.
+
+It also lends its threads to the timeout layer (:mod:`funcwsgi.timeouts.watchdog`),
+leaves new connections to the next worker once it is being recycled, and
+ends with the status a function passed to ``sys.exit()`` once the other
+calls are done.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import selectors
+import socket
+import sys
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import IO, Any
+
+from gunicorn import http
+from gunicorn.workers.gthread import TConn, ThreadWorker
+
+from adapters._outbox import SEND_SIZE, SpillingSocket, send_some
+from adapters._requests import Limits, PendingRequest, Ready, Refusal
+from adapters.gunicorn import WORKER_BOOT_ERROR
+from funcwsgi.config import Config
+from funcwsgi.timeouts.watchdog import use_server_threads
+
+log = logging.getLogger("funcwsgi")
+
+#: Threads for /healthz, /health/* and /metrics, apart from the calls' threads.
+PROBE_THREADS = 2
+RETRY_AFTER_SECONDS = 1
+#: How often the loop looks for connections past their deadline.
+SWEEP_SECONDS = 0.25
+ACCEPTS_PER_EVENT = 64
+READ_SIZE = 65536
+
+REQUEST_TIMEOUT = Refusal(408, "the request did not arrive in time")
+OVERLOADED = Refusal(503, "the function is busy; retry later", (("Retry-After", str(RETRY_AFTER_SECONDS)),))
+
+
+class Connection(TConn):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
+    """A client connection and the request being read on it."""
+
+    def __init__(self, cfg: Any, sock: socket.socket, client: Any, server: Any) -> None:
+        super().__init__(cfg, sock, client, server)
+        self.request: PendingRequest | None = None
+        self.deadline = 0.0
+        self.kept_alive = False  # waiting for the next request after one was answered
+        self.admitted = False  # counted in the calls in flight
+        self.leftover = b""
+        self.buffered = True
+        self.outbox: IO[bytes] | None = None  # response bytes the client has not taken yet
+        self.keep_after_sending = False
+
+
+class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
+    """gthread reading whole requests on its loop; see the module's documentation."""
+
+    exit_status: int | None = None  # set when the function called sys.exit()
+
+    def load_wsgi(self) -> None:
+        if self.cfg.is_ssl:
+            # The loop reads requests off the socket itself: it cannot read them through TLS.
+            print("funcwsgi: error: gunicorn's certfile/keyfile are not supported: terminate TLS in front of the function", file=sys.stderr)
+            sys.exit(WORKER_BOOT_ERROR)
+        super().load_wsgi()
+        service_config = getattr(self.wsgi, "config", None)
+        config = service_config if isinstance(service_config, Config) else Config.from_env()
+        self.runtime = config
+        self.connection_limit = config.server_max_connections
+        # gthread stops selecting at worker_connections; this worker enforces its own limit.
+        self.worker_connections = 1 << 62
+        self.max_inflight = config.max_inflight
+        self.limits = Limits(request_line=self.cfg.limit_request_line or 8190, body=config.server_max_body_size)
+        probes = {"/healthz", "/health/liveness", "/health/readiness"}
+        if config.server_metrics and not config.server_metrics_port:
+            probes.add(config.server_metrics_path)
+        self.probe_paths = frozenset(path.encode() for path in probes)
+        self.waiting: OrderedDict[Connection, None] = OrderedDict()
+        self.sending: dict[Connection, None] = {}
+        self.inflight = 0
+        self.next_sweep = 0.0
+        self.probe_pool = ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="funcwsgi-probe")
+        self.rejected = _rejected_counter(config)
+
+    # -- threads lent to the timeout layer -----------------------------------------
+
+    def get_thread_pool(self) -> ThreadPoolExecutor:
+        """gthread's pool, lent to the timeout layer: calls run on these threads, no hand-off."""
+        pool: ThreadPoolExecutor = super().get_thread_pool()
+        self.stuck_sockets: set[Any] = set()
+        self.resizing = threading.Lock()
+        use_server_threads(self)
+        return pool
+
+    def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
+        """A call timed out and its thread is stuck: more threads keep the pool at full strength."""
+        self._resize(extra_threads, self.stuck_sockets.add, environ)
+
+    def call_back(self, environ: dict[str, Any], extra_threads: int) -> None:
+        self._resize(extra_threads, self.stuck_sockets.discard, environ)
+
+    def _resize(self, extra_threads: int, note: Any, environ: dict[str, Any]) -> None:
+        with self.resizing:
+            # ThreadPoolExecutor reads _max_workers each time a call is submitted and
+            # starts a thread when none is idle and fewer than that many exist.
+            self.tpool._max_workers = self.cfg.threads + extra_threads
+            note(environ["gunicorn.socket"])
+
+    # -- the event loop: accepting, reading, dispatching ----------------------------
+
+    def accept(self, server: Any, listener: socket.socket) -> None:
+        # A worker on its way out (recycled after SERVER_MAX_REQUESTS calls) leaves new
+        # connections in the listening socket's queue for the next worker (gunicorn issue 3038).
+        for _ in range(ACCEPTS_PER_EVENT):
+            if not self.alive:
+                return
+            try:
+                sock, client = listener.accept()
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                    raise
+                return
+            with self._lock:
+                if self.nr_conns >= self.connection_limit and not self._evict_one():
+                    self._refuse_socket(sock, OVERLOADED)
+                    continue
+                self.nr_conns += 1
+                conn = Connection(self.cfg, sock, client, server)
+                self._wait_for_request(conn, PendingRequest(self.limits), time.monotonic() + self.runtime.server_header_timeout)
+
+    def _wait_for_request(self, conn: Connection, request: PendingRequest, deadline: float) -> None:
+        """Put ``conn`` on the loop until ``request`` is complete (called with the lock held)."""
+        conn.request = request
+        conn.deadline = deadline
+        self.waiting[conn] = None
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
+
+    def on_client_socket_readable(self, conn: Connection, client: socket.socket) -> None:
+        try:
+            data = conn.sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        with self._lock:
+            if conn not in self.waiting:
+                return
+            if not data:
+                self._close_waiting(conn)
+                return
+            self._advance(conn, data)
+
+    def _advance(self, conn: Connection, data: bytes) -> None:
+        """Feed what arrived to the connection's request; dispatch, refuse or keep waiting (lock held)."""
+        request = conn.request
+        assert request is not None
+        outcome = request.feed(data)
+        now = time.monotonic()
+        if outcome is None:
+            if conn.kept_alive and request.started:  # the next request began: its head has a deadline
+                conn.kept_alive = False
+                conn.deadline = now + self.runtime.server_header_timeout
+            if request.head_complete:
+                conn.deadline = now + self.runtime.server_body_timeout  # a pause in the body, from now
+                if request.wants_continue():
+                    request.continue_sent = True
+                    self._send_quietly(conn.sock, b"HTTP/1.1 100 Continue\r\n\r\n")
+            return
+        if isinstance(outcome, Refusal):
+            self._unwait(conn)
+            self._refuse(conn, outcome)
+            return
+        self._dispatch(conn, outcome)
+
+    def _dispatch(self, conn: Connection, ready: Ready) -> None:
+        request = conn.request
+        assert request is not None
+        self._unwait(conn)
+        if request.is_probe(self.probe_paths):
+            pool = self.probe_pool
+        else:
+            busy = self.inflight - len(self.stuck_sockets)
+            if self.max_inflight and busy >= self.max_inflight:
+                request.close()
+                self._refuse(conn, OVERLOADED)
+                return
+            self.inflight += 1
+            conn.admitted = True
+            pool = self.tpool
+        conn.buffered = ready.buffered
+        future = pool.submit(self.handle, conn)
+        self._wrap_future(future, conn)
+
+    def _unwait(self, conn: Connection) -> None:
+        del self.waiting[conn]
+        try:
+            self.poller.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+
+    def _close_waiting(self, conn: Connection) -> None:
+        self._unwait(conn)
+        self._close(conn)
+
+    def _close(self, conn: Connection) -> None:
+        if conn.outbox is not None:
+            conn.outbox.close()
+            conn.outbox = None
+        if conn.request is not None:
+            conn.request.close()
+            conn.request = None
+        self.nr_conns -= 1
+        conn.close()
+
+    def _refuse(self, conn: Connection, refusal: Refusal) -> None:
+        if refusal is OVERLOADED:
+            self.rejected()
+        self._send_quietly(conn.sock, refusal.wire)
+        self._close(conn)
+
+    def _refuse_socket(self, sock: socket.socket, refusal: Refusal) -> None:
+        self.rejected()
+        self._send_quietly(sock, refusal.wire)
+        sock.close()
+
+    @staticmethod
+    def _send_quietly(sock: socket.socket, data: bytes) -> None:
+        try:
+            sock.send(data, socket.MSG_DONTWAIT)
+        except OSError:
+            pass
+
+    def _evict_one(self) -> bool:
+        """Close the connection that has waited longest without a complete request (lock held)."""
+        for conn in self.waiting:
+            self._close_waiting(conn)
+            return True
+        return False
+
+    def murder_keepalived(self) -> None:
+        """Runs on the loop every turn: stuck calls' futures dropped, connections past their deadline closed."""
+        if self.stuck_sockets:
+            # A stuck call's client has had its 408: stop waiting for its request (a graceful
+            # stop would wait for it in vain); its connection is closed when its thread comes back.
+            with self.resizing:
+                stuck = [future for future in self.futures if future.conn.sock in self.stuck_sockets]
+            for future in stuck:
+                self.futures.remove(future)
+        now = time.monotonic()
+        if now < self.next_sweep:
+            return
+        self.next_sweep = now + SWEEP_SECONDS
+        with self._lock:
+            for conn in [conn for conn in self.sending if conn.deadline <= now]:
+                self._stop_sending(conn)  # a client that stopped reading
+                self._close(conn)
+            late = [conn for conn in self.waiting if conn.deadline <= now]
+            for conn in late:
+                started = conn.request is not None and conn.request.started
+                self._unwait(conn)
+                if started:
+                    self._refuse(conn, REQUEST_TIMEOUT)
+                else:  # an idle connection: a 408 here could be read as the answer to the next request
+                    self._close(conn)
+
+    # -- on a thread ---------------------------------------------------------------
+
+    def handle(self, conn: Connection) -> tuple[bool, Connection]:
+        request = conn.request
+        assert request is not None
+        conn.request = None
+        if _client_gone(conn.sock):  # it gave up while the call waited for a thread: nobody to answer
+            request.close()
+            return False, conn
+        # Reads of a body that was not waited for, and every write, block at most this long.
+        conn.sock.settimeout(self.runtime.server_send_timeout if conn.buffered else self.runtime.server_body_timeout)
+        conn.initialized = True
+        parser = http.RequestParser(self.cfg, conn.sock, conn.client)
+        parser.unreader = request.unreader(conn.sock)
+        conn.parser = parser
+        sock = conn.sock
+        writer = conn.sock = SpillingSocket(sock)
+        try:
+            try:
+                keepalive, conn = super().handle(conn)
+            except SystemExit as ended:
+                # Left to gthread, a function's sys.exit() would end only this pool thread and
+                # leave its caller's connection open, unanswered, for good: the connection is
+                # closed, the worker stops as on SIGTERM (the other calls finish) and exits with
+                # the status asked for; the master starts a new one.
+                code = ended.code
+                self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
+                log.warning("The function called sys.exit(%r): worker %s stops", code, os.getpid())
+                self.alive = False
+                keepalive = False
+            if keepalive:
+                rest = _leftover(parser) if conn.buffered else None
+                if rest is None:
+                    keepalive = False
+                else:
+                    conn.leftover = rest
+        finally:
+            conn.sock = sock
+            conn.outbox = writer.take()
+            parser.unreader.close()
+            request.close()
+        return keepalive, conn
+
+    def finish_request(self, future: Future[tuple[bool, Connection]]) -> None:
+        """When a thread is done with a connection: back to the loop for the next request, or closed."""
+        conn: Connection = future.conn  # type: ignore[attr-defined]
+        with self._lock:
+            if conn.admitted:
+                conn.admitted = False
+                self.inflight -= 1
+            keepalive = False
+            if not future.cancelled():
+                try:
+                    keepalive = future.result()[0]
+                except Exception:
+                    keepalive = False
+            if conn.outbox is not None and conn.sock.fileno() >= 0:
+                if self.alive:
+                    # The client has not taken the whole response yet: the loop sends the rest.
+                    conn.keep_after_sending = keepalive
+                    self._send_on_loop(conn)
+                    return
+                self._send_before_stopping(conn)
+            self._after_response(conn, keepalive)
+
+    def _send_before_stopping(self, conn: Connection) -> None:
+        """The worker is stopping and its loop is gone: send the rest of the response from this thread."""
+        outbox, conn.outbox = conn.outbox, None
+        assert outbox is not None
+        try:
+            conn.sock.settimeout(self.runtime.server_send_timeout)
+            while chunk := outbox.read(SEND_SIZE):
+                conn.sock.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            outbox.close()
+
+    def _after_response(self, conn: Connection, keepalive: bool) -> None:
+        """The response is sent: wait for the next request, or close (lock held)."""
+        if not (keepalive and self.alive):
+            self._close(conn)
+            return
+        try:
+            conn.sock.setblocking(False)
+            conn.kept_alive = True
+            request = PendingRequest(self.limits)
+            leftover, conn.leftover = conn.leftover, b""
+            self._wait_for_request(conn, request, time.monotonic() + self.runtime.server_keepalive_timeout)
+            if leftover:  # pipelined: the next request is already here
+                self._advance(conn, leftover)
+        except (OSError, ValueError):
+            if conn in self.waiting:
+                self._unwait(conn)
+            self._close(conn)
+
+    def _send_on_loop(self, conn: Connection) -> None:
+        try:
+            conn.sock.setblocking(False)
+            conn.deadline = time.monotonic() + self.runtime.server_send_timeout
+            self.sending[conn] = None
+            self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self.on_client_socket_writable, conn))
+        except (OSError, ValueError):
+            self.sending.pop(conn, None)
+            self._close(conn)
+
+    def on_client_socket_writable(self, conn: Connection, client: socket.socket) -> None:
+        with self._lock:
+            if conn not in self.sending or conn.outbox is None:
+                return
+            try:
+                done = send_some(conn.sock, conn.outbox)
+            except OSError:
+                self._stop_sending(conn)
+                self._close(conn)
+                return
+            conn.deadline = time.monotonic() + self.runtime.server_send_timeout  # it reads: more time
+            if done:
+                self._stop_sending(conn)
+                self._after_response(conn, conn.keep_after_sending)
+
+    def _stop_sending(self, conn: Connection) -> None:
+        del self.sending[conn]
+        try:
+            self.poller.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        if conn.outbox is not None:
+            conn.outbox.close()
+            conn.outbox = None
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            self.probe_pool.shutdown(wait=False)
+        if self.exit_status is not None:
+            sys.exit(self.exit_status)
+
+
+def _client_gone(sock: socket.socket) -> bool:
+    """The client closed or reset its connection (the socket is still non-blocking here, as on the loop).
+
+    A client that only shut its sending side would be taken for gone too; nginx
+    counts such a client as gone as well (its 499).
+    """
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+
+
+def _leftover(parser: Any) -> bytes | None:
+    """The bytes after the request just served (the next pipelined ones), or None when the connection cannot be reused.
+
+    The body the function did not read is skipped first, from what the loop
+    buffered; nothing is read from the socket here.
+    """
+    message = parser.mesg
+    try:
+        while message.body.read(READ_SIZE):
+            pass
+    except Exception:
+        return None
+    rest: bytes = parser.unreader.rest()
+    return rest
+
+
+def _rejected_counter(config: Config) -> Any:
+    """Counts a call refused with 503 in ``function_rejected_total`` (a no-op without metrics)."""
+    if not config.server_metrics:
+        return lambda: None
+    from funcwsgi.middleware.metrics import call_metrics
+
+    return call_metrics(config).reject

@@ -1,0 +1,115 @@
+"""What the gunicorn worker's loop makes of a request's bytes as they arrive (adapters/_requests.py), in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters._requests import (
+    BAD_CHUNKS,
+    BODY_IN_MEMORY,
+    HEAD_LIMIT,
+    HEAD_TOO_LARGE,
+    URI_TOO_LONG,
+    ChunkedScan,
+    Limits,
+    PendingRequest,
+    Ready,
+)
+
+LIMITS = Limits(request_line=4094, body=1_000_000)
+
+
+def feed_bytewise(request: PendingRequest, data: bytes):
+    outcome = None
+    for i in range(len(data)):
+        outcome = request.feed(data[i : i + 1])
+        if outcome is not None:
+            return outcome, i + 1
+    return outcome, len(data)
+
+
+def test_a_request_without_a_body_is_ready_at_the_end_of_its_head_and_not_before():
+    data = b"GET /x?y=1 HTTP/1.1\r\nHost: a\r\n\r\n"
+    outcome, used = feed_bytewise(PendingRequest(LIMITS), data)
+    assert isinstance(outcome, Ready) and outcome.buffered and used == len(data)
+
+
+def test_empty_lines_before_the_request_line_are_skipped():
+    request = PendingRequest(LIMITS)
+    assert isinstance(request.feed(b"\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n"), Ready)
+    assert request.method == b"GET" and request.path == b"/"
+
+
+def test_a_body_with_content_length_is_waited_for_then_kept_with_the_head():
+    request = PendingRequest(LIMITS)
+    assert request.feed(b"POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nab") is None
+    assert request.head_complete and not request.wants_continue()
+    assert isinstance(request.feed(b"cde"), Ready)
+    assert request.unreader(None).buf.getvalue().endswith(b"\r\n\r\nabcde")
+
+
+def test_a_large_body_goes_to_a_temporary_file():
+    request = PendingRequest(LIMITS)
+    body = b"x" * (BODY_IN_MEMORY + 10)
+    assert isinstance(request.feed(b"POST / HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(body) + body), Ready)
+    assert request.spool is not None and not request.body
+    head = b"POST / HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(body)
+    assert request.unreader(None).rest() == head + body  # the head in memory, then the file
+    request.close()
+
+
+def test_a_body_over_the_limit_is_handed_over_at_once_unbuffered():
+    outcome = PendingRequest(LIMITS).feed(b"POST / HTTP/1.1\r\nContent-Length: 1000001\r\n\r\n")
+    assert isinstance(outcome, Ready) and not outcome.buffered
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", b"Content-Length: 5\r\nContent-Length: 6\r\n", b"Content-Length: -1\r\n", b"Transfer-Encoding: gzip\r\n"],
+    ids=["length-and-chunked", "two-lengths", "negative-length", "not-chunked-coding"],
+)
+def test_framing_the_loop_cannot_trust_goes_to_gunicorns_parser_which_refuses_it(headers):
+    outcome = PendingRequest(LIMITS).feed(b"POST / HTTP/1.1\r\n" + headers + b"\r\nhello")
+    assert isinstance(outcome, Ready) and not outcome.buffered
+
+
+def test_expect_100_continue_is_asked_for_until_sent_and_then_left_out_of_the_head():
+    request = PendingRequest(LIMITS)
+    assert request.feed(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n") is None
+    assert request.wants_continue()
+    request.continue_sent = True
+    assert not request.wants_continue()
+    assert isinstance(request.feed(b"ok"), Ready)
+    assert b"expect" not in request.head_bytes().lower()
+
+
+def test_heads_over_the_limits_are_refused():
+    assert PendingRequest(LIMITS).feed(b"GET /" + b"a" * 5000) is URI_TOO_LONG
+    assert PendingRequest(LIMITS).feed(b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\n\r\n") is URI_TOO_LONG
+    assert PendingRequest(LIMITS).feed(b"GET / HTTP/1.1\r\nX: " + b"a" * HEAD_LIMIT) is HEAD_TOO_LARGE
+
+
+def test_chunked_bodies_end_at_the_last_chunk_and_its_trailers():
+    request = PendingRequest(LIMITS)
+    data = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n10\r\n" + b"x" * 16 + b"\r\n0\r\nTrailer: t\r\n\r\n"
+    outcome, used = feed_bytewise(request, data)
+    assert isinstance(outcome, Ready) and outcome.buffered and used == len(data)
+
+
+@pytest.mark.parametrize("framing", [b"zz\r\nhello\r\n", b"3\r\nabcX\r\n", b"1" * 17 + b"\r\n", b";\r\n"])
+def test_chunked_framing_that_is_not_chunked_is_refused_with_400(framing):
+    request = PendingRequest(LIMITS)
+    assert request.feed(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + framing) is BAD_CHUNKS
+
+
+def test_a_chunk_line_that_never_ends_is_refused():
+    with pytest.raises(ValueError):
+        ChunkedScan().feed(b"a" * 5000)
+
+
+def test_probe_paths_are_recognised_for_get_and_head_only():
+    probes = frozenset({b"/healthz"})
+    for method, expected in ((b"GET", True), (b"HEAD", True), (b"POST", False)):
+        request = PendingRequest(LIMITS)
+        request.feed(method + b" /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+        assert request.is_probe(probes) is expected
