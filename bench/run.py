@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from . import callgrind, chart, figures, report
-from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules
+from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_wrk
 from .processes import ServerFailed, cores, free_port, get, start, worker_rss_mb
-from .targets import Target, all_targets, environment
+from .targets import NODE, Target, all_targets, environment
 
 EXPECTED_BODY = b"Hello, world!"
 RESULTS = REPO / "bench" / "results" / "results.json"
@@ -125,6 +125,18 @@ def run_inprocess(mode: Mode, core: int | None, trace_endpoint: str | None) -> l
         return json.loads(out.read_text())  # type: ignore[no-any-return]
 
 
+def run_node_inprocess(mode: Mode, core: int | None) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="bench-node-inprocess-") as tmp:
+        out = Path(tmp) / "inprocess.json"
+        command = [str(node_binary()), str(REPO / "bench" / "node_inprocess.mjs"), "--json", str(out), "--rounds", str(mode.inprocess_rounds), "--calls", str(mode.inprocess_calls)]
+        if core is not None:
+            command = ["taskset", "-c", str(core), *command]
+        result = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+        if result.returncode != 0:
+            raise RuntimeError(f"in-process benchmark of nodejs26 failed:\n{result.stderr[-2000:]}")
+        return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
 def warm_up(port: int, pid: int, mode: Mode, load_core: int | None) -> None:
     if mode.warmup_seconds:
         run_wrk(port, pid, connections=16, seconds=mode.warmup_seconds, core=load_core)
@@ -137,6 +149,8 @@ def resolve_command(target: Target, port: int, alternatives_bin: Path) -> list[s
     command = target.command(port)
     if target.alternative_env:  # the alternatives' own interpreter and scripts
         command = [str(alternatives_bin / command[0]), *command[1:]]
+    if command[0] == NODE:
+        command = [str(node_binary()), *command[1:]]
     return command
 
 
@@ -211,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         ensure_wrk()
         alternatives_bin = alternatives_python().parent
         compile_sources()
+        node_binary()
+        node_alternatives()
     except SetupError as error:
         print(f"bench: error: {error}", file=sys.stderr)
         return 2
@@ -263,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_inprocess:
             log("in-process: µs per request, layer by layer")
             results["inprocess"] = run_inprocess(mode, server_core, sink.endpoint if sink else None)
+            log("in-process: the nodejs26 call path")
+            results["inprocess_node"] = run_node_inprocess(mode, server_core)
             if mode.callgrind and callgrind.available():
                 log("callgrind: instructions per request")
                 ids = [row["id"] for row in results["inprocess"]]

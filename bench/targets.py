@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .environment import BENCH, REPO
+from .environment import BENCH, NODE_ALTERNATIVE, REPO
 
 APPS = BENCH / "apps"
 HELLO = APPS / "hello"
@@ -25,6 +25,9 @@ PYTHON = sys.executable
 #: The same thread count on every threaded server: funcwsgi's SERVER_NUMTHREADS default.
 THREADS = "50"
 ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
+#: Stands for the project's Node 26 in a command; run.py puts the real path in (environment.node_binary).
+NODE = "node"
+NODEJS26_SERVE = REPO / "nodejs26" / "bin" / "serve"
 
 
 @dataclass(frozen=True)
@@ -151,8 +154,52 @@ def alternative_targets() -> list[Target]:
     ]
 
 
+def node_reference_targets() -> list[Target]:
+    return [
+        Target("bare-node-http", "bare node:http", "reference", lambda port: [NODE, str(APPS / "node_bare.mjs")], cwd=APPS),
+    ]
+
+
+def nodejs26_targets() -> list[Target]:
+    return [
+        Target(
+            "nodejs26",
+            "funcwsgi nodejs26",
+            "funcwsgi",
+            lambda port: [str(NODEJS26_SERVE)],
+            env={"HANDLER_FOLDER": str(APPS / "hello-nodejs26")},
+            baseline="bare-node-http",
+        ),
+    ]
+
+
+def node_alternative_targets() -> list[Target]:
+    return [
+        Target(
+            "kyma-nodejs26-shaped",
+            "Kyma-nodejs26-shaped runtime (Express 5)",
+            "alternative",
+            lambda port: [NODE, str(NODE_ALTERNATIVE / "server.mjs")],
+            env={"HANDLER_PATH": str(NODE_ALTERNATIVE / "function")},
+            cwd=NODE_ALTERNATIVE,
+        ),
+        Target(
+            "kyma-nodejs26-shaped-traced",
+            "Kyma-nodejs26-shaped runtime (Express 5), with its tracing instrumentation",
+            "alternative",
+            lambda port: [NODE, str(NODE_ALTERNATIVE / "server.mjs")],
+            env={"HANDLER_PATH": str(NODE_ALTERNATIVE / "function"), "KYMA_TRACING": "true"},
+            cwd=NODE_ALTERNATIVE,
+        ),
+    ]
+
+
 def all_targets() -> list[Target]:
-    return reference_targets() + funcwsgi_targets() + alternative_targets()
+    return (
+        reference_targets() + node_reference_targets()
+        + funcwsgi_targets() + nodejs26_targets()
+        + alternative_targets() + node_alternative_targets()
+    )
 
 
 def environment(target: Target, port: int, alternatives_bin: Path | None, trace_endpoint: str | None) -> dict[str, str]:
@@ -166,6 +213,10 @@ def environment(target: Target, port: int, alternatives_bin: Path | None, trace_
         env.update(SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
     if target.name == "kyma-shaped":
         env.update(FUNC_HOST="127.0.0.1", FUNC_PORT=str(port))
+    if target.name.startswith("kyma-nodejs26-shaped"):
+        env.update(SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    if target.name == "bare-node-http":
+        env.update(HOST="127.0.0.1", PORT=str(port))
     if target.tracing and trace_endpoint:
         env["TRACE_COLLECTOR_ENDPOINT"] = trace_endpoint
     if target.alternative_env and alternatives_bin is not None:

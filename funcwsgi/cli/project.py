@@ -24,6 +24,11 @@ from ..errors import StartupError
 
 FUNC_YAML = "func.yaml"
 RUNTIME = "python"
+NODEJS26 = "nodejs26"
+#: The runtimes a project may name: Python functions (funcwsgi) and Node functions (nodejs26/ of this repository).
+RUNTIMES = (RUNTIME, NODEJS26)
+#: What each runtime's handler module is called on disk, for func.yaml's comment.
+MODULE_FILES = {RUNTIME: "handler.py", NODEJS26: "handler.js"}
 #: A Kubernetes service name (RFC 1123 label): what a function's name must be.
 NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -71,6 +76,10 @@ class Project:
     requests: dict[str, str] | None = None
     limits: dict[str, str] | None = None
     deploy_target: str = ""
+
+    @property
+    def is_node(self) -> bool:
+        return self.runtime == NODEJS26
 
     @property
     def func_dir(self) -> Path:
@@ -142,9 +151,9 @@ def _name(value: Any) -> str:
 
 
 def _runtime(value: Any) -> str:
-    if value != RUNTIME:
-        raise ValueError(f"{RUNTIME!r} (this CLI builds Python functions)")
-    return RUNTIME
+    if value not in RUNTIMES:
+        raise ValueError(" or ".join(repr(name) for name in RUNTIMES))
+    return str(value)
 
 
 def _identifier(value: Any) -> str:
@@ -258,7 +267,7 @@ class Key:
 SCHEMA: tuple[Key, ...] = (
     Key("name", "name", _name, "The function's name: a Kubernetes service name; FUNC_NAME at run time."),
     Key("namespace", "namespace", _string, "Namespace to deploy into; FUNC_NAMESPACE at run time."),
-    Key("runtime", "runtime", _runtime, "Always 'python'."),
+    Key("runtime", "runtime", _runtime, "'python' (funcwsgi) or 'nodejs26' (the Node runtime); default 'python'."),
     Key("template", "template", _string, "The template it was created from ('http', 'cloudevent' or a folder); its scaffolding/ overrides the default."),
     Key("image", "image", _string, "Image that 'funcwsgi build' tags, unless --image is given (default NAME:latest)."),
     Key("handler.module", "handler_module", _identifier, "Module holding the function (HANDLER_MODULE_NAME)."),
@@ -381,18 +390,20 @@ def suggest_name(folder_name: str) -> str:
     return name if NAME_PATTERN.match(name) else ""
 
 
-def render_func_yaml(name: str, template: str) -> str:
+def render_func_yaml(name: str, template: str, runtime: str = RUNTIME) -> str:
     """The commented ``func.yaml`` that ``funcwsgi create`` writes."""
+    module_file = MODULE_FILES[runtime]
+    signature = "export function main(req, res)" if runtime == NODEJS26 else "def main(req, res)"
     return f"""\
 # How funcwsgi runs and builds this function; every key is described in
 # the CLI reference (docs/cli.md, "func.yaml").
 name: {name}
 namespace: ""
-runtime: {RUNTIME}
+runtime: {runtime}
 template: {json.dumps(template)}
 handler:
-  module: handler      # handler.py
-  function: main       # def main(req, res)
+  module: handler      # {module_file}
+  function: main       # {signature}
 envs: {{}}              # NAME: value, set for the function when it runs
 labels: {{}}
 annotations: {{}}

@@ -3,7 +3,9 @@
 The scaffolding is an entry module (``service.py``) that hands the function to
 the runtime library, ``run.sh`` and ``build.sh`` (so the CLI only ever runs
 scripts, whatever the language), a ``Dockerfile`` FROM the runtime image and a
-``gunicorn.conf.py``. It reaches the function through a link ``f`` to the
+``gunicorn.conf.py``. A Node function (``runtime: nodejs26``) gets ``run.sh``
+starting the nodejs26 runtime, the same ``build.sh`` and a ``Dockerfile`` FROM
+the nodejs26 runtime image. It reaches the function through a link ``f`` to the
 project's folder, never a copy. ``run`` and ``build`` write it into
 ``.func/runs/N`` and ``.func/build/N`` (the lowest free N, so concurrent
 commands never share one) and remove it when they end; ``scaffold`` writes it
@@ -21,23 +23,50 @@ import stat
 from pathlib import Path
 
 from .. import __version__
-from .project import Project, ProjectError
+from .project import NODEJS26, RUNTIME, Project, ProjectError
 
 DATA = Path(__file__).resolve().parent / "data"
 DEFAULT_SCAFFOLDING = DATA / "scaffolding"
+NODEJS26_SCAFFOLDING = DATA / "scaffolding-nodejs26"
 TEMPLATES = DATA / "templates"
-#: funcwsgi's own templates, then one per other platform, in that platform's own layout (docs/platforms.md).
-BUILTIN_TEMPLATES = ("http", "cloudevent", "aws-lambda", "azure", "openfaas", "fission", "knative")
+#: The built-in templates of each runtime: funcwsgi's own, then (Python) one per other platform,
+#: in that platform's own layout (docs/platforms.md); a Node template lives in templates/nodejs26/.
+TEMPLATES_OF = {
+    RUNTIME: ("http", "cloudevent", "aws-lambda", "azure", "openfaas", "fission", "knative"),
+    NODEJS26: ("http",),
+}
+BUILTIN_TEMPLATES = TEMPLATES_OF[RUNTIME]
 EXECUTABLES = frozenset({"run.sh", "build.sh"})
 LINK = "f"
 RUNTIME_IMAGE = f"funcwsgi-runtime:{__version__}"
-_PLACEHOLDERS = {"{{funcwsgi_version}}": __version__}
+NODEJS26_IMAGE = f"funcwsgi-nodejs26:{__version__}"
+#: The nodejs26 runtime's start script: next to the funcwsgi package in this repository, or where FUNCWSGI_NODEJS26_SERVE says.
+NODEJS26_SERVE_ENV = "FUNCWSGI_NODEJS26_SERVE"
 
 
-def template_dir(template: str) -> Path:
-    """The folder of a built-in template (``http``, ``cloudevent``) or a template folder path."""
-    if template in BUILTIN_TEMPLATES:
-        return TEMPLATES / template
+def runtime_image(project: Project) -> str:
+    return NODEJS26_IMAGE if project.is_node else RUNTIME_IMAGE
+
+
+def nodejs26_serve() -> Path:
+    """The nodejs26 runtime's ``bin/serve``, or an error saying how to get it."""
+    configured = os.environ.get(NODEJS26_SERVE_ENV)
+    path = Path(configured) if configured else Path(__file__).resolve().parents[2] / "nodejs26" / "bin" / "serve"
+    if not os.access(path, os.X_OK):
+        raise ProjectError(
+            f"the nodejs26 runtime is not installed at {path}: run 'make setup' in the funcwsgi repository, "
+            f"or set {NODEJS26_SERVE_ENV} to the runtime's bin/serve"
+        )
+    return path
+
+
+def template_dir(template: str, runtime: str = RUNTIME) -> Path:
+    """The folder of a built-in template of ``runtime`` (``http``, ``cloudevent``) or a template folder path."""
+    builtin = TEMPLATES_OF[runtime]
+    if template in builtin:
+        return TEMPLATES / template if runtime == RUNTIME else TEMPLATES / runtime / template
+    if runtime != RUNTIME and template in BUILTIN_TEMPLATES:
+        raise ProjectError(f"template {template!r} has no {runtime} version; {runtime} templates: {', '.join(builtin)}")
     folder = Path(template).expanduser()
     if not folder.is_dir():
         raise ProjectError(
@@ -48,9 +77,13 @@ def template_dir(template: str) -> Path:
 
 def scaffolding_files(project: Project) -> dict[str, Path]:
     """File name -> source, the template's own scaffolding winning over the default."""
-    files = {path.name: path for path in sorted(DEFAULT_SCAFFOLDING.iterdir()) if path.is_file()}
+    if project.is_node:
+        files = {"build.sh": DEFAULT_SCAFFOLDING / "build.sh"}
+        files.update({path.name: path for path in sorted(NODEJS26_SCAFFOLDING.iterdir()) if path.is_file()})
+    else:
+        files = {path.name: path for path in sorted(DEFAULT_SCAFFOLDING.iterdir()) if path.is_file()}
     try:
-        own = template_dir(project.template) / "scaffolding"
+        own = template_dir(project.template, project.runtime) / "scaffolding"
     except ProjectError as error:
         raise ProjectError(f"{project.root / 'func.yaml'}: template: {error}") from None
     if own.is_dir():
@@ -84,12 +117,15 @@ def write(project: Project, destination: Path, *, overwrite: bool = False) -> li
     if existing and not overwrite:
         names = ", ".join(str(path) for path in existing)
         raise ProjectError(f"{names} already exist; pass --force to replace them")
+    placeholders = {"{{funcwsgi_version}}": __version__}
+    if project.is_node:
+        placeholders["{{nodejs26_serve}}"] = str(nodejs26_serve())
     destination.mkdir(parents=True, exist_ok=True)
     written = []
     for name, source in files.items():
         target = destination / name
         text = source.read_text(encoding="utf-8")
-        for placeholder, value in _PLACEHOLDERS.items():
+        for placeholder, value in placeholders.items():
             text = text.replace(placeholder, value)
         if os.path.lexists(target):
             target.unlink()

@@ -56,7 +56,7 @@ def test_found_from_a_subfolder(tmp_path: Path):
     [
         pytest.param("name: Hello\n", "name is 'Hello': expected a lower-case name of letters, digits and '-'", id="name"),
         pytest.param("namespace: x\n", "name is missing: expected the function's name", id="missing-name"),
-        pytest.param("name: a\nruntime: node\n", "runtime is 'node': expected 'python' (this CLI builds Python functions)", id="runtime"),
+        pytest.param("name: a\nruntime: node\n", "runtime is 'node': expected 'python' or 'nodejs26'", id="runtime"),
         pytest.param("name: a\nenvs: [A]\n", "envs is a list: expected a mapping of names to strings", id="envs-list"),
         pytest.param("name: a\nenvs: {A: [1]}\n", "envs.A is a list: expected a string", id="env-value"),
         pytest.param("name: a\nenvs: {1A: x}\n", "envs.1A is not a valid name", id="env-name"),

@@ -1,4 +1,4 @@
-"""``python -m tests.conformance --runtime-url URL [pytest options]``: run the kit on its own."""
+"""``python -m tests.conformance [--runtime NAME | --runtime-command CMD --runtime-language LANG] [pytest options]``: run the kit on its own."""
 
 import sys
 from pathlib import Path

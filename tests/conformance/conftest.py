@@ -1,36 +1,39 @@
-"""The conformance kit: HTTP checks of the runtime contract, against any runtime.
+"""The conformance kit: HTTP checks of the runtime contract, run against every runtime it starts.
 
-Against a runtime you started yourself (serving the kit's fixture function
-with the settings in docs/conformance.md)::
+The kit starts each runtime under test itself, through a launcher per
+runtime (launchers.py): inside this repository funcwsgi as a container runs
+it (``gunicorn funcwsgi:app``) and on every HTTP adapter (``funcwsgi serve``
+with ``SERVER_ADAPTER``), and the Node runtime (``nodejs26/bin/serve``).
+Every check runs against every one of them::
 
-    pytest tests/conformance --runtime-url http://127.0.0.1:8080 \
-        [--runtime-log server.log] [--publisher-port 9911]
+    pytest tests/conformance                       # every runtime of this repository
+    pytest tests/conformance --runtime nodejs26    # one of them
+    pytest tests/conformance --runtime-command ./serve --runtime-language nodejs26 --runtime-name nodejs26
 
-Without ``--runtime-url``, inside this repository, the kit starts funcwsgi
-itself on every installed server adapter and runs every check against each.
+``--runtime-command`` starts a runtime from elsewhere, configured by the same
+environment variables, serving the kit's fixtures in the language named.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from .kit import Runtime, Settings, event_receiver
+from .kit import Runtime, Settings, serve
+from .known_gaps import KNOWN_GAPS
+from .launchers import Launcher, command_launcher, local_launchers
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "runtime conformance kit")
-    group.addoption("--runtime-url", default=None, help="base URL of the runtime under test; unset: start funcwsgi here")
-    group.addoption("--runtime-log", default=None, help="file holding the runtime's stdout, for the start-up line checks")
     group.addoption(
-        "--publisher-port", type=int, default=None,
-        help="port on 127.0.0.1 where the kit receives emitted events (the runtime's PUBLISHER_PROXY_ADDRESS)",
+        "--runtime", action="append", default=None, metavar="NAME",
+        help="check only this runtime of the repository (repeatable): " + ", ".join(known.name for known in local_launchers()),
     )
-    group.addoption("--call-timeout", type=float, default=Settings.call_timeout, help="the runtime's SERVER_CALL_TIMEOUT")
-    group.addoption("--max-body-size", type=int, default=Settings.max_body_size, help="the runtime's SERVER_MAX_BODY_SIZE")
+    group.addoption("--runtime-command", default=None, help="start this command as the runtime under test instead")
+    group.addoption("--runtime-language", default="nodejs26", help="the fixtures' language for --runtime-command: python or nodejs26")
+    group.addoption("--runtime-name", default=None, help="the name the runtime prints in 'Starting <name> server' (default: the language)")
 
 
 def _option(config: pytest.Config, name: str) -> object:
@@ -39,46 +42,57 @@ def _option(config: pytest.Config, name: str) -> object:
     return config.getoption(name, default=None)
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "runtime" not in metafunc.fixturenames:
-        return
-    if _option(metafunc.config, "runtime_url"):
-        targets = ["external"]
-    else:
-        from .local import local_targets
+def launchers(config: pytest.Config) -> list[Launcher]:
+    command = _option(config, "runtime_command")
+    if command:
+        language = str(_option(config, "runtime_language") or "nodejs26")
+        return [command_launcher(str(command), language, str(_option(config, "runtime_name") or language))]
+    known = local_launchers()
+    chosen = _option(config, "runtime")
+    if not chosen:
+        return known
+    unknown = set(chosen) - {launcher.name for launcher in known}  # type: ignore[arg-type]
+    if unknown:
+        raise pytest.UsageError(f"--runtime {', '.join(sorted(unknown))}: unknown; known: {', '.join(launcher.name for launcher in known)}")
+    return [launcher for launcher in known if launcher.name in chosen]  # type: ignore[operator]
 
-        targets = local_targets()
-    metafunc.parametrize("runtime", targets, indirect=True, scope="session")
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "launcher" in metafunc.fixturenames:
+        found = launchers(metafunc.config)
+        metafunc.parametrize("launcher", found, ids=[launcher.name for launcher in found], indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
-def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
-    config = request.config
-    settings = Settings(
-        call_timeout=float(_option(config, "call_timeout") or Settings.call_timeout),  # type: ignore[arg-type]
-        max_body_size=int(_option(config, "max_body_size") or Settings.max_body_size),  # type: ignore[arg-type]
-    )
-    if request.param == "external":
-        log = _option(config, "runtime_log")
-        port = _option(config, "publisher_port")
-        external = Runtime(
-            str(_option(config, "runtime_url")).rstrip("/"),
-            settings,
-            read_log=(lambda: Path(str(log)).read_text()) if log else None,
-            publisher_port=int(port) if port else None,  # type: ignore[call-overload]
-        )
-        if external.publisher_port is None:
-            yield external
-        else:
-            with event_receiver(external.publisher_port, external.received):
-                yield external
-        return
-    from .local import start_local
+def launcher(request: pytest.FixtureRequest) -> Launcher:
+    return request.param  # type: ignore[no-any-return]
 
-    with start_local(request.param, settings) as running:
+
+@pytest.fixture(scope="session")
+def runtime(launcher: Launcher) -> Iterator[Runtime]:
+    """The default launch: the ``main`` fixture with the kit's settings, once per runtime for the whole run."""
+    with serve(launcher, "main", {}) as running:
         yield running
 
 
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the known gaps of a runtime (known_gaps.py) as strict expected failures, for that runtime only."""
+    gaps = {(runtime, check): reason for runtime, check, reason in KNOWN_GAPS}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        launcher = callspec.params.get("launcher") if callspec else None
+        if launcher is None:
+            continue
+        check = f"{item.path.name}::{item.originalname}"  # type: ignore[attr-defined]
+        reason = gaps.get((launcher.name, check))
+        if reason:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{launcher.name}: {reason}"))
+
+
 def pytest_report_header(config: pytest.Config) -> str:
-    url = _option(config, "runtime_url")
-    return f"conformance: runtime at {url}" if url else f"conformance: funcwsgi from {os.getcwd()}"
+    return "conformance: " + ", ".join(f"{launcher.name} ({launcher.language} fixtures)" for launcher in launchers(config))

@@ -22,8 +22,8 @@ EPILOG = f"""examples:
   funcwsgi build -- --network host        # arguments after -- go to the image build command
 
 The build context is .func/build/N: a Dockerfile FROM {scaffolding.RUNTIME_IMAGE}
-(--runtime-image to change it), service.py, run.sh, build.sh and the link f to
-the function; build.sh sends it to the builder with the link followed. It is
+(a Node function's: FROM {scaffolding.NODEJS26_IMAGE}; --runtime-image to change
+it), service.py, run.sh, build.sh and the link f to the function; build.sh sends it to the builder with the link followed. It is
 removed afterwards unless --keep or --context-only is given. In a scaffolded
 project (func.yaml scaffolded: true) ./dist/build.sh is used instead.
 Set {ENGINE_ENV} to choose docker or podman; PIP_CERT, if set, names a CA
@@ -38,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--push", action="store_true", help="push the image to its registry once built")
     parser.add_argument("--context-only", action="store_true", help="write the build context and stop, without building")
     parser.add_argument("--keep", action="store_true", help="keep .func/build/N after building")
-    parser.add_argument("--runtime-image", metavar="IMAGE", help=f"the runtime image to build FROM (default {scaffolding.RUNTIME_IMAGE})")
+    parser.add_argument(
+        "--runtime-image", metavar="IMAGE",
+        help=f"the runtime image to build FROM (default {scaffolding.RUNTIME_IMAGE}, or {scaffolding.NODEJS26_IMAGE} for a Node function)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 def prepare_context(project: Project) -> Path:
     """The folder holding the Dockerfile and build.sh: ./dist when scaffolded, else a new .func/build/N."""
     requirements = project.root / "requirements.txt"
-    if not requirements.is_file():
+    if not project.is_node and not requirements.is_file():
         raise ProjectError(f"{requirements} is missing; the image installs the function's requirements from it (an empty file will do)")
     if project.scaffolded:
         return scaffolded_dir(project, "build.sh")

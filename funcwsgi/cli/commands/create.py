@@ -5,27 +5,31 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..project import FUNC_YAML, NAME_PATTERN, ProjectError, render_func_yaml, suggest_name
-from ..scaffolding import BUILTIN_TEMPLATES, template_dir
+from ..project import FUNC_YAML, MODULE_FILES, NAME_PATTERN, NODEJS26, RUNTIME, RUNTIMES, ProjectError, render_func_yaml, suggest_name
+from ..scaffolding import BUILTIN_TEMPLATES, TEMPLATES_OF, template_dir
 
 NAME = "create"
-HELP = "Create a function project: handler.py, requirements.txt, func.yaml, .gitignore and tests."
+HELP = "Create a function project: handler.py (or handler.js), its dependencies, func.yaml, .gitignore and tests."
 EPILOG = """examples:
   funcwsgi create hello                        # ./hello with an HTTP function
   funcwsgi create events --template cloudevent # a function that answers CloudEvents
   funcwsgi create api --template aws-lambda    # an AWS Lambda handler in sam init's layout
                                                # (also: azure, openfaas, fission, knative)
+  funcwsgi create hello-js --runtime nodejs26  # a Node function: handler.js, package.json
   funcwsgi create . --name my-func             # in the current folder
   funcwsgi create fn --template ./my-template  # from a template folder of your own
 
 The project holds only the function; the code that serves it (the scaffolding)
 is written by run, build and scaffold. Existing files are never overwritten.
-Test it with 'python -m pytest' in the project, run it with 'funcwsgi run'.
+Test it with 'python -m pytest' (Node: 'node --test') in the project, run it
+with 'funcwsgi run'.
 """
+#: Where a template's package.json takes the function's name.
+NAME_PLACEHOLDER = b"{{name}}"
 
 #: Files a template names differently so packaging keeps them: name in template -> name written.
 RENAMED = {"gitignore": ".gitignore"}
-SKIPPED = {"scaffolding", "__pycache__", FUNC_YAML}
+SKIPPED = {"scaffolding", "__pycache__", "node_modules", FUNC_YAML}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"{' or '.join(BUILTIN_TEMPLATES)} (default http), or the path of a template folder",
     )
     parser.add_argument("--name", help="the function's name (default: made from the folder's name)")
+    parser.add_argument(
+        "--runtime", "-r", default=RUNTIME, choices=RUNTIMES,
+        help=f"{RUNTIME} (default: funcwsgi) or {NODEJS26} (the Node runtime; templates: {', '.join(TEMPLATES_OF[NODEJS26])})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,10 +52,12 @@ def run(args: argparse.Namespace) -> int:
         raise ProjectError(f"cannot make a function name from the folder name {destination.name!r}; pass --name, e.g. --name hello")
     if not NAME_PATTERN.match(name):
         raise ProjectError(f"--name {name!r} is invalid: expected lower-case letters, digits and '-', at most 63 characters, such as 'hello-world'")
-    source = template_dir(args.template)
-    template = args.template if args.template in BUILTIN_TEMPLATES else str(source)
-    files = template_files(source)
-    files[FUNC_YAML] = render_func_yaml(name, template).encode()
+    source = template_dir(args.template, args.runtime)
+    template = args.template if args.template in TEMPLATES_OF[args.runtime] else str(source)
+    files = template_files(source, MODULE_FILES[args.runtime])
+    if "package.json" in files:
+        files["package.json"] = files["package.json"].replace(NAME_PLACEHOLDER, name.encode())
+    files[FUNC_YAML] = render_func_yaml(name, template, args.runtime).encode()
     existing = sorted(relative for relative in files if (destination / relative).exists())
     if existing:
         raise ProjectError(
@@ -62,11 +72,12 @@ def run(args: argparse.Namespace) -> int:
     for relative in sorted(files):
         print(f"  {relative}")
     where = "" if args.directory == "." else f"cd {args.directory} && "
-    print(f"Next: {where}funcwsgi run    (tests: python -m pytest)")
+    tests = "node --test" if args.runtime == NODEJS26 else "python -m pytest"
+    print(f"Next: {where}funcwsgi run    (tests: {tests})")
     return 0
 
 
-def template_files(source: Path) -> dict[str, bytes]:
+def template_files(source: Path, module_file: str = MODULE_FILES[RUNTIME]) -> dict[str, bytes]:
     """Relative path -> content of every file a template writes into a project."""
     files: dict[str, bytes] = {}
     for path in sorted(source.rglob("*")):
@@ -75,6 +86,9 @@ def template_files(source: Path) -> dict[str, bytes]:
             continue
         parts = [RENAMED.get(part, part) for part in relative.parts]
         files["/".join(parts)] = path.read_bytes()
-    if not any(relative.endswith(".py") and not relative.startswith("tests/") for relative in files):
+    if module_file.endswith(".js"):
+        if module_file not in files:
+            raise ProjectError(f"template {source} has no {module_file}; a template folder holds at least {module_file}")
+    elif not any(relative.endswith(".py") and not relative.startswith("tests/") for relative in files):
         raise ProjectError(f"template {source} has no Python file; a template folder holds at least handler.py (or a platform's function files)")
     return files

@@ -14,7 +14,7 @@ from types import FrameType
 
 from ...config import specs
 from ...errors import StartupError
-from .. import scaffolding, venvs
+from .. import node_modules, scaffolding, venvs
 from ..containers import ENGINE_ENV, find_engine
 from ..project import Project, load_project
 from ..runs import RunRecord, claim_port
@@ -96,25 +96,27 @@ def url_host(host: str) -> str:
 
 
 def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int:
+    if project.is_node and args.reload:
+        raise StartupError("--reload is for Python functions; a nodejs26 function restarts with each 'funcwsgi run'")
     if project.scaffolded:
         scripts = scaffolded_dir(project, "run.sh")
     else:
         scaffolding.write(project, folder)
         scripts = folder
-    environment = venvs.prepare(project.root / "requirements.txt", progress=say)
     record = claim_port(project.func_dir / "runs", folder, args.host, args.port, url_host(args.host))
     if record.port != args.port:
         say(f"Port {args.port} is taken; using {record.port}")
-    env = {
-        **os.environ,
-        **project.function_env(),
-        "SERVER_HOST": args.host,
-        "SERVER_PORT": str(record.port),
-        "VIRTUAL_ENV": str(environment),
-        "PATH": f"{environment / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("PYTHONHOME", None)
+    env = {**os.environ, **project.function_env(), "SERVER_HOST": args.host, "SERVER_PORT": str(record.port)}
+    if project.is_node:
+        node_modules.prepare(project.root, progress=say)
+    else:
+        environment = venvs.prepare(project.root / "requirements.txt", progress=say)
+        env.update(
+            VIRTUAL_ENV=str(environment),
+            PATH=f"{environment / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            PYTHONUNBUFFERED="1",
+        )
+        env.pop("PYTHONHOME", None)
     for name in handler_folder_names():  # the scaffolding finds the function through its link
         env.pop(name, None)
     if args.reload:

@@ -9,7 +9,7 @@ from .. import scaffolding
 from ..project import DIST, load_project, set_scaffolded
 
 NAME = "scaffold"
-HELP = "Write the scaffolding (service.py, run.sh, build.sh, Dockerfile, gunicorn.conf.py) into ./dist and own it."
+HELP = "Write the scaffolding (service.py, run.sh, build.sh, Dockerfile, gunicorn.conf.py; Node: run.sh, build.sh, Dockerfile) into ./dist and own it."
 EPILOG = """examples:
   funcwsgi scaffold                    # ./dist, and scaffolded: true in func.yaml
   funcwsgi scaffold --force            # refresh ./dist with this CLI's scaffolding

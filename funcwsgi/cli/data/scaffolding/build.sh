@@ -29,6 +29,6 @@ export DOCKER_BUILDKIT=1
 # shellcheck disable=SC2086 # the scaffolding's file names have no spaces
 tar -c -f - --exclude=__pycache__ --exclude='*.pyc' \
     -C "$HERE" $SCAFFOLDING \
-    --exclude="$SELF" --exclude=./.func --exclude=./.git --exclude=./.venv --exclude=./.pytest_cache \
+    --exclude="$SELF" --exclude=./.func --exclude=./.git --exclude=./.venv --exclude=./.pytest_cache --exclude=./node_modules \
     --transform='s,^\.$,f,;s,^\./,f/,' -C "$FUNCTION" . \
     | "$ENGINE" build --tag "$IMAGE" "$@" -

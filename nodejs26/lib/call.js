@@ -1,0 +1,287 @@
+// One call: the node:http request and response, what the function answered,
+// and the runtime's own answers (500, 408, 400). Whatever happens, the client
+// gets exactly one answer; a failure after streaming began closes the connection.
+import { STATUS_CODES } from 'node:http';
+import { chunkBytes, encodeBody } from './coerce.js';
+import { isCloudEvent, toBinary } from './cloudevents.js';
+import { getLogger, write } from './logs.js';
+import { FunctionRequest, HttpError } from './request.js';
+import { BINARY, TEXT } from './response.js';
+
+const errorsLog = getLogger('funcwsgi.errors');
+const timeoutLog = getLogger('funcwsgi.timeout');
+
+export const INTERNAL_ERROR = Buffer.from('Internal Server Error');
+export const TIMEOUT_BODY = Buffer.from('Timeout while processing the function');
+
+/** The reason phrases funcwsgi's own answers use (Python's http.HTTPStatus), for identical status lines. */
+export const REASONS = { 400: 'Bad Request', 403: 'Forbidden', 408: 'Request Timeout', 413: 'Request Entity Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+export class Call {
+  /**
+   * @param {object} runtime the server's shared parts (config, metrics, tracing, cors)
+   * @param {import('node:http').IncomingMessage} incoming
+   * @param {import('node:http').ServerResponse} outgoing
+   */
+  constructor(runtime, incoming, outgoing, requestId) {
+    this.runtime = runtime;
+    this.incoming = incoming;
+    this.outgoing = outgoing;
+    this.requestId = requestId;
+    /** Flat [name, value, ...] every answer of this call carries besides X-Request-Id (CORS), or null. */
+    this.extraHeaders = null;
+    this.method = incoming.method;
+    this.started = performance.now();
+    this.deadline = Infinity; // set and cleared by the runtime's Deadlines
+    this.before = null;
+    this.after = null;
+    this.answered = false;
+    this.ended = false;
+    this.streaming = false;
+    this.status = 0;
+    this.failure = null; // 'exception' | 'timeout': counted as failed whatever the status
+    this.data = null; // the body as read, null when the request had none
+    this.request = null;
+    this.res = null;
+    this.span = null;
+    this.traceContext = null;
+    this.cloudEvent = null;
+    this.abort = null;
+    this.onEnd = null; // (call) => void: metrics, span and access log, once
+    this.bytesSent = 0;
+  }
+
+  /** The function's request, made on first use (a main() that never asks pays nothing). */
+  get req() {
+    if (this.request === null) this.request = new FunctionRequest(this.incoming, this.data, this);
+    return this.request;
+  }
+
+  get path() {
+    const url = this.incoming.url;
+    const at = url.indexOf('?');
+    return at < 0 ? url : url.slice(0, at);
+  }
+
+  /** An AbortSignal aborted when the call times out or the client goes away (made on first use). */
+  get signal() {
+    if (this.abort === null) {
+      this.abort = new AbortController();
+      this.outgoing.once('close', () => { if (!this.ended) this.abort.abort(new Error('the client closed the connection')); });
+    }
+    return this.abort.signal;
+  }
+
+  // -- the runtime's own short answers -------------------------------------------------
+  /** Answer with a fixed status and text body; false when an answer was already made. */
+  reply(status, body, reason = REASONS[status]) {
+    return this.answer(status, ['Content-Type', TEXT, 'Content-Length', String(body.length)], body, reason);
+  }
+
+  answer(status, headers, body, reason) {
+    if (this.answered) return false;
+    this.answered = true;
+    this.ended = true;
+    this.status = status;
+    this.stopTimer();
+    const outgoing = this.outgoing;
+    const all = this.withOwnHeaders(headers);
+    if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
+    if (reason === undefined) outgoing.writeHead(status, all);
+    else outgoing.writeHead(status, reason, all);
+    if (body !== undefined) this.bytesSent = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    outgoing.end(body);
+    this.finish();
+    return true;
+  }
+
+  /** `headers` (a fresh array) with the ones every answer of the call carries. */
+  withOwnHeaders(headers) {
+    headers.push('X-Request-Id', this.requestId);
+    if (this.extraHeaders !== null) for (const item of this.extraHeaders) headers.push(item);
+    return headers;
+  }
+
+  finish() {
+    if (this.onEnd !== null) {
+      const onEnd = this.onEnd;
+      this.onEnd = null;
+      onEnd(this);
+    }
+  }
+
+  fail(error) {
+    if (error instanceof HttpError) {
+      const body = Buffer.from(error.message);
+      if (!this.reply(error.status, body, error.reason)) errorsLog.warning(`${this.method} ${this.path} answered ${error.status} after its response started`);
+      return;
+    }
+    this.failure ??= 'exception';
+    if (this.streaming) {
+      write('funcwsgi.errors', 40, `Function failed while streaming ${this.method} ${this.path}; closing the connection`, undefined, error);
+      this.ended = true;
+      this.outgoing.destroy();
+      this.finish();
+      return;
+    }
+    if (this.answered) {
+      write('funcwsgi.errors', 40, `Function failed on ${this.method} ${this.path} after it answered`, undefined, error);
+      return;
+    }
+    write('funcwsgi.errors', 40, `Function failed on ${this.method} ${this.path}`, undefined, error);
+    this.reply(500, INTERNAL_ERROR);
+  }
+
+  // -- the call timeout ------------------------------------------------------------------
+  stopTimer() {
+    if (this.deadline !== Infinity) this.runtime.deadlines.remove(this);
+  }
+
+  timedOut(why) {
+    this.stopTimer();
+    if (this.answered) return;
+    this.failure = 'timeout';
+    const seconds = this.runtime.config.serverCallTimeout;
+    timeoutLog.warning(`Call timed out after ${formatSeconds(seconds)}s (${why}): ${this.method} ${this.path}`);
+    this.reply(408, TIMEOUT_BODY);
+    this.abort?.abort(new Error('the call timed out'));
+  }
+
+  /** Whether the deadline passed while the event loop was busy (a function that blocked it). */
+  overdue() {
+    if (this.deadline === Infinity || this.answered || performance.now() <= this.deadline) return false;
+    const blocked = (performance.now() - this.deadline) / 1000 + this.runtime.timeout;
+    this.runtime.blocked?.(this, blocked);
+    this.timedOut(`it blocked the event loop for ${blocked.toFixed(1)}s`);
+    return true;
+  }
+
+  // -- what the function answered -------------------------------------------------------
+  /** Send `value` (or `res`'s body when it is null/undefined), coerced as funcwsgi does. */
+  answerWith(value, res) {
+    if (this.answered) return;
+    if (this.overdue()) return;
+    try {
+      if (typeof value === 'object' && value !== null) {
+        if (value instanceof Response) return this.passResponse(value);
+        if (isCloudEvent(value)) return this.replyEvent(value, res);
+      }
+      const body = value === undefined || value === null ? res?.body : value;
+      if (typeof body === 'object' && body !== null && body instanceof Response) return this.passResponse(body);
+      const { data, stream, contentType } = encodeBody(body);
+      const status = res ? res.statusCode : 200;
+      const headers = responseHeaders(res, contentType, data);
+      if (data !== undefined) {
+        this.answer(status, headers, data, STATUS_CODES[status] === undefined ? 'Unknown' : undefined);
+        return;
+      }
+      this.startStream(status, headers);
+      this.pump(stream);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  startStream(status, headers) {
+    this.answered = true;
+    this.streaming = true;
+    this.status = status;
+    this.stopTimer(); // only the call is timed; a stream goes at the client's pace
+    if (this.runtime.stopping) this.outgoing.shouldKeepAlive = false;
+    this.outgoing.writeHead(status, this.withOwnHeaders(headers));
+  }
+
+  async pump(stream) {
+    const outgoing = this.outgoing;
+    try {
+      const source = typeof stream[Symbol.asyncIterator] === 'function' ? stream : iterate(stream);
+      for await (const chunk of source) {
+        if (outgoing.destroyed) break; // the client went away; leaving the loop closes the iterator
+        const bytes = chunkBytes(chunk);
+        this.bytesSent += bytes.length;
+        if (!outgoing.write(bytes)) await drained(outgoing);
+      }
+      this.endStream();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  writeChunk(res, chunk, encoding) {
+    if (this.ended) return false;
+    if (!this.answered) this.startStream(res.statusCode, responseHeaders(res, undefined, undefined));
+    if (chunk === undefined || chunk === null) return true;
+    const bytes = typeof chunk === 'string' && encoding ? Buffer.from(chunk, encoding) : chunkBytes(chunk);
+    this.bytesSent += bytes.length;
+    return this.outgoing.write(bytes);
+  }
+
+  endStream(chunk, encoding) {
+    if (this.ended) return;
+    this.ended = true;
+    if (chunk !== undefined && chunk !== null) this.outgoing.end(typeof chunk === 'string' && encoding ? Buffer.from(chunk, encoding) : chunkBytes(chunk));
+    else this.outgoing.end();
+    this.finish();
+  }
+
+  /** A WHATWG Response answers itself: its status, headers and body. */
+  passResponse(response) {
+    const headers = [];
+    for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push(name, value);
+    for (const cookie of response.headers.getSetCookie()) headers.push('set-cookie', cookie);
+    if (response.body === null) {
+      if (!response.headers.has('content-length')) headers.push('Content-Length', '0');
+      this.answer(response.status, headers, undefined, response.statusText || undefined);
+      return;
+    }
+    this.startStream(response.status, headers);
+    this.pump(response.body);
+  }
+
+  /** A returned CloudEvent is the reply, in binary content mode; res's status and headers are kept. */
+  replyEvent(event, res) {
+    const { headers: eventHeaders, body } = toBinary(event);
+    const merged = new Headers(res?._headers ?? undefined);
+    for (const [name, value] of Object.entries(eventHeaders)) merged.set(name, value);
+    merged.set('content-length', String(body.length));
+    const flat = [];
+    for (const [name, value] of merged) flat.push(name, value);
+    this.answer(res ? res.statusCode : 200, flat, body);
+  }
+}
+
+/** Flat headers of `res`, with the body's default content type unless it set one; the runtime counts the bytes. */
+export function responseHeaders(res, contentType, data) {
+  const own = res?._headers;
+  const flat = [];
+  let typed = false;
+  if (own) {
+    for (const [name, value] of own) {
+      if (name === 'content-length') continue;
+      if (name === 'content-type') typed = true;
+      flat.push(name, value);
+    }
+  }
+  if (!typed && contentType !== undefined) flat.push('Content-Type', contentType);
+  if (data !== undefined) flat.push('Content-Length', String(typeof data === 'string' ? Buffer.byteLength(data) : data.length));
+  return flat;
+}
+
+function* iterate(iterator) {
+  for (const chunk of iterator) yield chunk;
+}
+
+function drained(outgoing) {
+  return new Promise((resolve) => {
+    const done = () => { outgoing.off('drain', done); outgoing.off('close', done); resolve(); };
+    outgoing.on('drain', done);
+    outgoing.on('close', done);
+  });
+}
+
+/** Seconds as Python's %g writes them (2, 0.5, 180). */
+export function formatSeconds(seconds) {
+  return Number(seconds.toPrecision(6)).toString();
+}
+
+export { BINARY };

@@ -1,0 +1,94 @@
+// Start-up, in funcwsgi's order: read every setting once, print the first
+// start-up line, load the function, run its start() hook, print the other three
+// lines, listen. Any failure before listening is one line on stderr and exit 2.
+// SIGTERM/SIGINT: stop taking connections, finish the calls in flight, run stop(),
+// flush the spans, exit 0.
+import '../sdk/register.js';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { currentCall } from './calls.js';
+import { fromEnv } from './config.js';
+import { reportAndExit, StartupError } from './errors.js';
+import { loadFunction } from './loader.js';
+import { captureConsole, configureLogging, getLogger } from './logs.js';
+import { LoopMonitor } from './monitor.js';
+import { describeSteps, Runtime } from './server.js';
+import { startupLines, writeLines } from './startup.js';
+import { setActiveConfig } from '../sdk/index.js';
+
+const log = getLogger('funcwsgi');
+const WATCHED = 'FUNCWSGI_NODEJS26_WATCHED';
+
+async function main() {
+  const config = fromEnv(process.env);
+  configureLogging(config);
+  setActiveConfig(config);
+  captureConsole();
+  if (config.serverReload && !process.env[WATCHED]) return watch(config);
+  const lines = startupLines(config);
+  writeLines(lines.slice(0, 1));
+  const tracing = config.traceCollectorEndpoint ? new (await import('./tracing.js')).Tracing(config, config.handlerFunctionName) : null;
+  const loaded = await loadFunction(config);
+  await runHook(loaded, 'start', true);
+  const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
+  const runtime = new Runtime(config, loaded, { tracing, monitor });
+  writeLines(lines.slice(1));
+  log.info(`Middleware stack: ${describeSteps(config).join(' > ')}`);
+  // A throw or rejection in a callback the function left behind belongs to the call it
+  // came from when the call's context reached it: that call is answered 500 at once.
+  const stray = (error, what) => {
+    const call = currentCall.getStore();
+    if (call !== undefined && !call.answered) return call.fail(error);
+    log.log(40, [`${what}; the runtime keeps serving`, error instanceof Error ? error : new Error(String(error))]);
+  };
+  process.on('unhandledRejection', (reason) => stray(reason, 'A promise of the function was rejected and nobody handled it'));
+  process.on('uncaughtException', (error) => stray(error, 'The function threw outside any call'));
+  try {
+    await runtime.listen();
+    if (config.serverMetrics && config.serverMetricsPort) await runtime.listenMetrics();
+  } catch (error) {
+    if (error.startup) throw new StartupError(error.message);
+    throw error;
+  }
+  let stopping = false;
+  const stop = async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`Received ${signal}: finishing the calls in flight, then stopping`);
+    await runtime.stop();
+    monitor?.stop();
+    await runHook(loaded, 'stop', false);
+    await tracing?.shutdown();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** start() failing stops start-up (exit 2); stop() failing is logged. A promise is awaited. */
+async function runHook(loaded, name, fatal) {
+  const hook = loaded.hooks[name];
+  if (hook === undefined) return;
+  try {
+    await hook();
+  } catch (error) {
+    const kind = error instanceof Error ? error.name : typeof error;
+    if (fatal) throw new StartupError(`${name}() in ${loaded.path} raised ${kind}: ${error instanceof Error ? error.message : String(error)}`, error instanceof Error ? error.stack : undefined);
+    log.log(40, [`${name}() in ${loaded.path} raised`, error]);
+  }
+}
+
+/** SERVER_RELOAD: run the runtime under `node --watch`, restarted when the function's folder changes. */
+function watch(config) {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, ['--watch-path', path.resolve(config.handlerFolder), '--watch-preserve-output', script], { stdio: 'inherit', env: { ...process.env, [WATCHED]: '1' } });
+  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
+}
+
+main().catch((error) => {
+  if (error instanceof StartupError) reportAndExit(error);
+  process.stderr.write(`funcwsgi: error: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,75 @@
+// Prometheus metrics of the calls, with funcwsgi's names, label and buckets
+// (funcwsgi/middleware/metrics.py): function_calls_total, function_failures_total
+// and function_duration_seconds, each labelled `method`. A call fails when the
+// function threw, the runtime answered 5xx, or the call timed out.
+//
+// As funcwsgi's LocalCallMetrics, a call only adds to a few numbers of its
+// method's series; prom-client reads them when /metrics is scraped (each family
+// is a metric object whose get() prom-client's registry formats), so the call
+// path does no label hashing and takes no metric-library calls.
+import client from 'prom-client';
+
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+export const OTHER_METHOD = 'other'; // any other method string: the label set stays bounded
+export const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0];
+
+/** The three series of one `method` value: counts, the sum, and calls per bucket (not yet cumulative). */
+class Series {
+  constructor() {
+    this.calls = 0;
+    this.failures = 0;
+    this.seconds = 0;
+    this.buckets = new Float64Array(BUCKETS.length + 1);
+  }
+
+  record(seconds, failed) {
+    this.calls += 1;
+    if (failed) this.failures += 1;
+    this.seconds += seconds;
+    let at = 0;
+    while (at < BUCKETS.length && seconds > BUCKETS[at]) at += 1; // `le`: the first bound not below
+    this.buckets[at] += 1;
+  }
+}
+
+export class CallMetrics {
+  constructor() {
+    this.series = new Map([...METHODS, OTHER_METHOD].map((method) => [method, new Series()]));
+    this.other = this.series.get(OTHER_METHOD);
+    this.registry = new client.Registry();
+    const all = [...this.series];
+    const counter = (name, help, pick) => ({
+      name, help, type: 'counter', aggregator: 'sum',
+      get: () => ({ name, help, type: 'counter', aggregator: 'sum', values: all.map(([method, series]) => ({ labels: { method }, value: pick(series) })) }),
+    });
+    this.registry.registerMetric(counter('function_calls_total', 'Number of calls processed.', (s) => s.calls));
+    this.registry.registerMetric(counter('function_failures_total', 'Number of calls that failed (exception, 5xx or timeout).', (s) => s.failures));
+    const name = 'function_duration_seconds';
+    const help = 'Duration of calls in seconds.';
+    this.registry.registerMetric({
+      name, help, type: 'histogram', aggregator: 'sum',
+      get: () => ({ name, help, type: 'histogram', aggregator: 'sum', values: all.flatMap(([method, series]) => histogramValues(method, series)) }),
+    });
+  }
+
+  /** Record one finished call. */
+  record(call) {
+    (this.series.get(call.method) ?? this.other).record((performance.now() - call.started) / 1000, call.failure !== null || call.status >= 500);
+  }
+
+  async exposition() {
+    return { body: Buffer.from(await this.registry.metrics()), contentType: this.registry.contentType };
+  }
+}
+
+function histogramValues(method, series) {
+  const values = [];
+  let cumulative = 0;
+  for (let at = 0; at <= BUCKETS.length; at += 1) {
+    cumulative += series.buckets[at];
+    values.push({ labels: { le: at < BUCKETS.length ? BUCKETS[at] : '+Inf', method }, value: cumulative, metricName: 'function_duration_seconds_bucket' });
+  }
+  values.push({ labels: { method }, value: series.seconds, metricName: 'function_duration_seconds_sum' });
+  values.push({ labels: { method }, value: series.calls, metricName: 'function_duration_seconds_count' });
+  return values;
+}

@@ -1,0 +1,346 @@
+// The HTTP server: node:http directly, every call through the same steps in the
+// order funcwsgi's stack declares its layers (funcwsgi/stack.py), outermost first:
+//
+//   errors -> request id -> access log -> reserved routes -> CORS -> tracing ->
+//   metrics -> body limit -> timeout -> CloudEvents -> the function
+//
+// STEPS lists them as data (the setting that turns each on, the settings it takes),
+// logged once at start-up like funcwsgi's stack; handle() -> receive() -> call() take
+// them in that order, and the work of each lives in its own module. A step that is
+// off costs nothing per call.
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Call, REASONS } from './call.js';
+import { SETTINGS } from './config.js';
+import { currentCall } from './calls.js';
+import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
+import { Cors } from './cors.js';
+import { firstProblem, hookCheck, OK } from './health.js';
+import { buildContext, buildEvent } from './legacy.js';
+import { getLogger } from './logs.js';
+import { Deadlines } from './deadlines.js';
+import { CallMetrics } from './metrics.js';
+import { mediaType } from './request.js';
+import { FunctionResponse, TEXT } from './response.js';
+import { answersThroughRes, Signature } from './signatures.js';
+
+const accessLog = getLogger('funcwsgi.access');
+const serverLog = getLogger('funcwsgi');
+
+const pyFloat = (n) => (Number.isInteger(n) ? `${n}.0` : String(n)); // as Python's str() shows a float
+const pyBool = (b) => (b ? 'True' : 'False');
+
+/** Each step, its switch, and the settings it takes (option -> [field, how Python's str() shows it]). */
+export const STEPS = Object.freeze([
+  { name: 'errors', enabled: () => true },
+  { name: 'request-id', enabled: () => true },
+  { name: 'access-log', enabled: (c) => c.serverAccessLog },
+  { name: 'reserved-routes', enabled: () => true },
+  { name: 'cors', enabled: (c) => c.serverCorsOrigins.length > 0, options: { origins: ['serverCorsOrigins'], methods: ['serverCorsMethods'], headers: ['serverCorsHeaders'], max_age: ['serverCorsMaxAge'], credentials: ['serverCorsCredentials', pyBool] } },
+  { name: 'tracing', enabled: (c) => Boolean(c.traceCollectorEndpoint) },
+  { name: 'metrics', enabled: (c) => c.serverMetrics },
+  { name: 'body-limit', enabled: (c) => c.serverMaxBodySize > 0, options: { max_bytes: ['serverMaxBodySize'] } },
+  { name: 'timeout', enabled: (c) => c.serverCallTimeout > 0, options: { seconds: ['serverCallTimeout', pyFloat] } },
+  { name: 'cloudevents', enabled: (c) => c.serverCloudevents },
+]);
+
+const DEFAULTS = Object.fromEntries(SETTINGS.map((spec) => [spec.field, spec.default]));
+const same = (a, b) => (Array.isArray(a) ? Array.isArray(b) && a.join(',') === b.join(',') : a === b);
+
+/** The steps a call goes through, as funcwsgi logs its stack: `body-limit(max_bytes=2048)` when a setting is not its default. */
+export function describeSteps(config) {
+  const described = STEPS.filter((step) => step.enabled(config)).map((step) => {
+    const changed = Object.entries(step.options ?? {})
+      .filter(([, [field]]) => !same(config[field], DEFAULTS[field]))
+      .map(([option, [field, show]]) => `${option}=${show ? show(config[field]) : Array.isArray(config[field]) ? config[field].join(',') || "''" : String(config[field])}`);
+    return changed.length ? `${step.name}(${changed.join(', ')})` : step.name;
+  });
+  return [...described, 'function'];
+}
+
+const REQUEST_ID_MAX = 128;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+export const usableRequestId = (id) => id.length > 0 && id.length <= REQUEST_ID_MAX && PRINTABLE_ASCII.test(id);
+/** 128 random bits as 32 hex digits, taken from a pool refilled 256 ids at a time. */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+export function newRequestId() {
+  if (poolAt >= pool.length) {
+    pool = randomBytes(16 * 256);
+    poolAt = 0;
+  }
+  poolAt += 16;
+  return pool.toString('hex', poolAt - 16, poolAt);
+}
+
+const HEALTH_HEADERS = (body) => ['Content-Type', TEXT, 'Content-Length', String(body.length), 'Cache-Control', 'no-store'];
+
+export class Runtime {
+  /**
+   * @param {object} config the frozen settings
+   * @param {object} loaded what loader.loadFunction found
+   * @param {{tracing?: object|null, monitor?: object|null}} parts
+   */
+  constructor(config, loaded, { tracing = null, monitor = null } = {}) {
+    this.config = config;
+    this.loaded = loaded;
+    this.tracing = tracing;
+    this.monitor = monitor;
+    this.blocked = monitor ? (call, seconds) => monitor.blockedBy(call, seconds) : null;
+    this.metrics = config.serverMetrics ? new CallMetrics() : null;
+    this.cors = config.serverCorsOrigins.length ? new Cors(config) : null;
+    this.maxBody = config.serverMaxBodySize;
+    this.tooLarge = Buffer.from(`Request Entity Too Large: the request body is larger than ${this.maxBody} bytes`);
+    this.timeout = config.serverCallTimeout;
+    this.deadlines = this.timeout > 0 ? new Deadlines(this.timeout, (call) => call.timedOut('the function did not return')) : null;
+    this.cloudevents = config.serverCloudevents;
+    this.stopping = false;
+    this.invoke = makeInvoker(loaded, config);
+    this.onEnd = this.endOfCall();
+    this.routes = this.reservedRoutes();
+    this.handle = this.handle.bind(this);
+  }
+
+  /** What runs once a call has its answer: metrics, the span, the access log, in one closure. */
+  endOfCall() {
+    const metrics = this.metrics;
+    const tracing = this.tracing;
+    const logged = this.config.serverAccessLog;
+    if (!metrics && !tracing && !logged) return null;
+    return (call) => {
+      metrics?.record(call);
+      tracing?.end(call);
+      if (logged) logAccess(call);
+    };
+  }
+
+  reservedRoutes() {
+    const routes = new Map();
+    const liveness = [];
+    const readiness = [];
+    const { hooks, path } = this.loaded;
+    if (hooks.alive) liveness.push(hookCheck(hooks.alive, 'alive', path));
+    if (this.monitor) liveness.push(() => this.monitor.livenessProblem());
+    if (hooks.ready) readiness.push(hookCheck(hooks.ready, 'ready', path));
+    const probe = (checks) => async (call) => {
+      const problem = await firstProblem(checks);
+      const body = problem ? Buffer.from(problem) : OK;
+      call.answer(problem ? 503 : 200, HEALTH_HEADERS(body), body, problem ? REASONS[503] : undefined);
+    };
+    const healthz = (call) => call.answer(200, ['Content-Type', TEXT, 'Content-Length', '2'], OK);
+    routes.set('/healthz', liveness.length ? probe(liveness) : healthz);
+    routes.set('/favicon.ico', (call) => call.answer(204, [], undefined));
+    routes.set('/health/readiness', probe(readiness));
+    routes.set('/health/liveness', probe(liveness));
+    if (this.metrics && !this.config.serverMetricsPort) routes.set(this.config.serverMetricsPath, (call) => this.serveMetrics(call));
+    return routes;
+  }
+
+  async serveMetrics(call) {
+    const { body, contentType } = await this.metrics.exposition();
+    call.answer(200, ['Content-Type', contentType, 'Content-Length', String(body.length)], body);
+  }
+
+  /** The request listener of the calls' port. */
+  handle(incoming, outgoing) {
+    const headers = incoming.headers;
+    let requestId = headers['x-request-id'];
+    if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
+    const call = new Call(this, incoming, outgoing, requestId);
+    try {
+      if (this.config.serverAccessLog) call.onEnd = logAccess;
+      const method = incoming.method;
+      if (method === 'GET' || method === 'HEAD') {
+        const route = this.routes.get(call.path);
+        if (route !== undefined) return void Promise.resolve(route(call)).catch((error) => call.fail(error));
+      }
+      if (this.cors !== null) {
+        const cors = this.cors.consider(method, headers);
+        if (cors !== null) {
+          if (cors.preflight) return void call.answer(...cors.preflight);
+          call.extraHeaders = cors.headers;
+        }
+      }
+      call.onEnd = this.onEnd;
+      if (this.tracing !== null) return void this.tracing.run(call, () => this.receive(call));
+      this.receive(call);
+    } catch (error) {
+      call.fail(error);
+    }
+  }
+
+  /** The body limit, then the body, then the call. */
+  receive(call) {
+    const incoming = call.incoming;
+    const declared = incoming.headers['content-length'];
+    const chunked = incoming.headers['transfer-encoding'] !== undefined;
+    if (declared === undefined && !chunked) return this.call(call, null);
+    if (this.maxBody > 0 && declared !== undefined && Number(declared) > this.maxBody) return this.refuseBody(call);
+    if (declared === '0') return this.call(call, EMPTY);
+    const chunks = [];
+    let size = 0;
+    incoming.on('data', (chunk) => {
+      size += chunk.length;
+      if (this.maxBody > 0 && size > this.maxBody) {
+        incoming.removeAllListeners('data');
+        incoming.pause();
+        this.refuseBody(call);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    incoming.on('end', () => {
+      if (!call.answered) this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    });
+    incoming.on('error', () => {}); // the client went away: its call has nobody to answer
+  }
+
+  refuseBody(call) {
+    call.outgoing.shouldKeepAlive = false; // the rest of the body is not read
+    call.reply(413, this.tooLarge);
+  }
+
+  /** CloudEvents, the timeout, then the function, inside the call's context. */
+  call(call, data) {
+    if (this.deadlines !== null) this.deadlines.add(call);
+    call.data = data;
+    const headers = call.incoming.headers;
+    if (this.cloudevents && claimsEvent(headers) && mediaType(headers['content-type']) !== BATCH) {
+      try {
+        call.cloudEvent = decode(headers, data ?? EMPTY);
+      } catch (error) {
+        if (error instanceof MalformedCloudEvent) call.reply(400, Buffer.from(`Bad Request: ${error.message}`));
+        else call.fail(error);
+        return;
+      }
+    }
+    if (call.traceContext !== null) this.tracing.within(call, () => currentCall.run(call, this.invoke, call));
+    else currentCall.run(call, this.invoke, call);
+  }
+
+  /** Serve on the configured host and port; resolves once listening. */
+  listen() {
+    const server = http.createServer({ keepAliveTimeout: 65_000 }, this.handle);
+    this.server = server;
+    return listenOn(server, this.config.serverHost, this.config.serverPort, 'SERVER_PORT');
+  }
+
+  /** SERVER_METRICS_PORT: only the metrics there, anything else 404. */
+  listenMetrics() {
+    const path = this.config.serverMetricsPath;
+    const notFound = Buffer.from('Not Found');
+    const server = http.createServer(async (incoming, outgoing) => {
+      const at = incoming.url.indexOf('?');
+      const target = at < 0 ? incoming.url : incoming.url.slice(0, at);
+      if (target === path && (incoming.method === 'GET' || incoming.method === 'HEAD')) {
+        const { body, contentType } = await this.metrics.exposition();
+        outgoing.writeHead(200, { 'Content-Type': contentType, 'Content-Length': body.length }).end(body);
+        return;
+      }
+      outgoing.writeHead(404, { 'Content-Type': TEXT, 'Content-Length': notFound.length }).end(notFound);
+    });
+    this.metricsServer = server;
+    return listenOn(server, this.config.serverHost, this.config.serverMetricsPort, 'SERVER_METRICS_PORT');
+  }
+
+  /** Stop taking connections, let the calls in flight finish (at most SERVER_GRACEFUL_TIMEOUT), then resolve. */
+  stop() {
+    this.stopping = true;
+    this.metricsServer?.close();
+    if (!this.server) return Promise.resolve();
+    const server = this.server;
+    return new Promise((resolve) => {
+      // Answers made from now on close their connection; a keep-alive connection that
+      // goes idle (after a stream, say) is closed at the next tick.
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
+      const timer = setTimeout(() => {
+        serverLog.warning(`Stopping with calls still in flight after SERVER_GRACEFUL_TIMEOUT=${this.config.serverGracefulTimeout}s`);
+        done();
+      }, this.config.serverGracefulTimeout * 1000);
+      const done = () => { clearInterval(idle); clearTimeout(timer); resolve(); };
+      server.close(done);
+      server.closeIdleConnections();
+    });
+  }
+}
+
+function listenOn(server, host, port, portName) {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error) => reject(Object.assign(new Error(`cannot listen on SERVER_HOST='${host}' ${portName}=${port}: ${error.code === 'EADDRINUSE' ? 'address already in use' : error.code}`), { startup: true })));
+    server.listen({ host, port, ipv6Only: false }, () => resolve(server));
+  });
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function logAccess(call) {
+  if (!accessLog.isEnabledFor(20)) return;
+  const path = call.path;
+  const fields = { method: call.method, path, status: call.status || 500, duration_ms: Math.round((performance.now() - call.started) * 1000) / 1000, bytes: call.bytesSent, request_id: call.requestId };
+  accessLog.info(`${call.method} ${path} ${fields.status}`, fields);
+}
+
+// -- calling the function, per signature, chosen once ------------------------------------
+
+function isThenable(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
+}
+
+/** The function of `call` for the loaded function's signature: no inspection per call. */
+export function makeInvoker(loaded, config) {
+  const fn = loaded.fn;
+  switch (loaded.signature) {
+    case Signature.REQ_RES: {
+      const waitsForRes = answersThroughRes(fn);
+      return (call) => {
+        const res = new FunctionResponse(call);
+        call.res = res;
+        let result;
+        try {
+          result = fn(call.req, res);
+        } catch (error) {
+          return call.fail(error);
+        }
+        if (isThenable(result)) return void result.then((value) => call.answerWith(value, res), (error) => call.fail(error));
+        // An Express-style function that answers later from a callback returns nothing
+        // and has not touched res yet: wait for its res.send() (the timeout still applies).
+        if (result === undefined && waitsForRes && !res.touched) return;
+        call.answerWith(result, res);
+      };
+    }
+    case Signature.REQ:
+    case Signature.NONE: {
+      const withRequest = loaded.signature === Signature.REQ;
+      return (call) => {
+        let result;
+        try {
+          result = withRequest ? fn(call.req) : fn();
+        } catch (error) {
+          return call.fail(error);
+        }
+        if (isThenable(result)) return void result.then((value) => call.answerWith(value, null), (error) => call.fail(error));
+        call.answerWith(result, null);
+      };
+    }
+    default: {
+      const context = buildContext(config, loaded.name);
+      return (call) => {
+        const res = new FunctionResponse(call);
+        call.res = res;
+        const sendResponse = (body, status, headers) => {
+          if (headers) res.set(headers);
+          if (status) res.setCode(status);
+          call.answerWith(body, res);
+        };
+        let result;
+        try {
+          result = fn(buildEvent(call, call.req, res), { ...context }, sendResponse);
+        } catch (error) {
+          return call.fail(error);
+        }
+        if (isThenable(result)) return void result.then((value) => call.answerWith(value, res), (error) => call.fail(error));
+        call.answerWith(result, res);
+      };
+    }
+  }
+}

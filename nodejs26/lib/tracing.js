@@ -1,0 +1,130 @@
+// OpenTelemetry tracing of calls, exported over OTLP/HTTP (protobuf) to
+// TRACE_COLLECTOR_ENDPOINT, as funcwsgi/middleware/tracing.py does: the caller's
+// trace is continued (OTEL_PROPAGATORS, by default W3C trace context, baggage and
+// B3 multi-header), one server span per call, spans of sdk.getTracer() and of
+// outgoing fetch() calls are its children. Loaded only when the endpoint is set.
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { spanIds } from './logs.js';
+import { ProtobufSpanExporter } from './otlp.js';
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+export function buildPropagator(names) {
+  const made = {
+    tracecontext: () => new W3CTraceContextPropagator(),
+    baggage: () => new W3CBaggagePropagator(),
+    b3: () => new B3Propagator({ injectEncoding: B3InjectEncoding.SINGLE_HEADER }),
+    b3multi: () => new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER }),
+  };
+  return new CompositePropagator({ propagators: names.filter((name) => name !== 'none').map((name) => made[name]()) });
+}
+
+export class Tracing {
+  constructor(config, functionName) {
+    const ours = { 'service.name': config.funcName || functionName };
+    if (config.funcNamespace) {
+      ours['service.namespace'] = config.funcNamespace;
+      ours['k8s.namespace.name'] = config.funcNamespace;
+    }
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the function's metadata.
+    const resource = defaultResource().merge(resourceFromAttributes(ours)).merge(resourceFromAttributes(fromOtelEnvironment()));
+    this.exporter = new ProtobufSpanExporter(config.traceCollectorEndpoint);
+    this.provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: this.exporter, scheduledDelayMillis: Number(process.env.OTEL_BSP_SCHEDULE_DELAY) || 500 })] });
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(buildPropagator(config.otelPropagators));
+    trace.setGlobalTracerProvider(this.provider);
+    this.tracer = this.provider.getTracer('funcwsgi');
+    this.fields = new Set(propagation.fields());
+    spanIds.current = (call) => {
+      const span = trace.getActiveSpan() ?? call.span;
+      const ids = span?.spanContext();
+      return ids && trace.isSpanContextValid(ids) ? [ids.traceId, ids.spanId] : null;
+    };
+    instrumentFetch(this.provider.getTracer('funcwsgi.fetch'));
+  }
+
+  /** Start the call's server span and run `body` inside its context. */
+  run(call, body) {
+    const headers = call.incoming.headers;
+    let parent = context.active();
+    for (const field of this.fields) {
+      if (headers[field] !== undefined) {
+        parent = propagation.extract(parent, headers);
+        break;
+      }
+    }
+    const method = call.method;
+    const path = call.path;
+    const attributes = { 'http.request.method': method, 'url.path': path };
+    const at = call.incoming.url.indexOf('?');
+    if (at >= 0) attributes['url.query'] = call.incoming.url.slice(at + 1);
+    const span = this.tracer.startSpan(KNOWN_METHODS.has(method) ? `${method} ${path}` : 'HTTP', { kind: SpanKind.SERVER, attributes }, parent);
+    call.span = span;
+    call.traceContext = trace.setSpan(parent, span);
+    return context.with(call.traceContext, body);
+  }
+
+  /** Run `body` in the call's span context again: a body's 'end' event runs outside it. */
+  within(call, body) {
+    return context.with(call.traceContext, body);
+  }
+
+  /** End the call's span with what the call answered. */
+  end(call) {
+    const span = call.span;
+    if (span === null) return;
+    span.setAttribute('http.response.status_code', call.status || 500);
+    if (call.status >= 500 || call.failure !== null) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      if (call.failure !== null) span.setAttribute('error.type', call.failure);
+    }
+    span.end();
+  }
+
+  async shutdown() {
+    await this.provider.shutdown().catch(() => {});
+  }
+}
+
+function fromOtelEnvironment() {
+  const attributes = {};
+  for (const item of (process.env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',')) {
+    const at = item.indexOf('=');
+    if (at > 0) attributes[decodeURIComponent(item.slice(0, at).trim())] = decodeURIComponent(item.slice(at + 1).trim());
+  }
+  if (process.env.OTEL_SERVICE_NAME) attributes['service.name'] = process.env.OTEL_SERVICE_NAME;
+  return attributes;
+}
+
+/** fetch() with a client span, and the trace context written into the request's headers. */
+function instrumentFetch(tracer) {
+  const original = globalThis.fetch;
+  if (original.funcwsgiTraced) return;
+  const traced = async function fetch(input, init) {
+    const base = input instanceof Request ? input : null;
+    const method = (init?.method ?? base?.method ?? 'GET').toUpperCase();
+    const url = new URL(base ? base.url : String(input));
+    const span = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}`, 'server.address': url.hostname } });
+    const headers = new Headers(init?.headers ?? base?.headers);
+    propagation.inject(trace.setSpan(context.active(), span), headers, { set: (carrier, key, value) => carrier.set(key, value) });
+    try {
+      const response = await original(input, { ...init, headers });
+      span.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      return response;
+    } catch (error) {
+      span.recordException(error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+  traced.funcwsgiTraced = true;
+  globalThis.fetch = traced;
+}

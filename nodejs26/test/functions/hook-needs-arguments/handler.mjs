@@ -1,0 +1,2 @@
+export const main = () => "ok";
+export function ready(probe) { return true; }

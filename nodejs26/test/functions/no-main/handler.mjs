@@ -1,0 +1,3 @@
+export function handle() {}
+export function helper() {}
+export const value = 1;

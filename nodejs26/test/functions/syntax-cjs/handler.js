@@ -1,0 +1,3 @@
+module.exports = {
+  main(req) { return 1 + }
+}

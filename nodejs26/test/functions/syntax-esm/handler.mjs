@@ -1,0 +1,3 @@
+export function main() {
+  return 1 +;
+}

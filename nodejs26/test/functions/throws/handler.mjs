@@ -1,0 +1,3 @@
+function helper() {}
+throw new TypeError("module-level failure");
+export function main() {}

@@ -1,0 +1,127 @@
+"""The nodejs26 runtime image, and a Node function's image built by `funcwsgi build`, run by a real docker.
+
+Run with `make test-container` (see conftest.py for the daemon and the base image).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from funcwsgi.cli.scaffolding import NODEJS26_IMAGE
+
+from ..servers import REPO, Server, base_env, free_port
+from .conftest import Docker, build_args
+from .test_images import engine_env, run_container, server_uid
+
+FIXTURE = REPO / "tests" / "conformance" / "fixture" / "nodejs26" / "main"
+FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
+
+
+@pytest.fixture(scope="module")
+def nodejs26_image(docker: Docker, base_image: str) -> str:
+    docker(
+        "build", "--tag", NODEJS26_IMAGE, "--file", str(REPO / "nodejs26" / "Dockerfile"),
+        "--build-arg", f"BASE_IMAGE={base_image}", *build_args(), str(REPO), timeout=900,
+    )
+    return NODEJS26_IMAGE
+
+
+def test_the_image_serves_a_mounted_function_as_a_non_root_user(docker: Docker, nodejs26_image: str):
+    name = "funcwsgi-test-nodejs26"
+    url = run_container(docker, nodejs26_image, name, "--volume", f"{FIXTURE}:/function:ro")
+    try:
+        assert requests.get(url + "/hello").text == "hello"
+        assert requests.get(url + "/json").json() == {"a": 1, "list": [1, "two"], "text": "ü"}
+        failed = requests.get(url + "/raise")
+        assert (failed.status_code, failed.text) == (500, "Internal Server Error")
+        port = url.rsplit(":", 1)[1]
+        assert docker("logs", name).stdout.splitlines()[:4] == [
+            "Importing function sources from /function/handler.js:main",
+            "Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set",
+            "Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set",
+            f"Starting nodejs26 server 127.0.0.1:{port}",
+        ]
+        assert server_uid(docker, name) == 10001, "the runtime does not run as root"
+        version = docker("exec", name, "node", "--version").stdout.strip()
+        assert version == "v26.12.1"
+    finally:
+        docker("rm", "--force", name, check=False)
+
+
+def test_the_image_stops_on_sigterm_with_status_0(docker: Docker, nodejs26_image: str):
+    name = "funcwsgi-test-nodejs26-stop"
+    run_container(docker, nodejs26_image, name, "--volume", f"{FIXTURE}:/function:ro")
+    try:
+        docker("kill", "--signal", "TERM", name)
+        assert docker("wait", name, timeout=60).stdout.strip() == "0"
+    finally:
+        docker("rm", "--force", name, check=False)
+
+
+def test_the_image_refuses_a_missing_function(docker: Docker, nodejs26_image: str):
+    result = docker("run", "--rm", "--network", "host", "--env", f"SERVER_PORT={free_port()}", nodejs26_image, check=False, timeout=120)
+    assert result.returncode == 2
+    assert [line for line in result.stderr.splitlines() if ": error: " in line] == [
+        line for line in result.stderr.splitlines() if line.startswith("funcwsgi: error: ") and "/function" in line
+    ] != []
+
+
+@pytest.fixture(scope="module")
+def node_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("node-image")
+    created = subprocess.run([*FUNCWSGI, "create", "boxed-js", "--runtime", "nodejs26"], cwd=root, env=base_env(), capture_output=True, text=True)
+    assert created.returncode == 0, created.stderr
+    project = root / "boxed-js"
+    (project / "handler.js").write_text(
+        "export function main(req, res) {\n"
+        "  return { name: req.query.name ?? null, greeting: process.env.GREETING ?? null, uid: process.getuid() };\n"
+        "}\n"
+    )
+    text = (project / "func.yaml").read_text().replace("envs: {}", "envs: {GREETING: hi}")
+    text = text.replace("args: []             # appended to the image build", 'args: ["--network", "host"] # appended to the image build')
+    (project / "func.yaml").write_text(text)
+    return project
+
+
+def test_funcwsgi_build_makes_a_node_function_image(docker: Docker, nodejs26_image: str, node_project: Path):
+    image = "boxed-js:test"
+    built = subprocess.run(
+        [*FUNCWSGI, "build", "--image", image], cwd=node_project, env=engine_env(docker),
+        capture_output=True, text=True, timeout=900,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    name = "funcwsgi-test-node-function"
+    url = run_container(docker, image, name)
+    try:
+        assert requests.get(url + "/?name=box").json() == {"name": "box", "greeting": None, "uid": 10001}
+        assert docker("logs", name).stdout.splitlines()[0] == "Importing function sources from /function/handler.js:main"
+        listing = docker("exec", name, "ls", "-A", "/function").stdout.split()
+        assert "handler.js" in listing and "package.json" in listing and ".func" not in listing
+        config = json.loads(docker("inspect", "--format", "{{json .Config}}", image).stdout)
+        assert config["User"] == "10001:10001"
+    finally:
+        docker("rm", "--force", name, check=False)
+    assert not (node_project / ".func" / "build" / "0").exists()
+
+
+def test_funcwsgi_run_container_for_a_node_function(docker: Docker, nodejs26_image: str, node_project: Path):
+    port = free_port()
+    server = Server([*FUNCWSGI, "run", "--container", "--port", str(port)], {**engine_env(docker), "PYTHONUNBUFFERED": "1"}, port, cwd=node_project)
+    try:
+        server.wait_for_output("Ctrl-C stops it", timeout=600)
+        answer = requests.get(f"http://127.0.0.1:{port}/?name=run").json()
+        assert answer == {"name": "run", "greeting": "hi", "uid": 10001}, "func.yaml envs reach the container"
+        invoked = subprocess.run([*FUNCWSGI, "invoke", "/?name=invoked"], cwd=node_project, env=docker.env, capture_output=True, text=True, timeout=60)
+        assert invoked.returncode == 0 and invoked.stdout.startswith("HTTP 200 OK"), invoked.stderr
+        server.signal(signal.SIGTERM)
+        assert server.wait_exit(60) == 0
+    finally:
+        server.stop()
+    assert docker("ps", "-aq", "--filter", "name=funcwsgi-boxed-js").stdout.strip() == ""
