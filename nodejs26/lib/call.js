@@ -166,7 +166,8 @@ export class Call {
         if (value instanceof Response) return this.passResponse(value);
         if (isCloudEvent(value)) return this.replyEvent(value, res);
       }
-      const body = value === undefined || value === null ? res?.body : value;
+      // Returning `res` itself (`return res.setCode(201)`: every setter returns res) sends res, as in Python.
+      const body = value === undefined || value === null || (res !== undefined && value === res) ? res?.body : value;
       if (typeof body === 'object' && body !== null && body instanceof Response) return this.passResponse(body);
       const { data, stream, contentType } = encodeBody(body);
       const status = res ? res.statusCode : 200;

@@ -8,10 +8,4 @@ A check is named as pytest names it without the runtime, e.g.
 
 from __future__ import annotations
 
-KNOWN_GAPS: tuple[tuple[str, str, str], ...] = (
-    (
-        "nodejs26",
-        "test_responses.py::test_returning_res_sends_it",
-        "returning res (return res.setCode(201).setJson(...)) answers 500; funcwsgi sends res (main, cc66646)",
-    ),
-)
+KNOWN_GAPS: tuple[tuple[str, str, str], ...] = ()
