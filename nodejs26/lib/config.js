@@ -27,6 +27,7 @@ export const parsePort = (raw) => { const port = int(raw); return port >= 1 && p
 export const parsePortOrZero = (raw) => (raw.trim() === '0' ? 0 : parsePort(raw));
 export const positiveInt = (raw) => { const n = int(raw); return n >= 1 ? n : bad(); };
 export const nonNegativeInt = (raw) => { const n = int(raw); return n >= 0 ? n : bad(); };
+export const optionalNonNegativeInt = (raw) => (raw.trim() ? nonNegativeInt(raw) : null);
 export const positiveFloat = (raw) => { const n = float(raw); return n > 0 && Number.isFinite(n) ? n : bad(); };
 export const nonNegativeFloat = (raw) => { const n = float(raw); return n >= 0 && Number.isFinite(n) ? n : bad(); };
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
@@ -110,6 +111,11 @@ const FUNCTIONS_FRAMEWORK = 'Functions Framework';
 /** Folders looked in when nothing sets HANDLER_FOLDER: the reference document's '/', then
  * the folder Kyma's Node runtimes mount the function at. */
 export const DEFAULT_FOLDERS = ['/', '/usr/src/app/function'];
+/** Calls in flight when SERVER_MAX_INFLIGHT is unset: every call is served on the event loop, and an
+ * awaiting call costs little memory, so the bound is funcwsgi's event-loop one (LOOP_MAX_INFLIGHT). */
+export const LOOP_MAX_INFLIGHT = 1000;
+/** The bound on calls in flight; 0 for none. */
+export const maxInflight = (config) => config.serverMaxInflight ?? LOOP_MAX_INFLIGHT;
 /** Module names looked for when nothing sets HANDLER_MODULE_NAME. */
 export const DEFAULT_MODULES = ['handler', 'index'];
 
@@ -142,6 +148,15 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_GRACEFUL_TIMEOUT', 25, nonNegativeFloat, 'a non-negative number of seconds', "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period)."),
   setting('SERVER_RELOAD', false, parseBool, 'true or false', "Restart the runtime when a file in the function's folder changes (node --watch)."),
   setting('SERVER_MAX_REQUESTS', 0, nonNegativeInt, 'a non-negative integer', 'Recycle a gunicorn worker after this many calls (0 = never); refused by nodejs26, which has no workers to recycle.'),
+  // -- slow and hostile clients (docs/nodejs26.md#slow-and-hostile-clients; lib/connections.js)
+  setting('SERVER_HEADER_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds a client may take to send a whole request head; then it gets 408 and is closed.'),
+  setting('SERVER_BODY_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds a request body may pause between two reads; then the client gets 408 and is closed.'),
+  setting('SERVER_SEND_TIMEOUT', 30, positiveFloat, 'a positive number of seconds', 'Seconds a response may wait for a client that does not read it; then the connection is closed.'),
+  setting('SERVER_KEEPALIVE_TIMEOUT', 30, positiveFloat, 'a positive number of seconds', 'Seconds an idle keep-alive connection stays open between calls.'),
+  setting('SERVER_MAX_CONNECTIONS', 1000, positiveInt, 'a positive integer', 'Open connections; at the limit the longest-waiting idle or unfinished one is closed for a new one.'),
+  setting('SERVER_MAX_INFLIGHT', null, optionalNonNegativeInt, 'a non-negative integer', 'Calls running at once; more get 503 with Retry-After (0 = no bound).', {
+    defaultDoc: '1000, as on funcwsgi\'s event loop', differs: "no threads: the default is funcwsgi's event-loop default (1000), not 2 x SERVER_NUMTHREADS",
+  }),
   setting('SERVER_LOG_FORMAT', 'json', choice('json', 'text'), 'json or text', 'Log record format on stdout.'),
   setting('SERVER_LOG_LEVEL', 'info', choice(...LOG_LEVELS), `one of ${LOG_LEVELS.join(', ')}`, 'Lowest level of log records written.'),
   setting('SERVER_ACCESS_LOG', false, parseBool, 'true or false', 'Write one access-log record per call.', { aliases: [alias('SERVER_INTERNAL_LOGGER', KYMA_PY), alias('KYMA_INTERNAL_LOGGER_ENABLED', KUBELESS)] }),

@@ -1,7 +1,8 @@
 // Prometheus metrics of the calls, with funcwsgi's names, label and buckets
 // (funcwsgi/middleware/metrics.py): function_calls_total, function_failures_total
-// and function_duration_seconds, each labelled `method`. A call fails when the
-// function threw, the runtime answered 5xx, or the call timed out.
+// and function_duration_seconds, each labelled `method`, and function_rejected_total,
+// the calls refused with 503 under overload (lib/connections.js, Runtime.admit).
+// A call fails when the function threw, the runtime answered 5xx, or the call timed out.
 //
 // As funcwsgi's LocalCallMetrics, a call only adds to a few numbers of its
 // method's series; prom-client reads them when /metrics is scraped (each family
@@ -36,6 +37,7 @@ export class CallMetrics {
   constructor() {
     this.series = new Map([...METHODS, OTHER_METHOD].map((method) => [method, new Series()]));
     this.other = this.series.get(OTHER_METHOD);
+    this.rejected = 0;
     this.registry = new client.Registry();
     const all = [...this.series];
     const counter = (name, help, pick) => ({
@@ -50,6 +52,17 @@ export class CallMetrics {
       name, help, type: 'histogram', aggregator: 'sum',
       get: () => ({ name, help, type: 'histogram', aggregator: 'sum', values: all.flatMap(([method, series]) => histogramValues(method, series)) }),
     });
+    const rejected = 'function_rejected_total';
+    const rejectedHelp = 'Number of calls refused with 503 because SERVER_MAX_INFLIGHT calls were in flight, or every connection was in use.';
+    this.registry.registerMetric({
+      name: rejected, help: rejectedHelp, type: 'counter', aggregator: 'sum',
+      get: () => ({ name: rejected, help: rejectedHelp, type: 'counter', aggregator: 'sum', values: [{ labels: {}, value: this.rejected }] }),
+    });
+  }
+
+  /** A call refused with 503 (SERVER_MAX_INFLIGHT, or every connection in use): it never reached the function. */
+  reject() {
+    this.rejected += 1;
   }
 
   /** Record one finished call. */

@@ -11,7 +11,8 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Call, REASONS } from './call.js';
-import { SETTINGS } from './config.js';
+import { maxInflight, SETTINGS } from './config.js';
+import { Connections, OVERLOADED_TEXT, REFUSED, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
 import { Cors } from './cors.js';
@@ -95,6 +96,15 @@ export class Runtime {
     this.deadlines = this.timeout > 0 ? new Deadlines(this.timeout, (call) => call.timedOut('the function did not return')) : null;
     this.cloudevents = config.serverCloudevents;
     this.stopping = false;
+    this.maxInflight = maxInflight(config);
+    this.inflight = 0;
+    this.released = () => { this.inflight -= 1; };
+    this.rejected = this.metrics ? () => this.metrics.reject() : () => {};
+    this.connections = null; // made with the server (listen)
+    const probes = ['/healthz', '/health/liveness', '/health/readiness'];
+    if (this.metrics && !config.serverMetricsPort) probes.push(config.serverMetricsPath);
+    // As funcwsgi's worker, the probes and /metrics answer past SERVER_MAX_INFLIGHT; any other call counts.
+    this.probes = new Set(probes);
     this.invoke = makeInvoker(loaded, config);
     this.onEnd = this.endOfCall();
     this.routes = this.reservedRoutes();
@@ -143,6 +153,11 @@ export class Runtime {
 
   /** The request listener of the calls' port. */
   handle(incoming, outgoing) {
+    const connections = this.connections;
+    if (connections !== null) {
+      if (incoming.socket[REFUSED]) return void outgoing.destroy();
+      connections.watch(outgoing);
+    }
     const headers = incoming.headers;
     let requestId = headers['x-request-id'];
     if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
@@ -152,7 +167,11 @@ export class Runtime {
       const method = incoming.method;
       if (method === 'GET' || method === 'HEAD') {
         const route = this.routes.get(call.path);
-        if (route !== undefined) return void Promise.resolve(route(call)).catch((error) => call.fail(error));
+        if (route !== undefined) {
+          connections?.dispatched(incoming, outgoing);
+          if (!this.probes.has(call.path) && !this.admit(call)) return;
+          return void Promise.resolve(route(call)).catch((error) => call.fail(error));
+        }
       }
       if (this.cors !== null) {
         const cors = this.cors.consider(method, headers);
@@ -177,6 +196,7 @@ export class Runtime {
     if (declared === undefined && !chunked) return this.call(call, null);
     if (this.maxBody > 0 && declared !== undefined && Number(declared) > this.maxBody) return this.refuseBody(call);
     if (declared === '0') return this.call(call, EMPTY);
+    this.connections?.receivingBody(incoming.socket);
     const chunks = [];
     let size = 0;
     incoming.on('data', (chunk) => {
@@ -195,6 +215,22 @@ export class Runtime {
     incoming.on('error', () => {}); // the client went away: its call has nobody to answer
   }
 
+  /** SERVER_MAX_INFLIGHT: true when the call may run (it counts until its response closes), else it got 503. */
+  admit(call) {
+    if (this.maxInflight === 0) return true;
+    if (this.inflight >= this.maxInflight) {
+      // As funcwsgi's worker: never reaches the function, so neither its metrics nor the access log count it.
+      call.onEnd = null;
+      this.rejected();
+      call.outgoing.shouldKeepAlive = false;
+      call.answer(503, ['Content-Type', TEXT, 'Content-Length', String(OVERLOADED.length), 'Retry-After', RETRY_AFTER], OVERLOADED, 'Service Unavailable');
+      return false;
+    }
+    this.inflight += 1;
+    call.outgoing.on('close', this.released);
+    return true;
+  }
+
   refuseBody(call) {
     call.outgoing.shouldKeepAlive = false; // the rest of the body is not read
     call.reply(413, this.tooLarge);
@@ -202,6 +238,8 @@ export class Runtime {
 
   /** CloudEvents, the timeout, then the function, inside the call's context. */
   call(call, data) {
+    this.connections?.dispatched(call.incoming, call.outgoing);
+    if (!this.admit(call)) return;
     if (this.deadlines !== null) this.deadlines.add(call);
     call.data = data;
     const headers = call.incoming.headers;
@@ -220,8 +258,9 @@ export class Runtime {
 
   /** Serve on the configured host and port; resolves once listening. */
   listen() {
-    const server = http.createServer({ keepAliveTimeout: 65_000 }, this.handle);
+    const server = http.createServer(serverOptions(this.config), this.handle);
     this.server = server;
+    this.connections = new Connections(server, this.config, this.rejected);
     return listenOn(server, this.config.serverHost, this.config.serverPort, 'SERVER_PORT');
   }
 
@@ -257,7 +296,7 @@ export class Runtime {
         serverLog.warning(`Stopping with calls still in flight after SERVER_GRACEFUL_TIMEOUT=${this.config.serverGracefulTimeout}s`);
         done();
       }, this.config.serverGracefulTimeout * 1000);
-      const done = () => { clearInterval(idle); clearTimeout(timer); resolve(); };
+      const done = () => { clearInterval(idle); clearTimeout(timer); this.connections?.stop(); resolve(); };
       server.close(done);
       server.closeIdleConnections();
     });
@@ -272,6 +311,8 @@ function listenOn(server, host, port, portName) {
 }
 
 const EMPTY = Buffer.alloc(0);
+const OVERLOADED = Buffer.from(OVERLOADED_TEXT);
+const RETRY_AFTER = String(RETRY_AFTER_SECONDS);
 
 function logAccess(call) {
   if (!accessLog.isEnabledFor(20)) return;

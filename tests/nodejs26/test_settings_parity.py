@@ -34,14 +34,6 @@ INTENDED: dict[tuple[str, str], str] = {
     # Node serves every call on its event loop already; the choice and its watch are the Python loop path's.
     ("SERVER_EVENT_LOOP", "python only"): "Node always serves on its event loop",
     ("SERVER_LOOP_BLOCKED_SECONDS", "python only"): "nodejs26 watches its loop with its own monitor (docs/nodejs26.md)",
-    # Not yet in nodejs26: the slow-client limits and the in-flight bound came with funcwsgi's own
-    # gunicorn worker after the Node runtime was written; node:http's own timeouts apply there.
-    ("SERVER_HEADER_TIMEOUT", "python only"): "not yet in nodejs26 (node:http's headersTimeout applies)",
-    ("SERVER_BODY_TIMEOUT", "python only"): "not yet in nodejs26 (node:http's requestTimeout applies)",
-    ("SERVER_SEND_TIMEOUT", "python only"): "not yet in nodejs26",
-    ("SERVER_KEEPALIVE_TIMEOUT", "python only"): "not yet in nodejs26 (node:http's keepAliveTimeout applies)",
-    ("SERVER_MAX_CONNECTIONS", "python only"): "not yet in nodejs26",
-    ("SERVER_MAX_INFLIGHT", "python only"): "not yet in nodejs26",
 }
 #: Other platforms' own variables, read by their Python contracts (docs/platforms.md).
 OTHER_PLATFORMS_ALIASES = {"RUNTIME_PORT", "LISTEN_ADDRESS", "upstream_url"}

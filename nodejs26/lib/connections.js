@@ -1,0 +1,206 @@
+// Slow and hostile clients: the limits funcwsgi's gunicorn worker keeps
+// (adapters/gunicorn_worker.py), kept on node:http so that a client sees the
+// same answers from both runtimes (docs/nodejs26.md#slow-and-hostile-clients).
+//
+// - SERVER_HEADER_TIMEOUT is node:http's headersTimeout, checked every SWEEP_MS
+//   instead of every 30 s. A head that began and is not complete in time gets
+//   funcwsgi's 408 and the connection is closed; a connection that sent nothing
+//   is closed quietly. (node:http would answer its own bare 408 to the second
+//   too, and nothing at all on a connection that already had an answer.)
+// - SERVER_KEEPALIVE_TIMEOUT is node:http's keepAliveTimeout, without the extra
+//   second node:http adds. When the next head has begun on a kept-alive
+//   connection, that head is left to the header timeout from its first byte
+//   (node:http would close it quietly at the keep-alive timeout).
+// - SERVER_BODY_TIMEOUT bounds a pause in the body, as funcwsgi does; then 408
+//   and close. node:http's requestTimeout bounds the whole request instead, so
+//   it is off: funcwsgi has no such bound.
+// - SERVER_SEND_TIMEOUT: a response whose bytes have not moved for that long
+//   (the client does not read) has its connection closed.
+// - SERVER_MAX_CONNECTIONS: at the bound, the connection that has waited
+//   longest without a request in hand (idle, a slow head, a stalled body) is
+//   closed for the new one; when every one is busy, the new one gets 503 and is
+//   counted as rejected. (node:http's maxConnections drops the new one.)
+//
+// One sweep every SWEEP_MS looks at every open connection, as funcwsgi's
+// worker does, so nothing is added per byte and a few Map updates per call.
+
+export const SWEEP_MS = 250;
+export const RETRY_AFTER_SECONDS = 1;
+export const OVERLOADED_TEXT = 'the function is busy; retry later';
+const TIMER_MAX_MS = 2 ** 31 - 1; // longer socket timeouts are taken for 1 ms by Node
+
+/** A whole answer as funcwsgi's worker writes it on the wire before closing (adapters/_requests.py Refusal). */
+function refusal(status, reason, text, extra = '') {
+  return Buffer.from(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${extra}Connection: close\r\n\r\n${text}`, 'latin1');
+}
+
+export const REQUEST_TIMEOUT = refusal(408, 'Request Timeout', 'the request did not arrive in time');
+export const OVERLOADED = refusal(503, 'Service Unavailable', OVERLOADED_TEXT, `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`);
+
+// node:http's own answers to the other malformed requests (its socketOnError), kept unchanged:
+// a 'clientError' listener replaces them, so they are written here as node:http writes them.
+const BARE = (status, reason) => Buffer.from(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\n\r\n`, 'latin1');
+const NODE_ANSWERS = { HPE_HEADER_OVERFLOW: BARE(431, 'Request Header Fields Too Large'), HPE_CHUNK_EXTENSIONS_OVERFLOW: BARE(413, 'Payload Too Large') };
+const BAD_REQUEST = BARE(400, 'Bad Request');
+
+const IDLE_MARK = Symbol('bytes read when the last answer was sent');
+const IN_HAND = Symbol('requests of the connection being answered');
+const DISPATCHED = Symbol('the response of a request that was in hand');
+const SENT = Symbol('[bytes written, bytes pending, since] of a response that waits for its client');
+export const REFUSED = Symbol('a connection refused with 503 at the connection limit');
+
+const milliseconds = (seconds) => Math.min(TIMER_MAX_MS, Math.max(1, Math.round(seconds * 1000)));
+
+/** node:http's options for the settings it has an equivalent of. */
+export function serverOptions(config) {
+  return {
+    headersTimeout: milliseconds(config.serverHeaderTimeout),
+    requestTimeout: 0,
+    keepAliveTimeout: milliseconds(config.serverKeepaliveTimeout),
+    keepAliveTimeoutBuffer: 0,
+    connectionsCheckingInterval: SWEEP_MS,
+  };
+}
+
+export class Connections {
+  /**
+   * @param {import('node:http').Server} server made with serverOptions(config)
+   * @param {object} config the frozen settings
+   * @param {() => void} rejected counts a connection refused with 503
+   */
+  constructor(server, config, rejected) {
+    this.limit = config.serverMaxConnections;
+    this.bodyMs = config.serverBodyTimeout * 1000;
+    this.sendMs = config.serverSendTimeout * 1000;
+    this.rejected = rejected;
+    this.open = new Set();
+    this.waiting = new Map(); // no request in hand, longest waiting first
+    this.receiving = new Map(); // socket -> [bytes read, since]: a body being read
+    const connections = this;
+    this.onFinish = function onFinish() { connections.responded(this); };
+    server.on('connection', (socket) => this.accept(socket));
+    server.on('clientError', (error, socket) => this.clientError(error, socket));
+    server.on('timeout', (socket) => this.idle(socket));
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
+  }
+
+  accept(socket) {
+    if (this.open.size >= this.limit && !this.evictOne()) {
+      socket[REFUSED] = true;
+      this.rejected();
+      socket.end(OVERLOADED);
+      socket.once('finish', () => socket.destroy());
+      return;
+    }
+    socket[IDLE_MARK] = 0;
+    socket[IN_HAND] = 0;
+    this.open.add(socket);
+    this.waiting.set(socket, null);
+    socket.once('close', () => this.forget(socket));
+  }
+
+  /** Close the connection that has waited longest without a request in hand. */
+  evictOne() {
+    for (const socket of this.waiting.keys()) {
+      this.forget(socket);
+      socket.destroy();
+      return true;
+    }
+    return false;
+  }
+
+  forget(socket) {
+    this.open.delete(socket);
+    this.waiting.delete(socket);
+    this.receiving.delete(socket);
+  }
+
+  /** Every response, when its last byte went to the client's socket: see responded(). */
+  watch(outgoing) {
+    outgoing.on('finish', this.onFinish);
+  }
+
+  /** A body is being read for the request on `socket`: its pauses are timed. */
+  receivingBody(socket) {
+    this.receiving.set(socket, [socket.bytesRead, performance.now()]);
+  }
+
+  /** The request is complete and goes to the function or a probe: its connection is busy until answered. */
+  dispatched(incoming, outgoing) {
+    const socket = incoming.socket;
+    this.waiting.delete(socket);
+    this.receiving.delete(socket);
+    socket[IN_HAND] += 1;
+    outgoing[DISPATCHED] = true;
+  }
+
+  /** A response is sent: a connection with no other request in hand waits again, last in line. */
+  responded(outgoing) {
+    const socket = outgoing.req.socket;
+    socket[IDLE_MARK] = socket.bytesRead;
+    this.receiving.delete(socket);
+    if (outgoing[DISPATCHED]) socket[IN_HAND] -= 1;
+    if (socket[IN_HAND] === 0 && this.open.has(socket) && !socket.destroyed) {
+      this.waiting.delete(socket);
+      this.waiting.set(socket, null);
+    }
+  }
+
+  /** The only socket timeout is the keep-alive one: idle, closed quietly; a head that began is the header timeout's. */
+  idle(socket) {
+    if (socket.bytesRead > socket[IDLE_MARK] && !socket._httpMessage) {
+      socket.setTimeout(0);
+      return;
+    }
+    socket.destroy();
+  }
+
+  clientError(error, socket) {
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      // A 408 on a connection that sent nothing could be read as the answer to its next request.
+      if (socket.bytesRead > socket[IDLE_MARK] && socket.writable) socket.write(REQUEST_TIMEOUT);
+      socket.destroy();
+      return;
+    }
+    const message = socket._httpMessage;
+    if (socket.writable && (!message || !message._headerSent)) socket.write(NODE_ANSWERS[error.code] ?? BAD_REQUEST);
+    socket.destroy(error);
+  }
+
+  sweep() {
+    const now = performance.now();
+    for (const [socket, seen] of this.receiving) {
+      if (socket.bytesRead !== seen[0]) {
+        seen[0] = socket.bytesRead;
+        seen[1] = now;
+      } else if (now - seen[1] >= this.bodyMs) {
+        this.forget(socket);
+        if (socket.writable) socket.write(REQUEST_TIMEOUT);
+        socket.destroy();
+      }
+    }
+    for (const socket of this.open) this.checkSending(socket, now);
+  }
+
+  /** Closes a connection whose pending response bytes have not moved for SERVER_SEND_TIMEOUT. */
+  checkSending(socket, now) {
+    const queued = socket._handle?.writeQueueSize ?? 0; // handed to libuv, not yet taken by the kernel
+    const pending = socket.writableLength + queued;
+    if (pending === 0) {
+      socket[SENT] = undefined;
+      return;
+    }
+    const written = socket.bytesWritten;
+    const seen = socket[SENT];
+    if (seen === undefined || seen[0] !== written || seen[1] !== pending) {
+      socket[SENT] = [written, pending, now];
+    } else if (now - seen[2] >= this.sendMs) {
+      this.forget(socket);
+      socket.destroy();
+    }
+  }
+
+  stop() {
+    clearInterval(this.sweeper);
+  }
+}
