@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { encodeBody, UnsupportedResponse } from '../lib/coerce.js';
 import { decode, MalformedCloudEvent, makeEvent, toBinary } from '../lib/cloudevents.js';
-import { fromEnv, SETTINGS, settingsList } from '../lib/config.js';
+import { fromEnv, LOOP_MAX_INFLIGHT, maxInflight, SETTINGS, settingsList } from '../lib/config.js';
+import { OVERLOADED, REQUEST_TIMEOUT, serverOptions, SWEEP_MS } from '../lib/connections.js';
 import { Cors } from '../lib/cors.js';
 import { ConfigError, pyRepr } from '../lib/errors.js';
 import { buildContext } from '../lib/legacy.js';
@@ -95,6 +96,55 @@ describe('settings', () => {
     assert.equal(pyRepr('a'), "'a'");
     assert.equal(pyRepr("it's"), '"it\'s"');
     assert.equal(pyRepr('a\nb\\'), "'a\\nb\\\\'");
+  });
+});
+
+describe('the slow-client settings, as funcwsgi reads them', () => {
+  test("defaults: funcwsgi's, and its event-loop bound on calls in flight", () => {
+    const c = fromEnv({});
+    assert.deepEqual(
+      [c.serverHeaderTimeout, c.serverBodyTimeout, c.serverSendTimeout, c.serverKeepaliveTimeout, c.serverMaxConnections, c.serverMaxInflight],
+      [10, 10, 30, 30, 1000, null],
+    );
+    assert.equal(maxInflight(c), LOOP_MAX_INFLIGHT);
+    assert.equal(LOOP_MAX_INFLIGHT, 1000);
+  });
+  test('SERVER_MAX_INFLIGHT: 0 lifts the bound; empty is unset; SERVER_NUMTHREADS does not change it', () => {
+    assert.equal(maxInflight(config({ SERVER_MAX_INFLIGHT: '0' })), 0);
+    assert.equal(maxInflight(config({ SERVER_MAX_INFLIGHT: ' 7 ' })), 7);
+    assert.equal(config({ SERVER_MAX_INFLIGHT: '' }).serverMaxInflight, null);
+    assert.equal(maxInflight(config({ SERVER_NUMTHREADS: '4' })), 1000);
+  });
+  test('seconds may be fractions or exponents; integers are integers', () => {
+    assert.equal(config({ SERVER_HEADER_TIMEOUT: '0.25' }).serverHeaderTimeout, 0.25);
+    assert.equal(config({ SERVER_SEND_TIMEOUT: '1e1' }).serverSendTimeout, 10);
+    assert.equal(config({ SERVER_MAX_CONNECTIONS: '+20' }).serverMaxConnections, 20);
+  });
+  const bad = [
+    ['SERVER_HEADER_TIMEOUT', '0', 'a positive number of seconds'],
+    ['SERVER_BODY_TIMEOUT', '-1', 'a positive number of seconds'],
+    ['SERVER_SEND_TIMEOUT', 'inf', 'a positive number of seconds'],
+    ['SERVER_KEEPALIVE_TIMEOUT', 'soon', 'a positive number of seconds'],
+    ['SERVER_KEEPALIVE_TIMEOUT', '', 'a positive number of seconds'],
+    ['SERVER_MAX_CONNECTIONS', '0', 'a positive integer'],
+    ['SERVER_MAX_CONNECTIONS', '1.5', 'a positive integer'],
+    ['SERVER_MAX_INFLIGHT', '-1', 'a non-negative integer'],
+    ['SERVER_MAX_INFLIGHT', 'many', 'a non-negative integer'],
+  ];
+  for (const [name, value, expected] of bad) {
+    test(`${name}=${pyRepr(value)} is refused naming the variable, the value and what is expected`, () => {
+      assert.throws(() => config({ [name]: value }), { name: 'ConfigError', message: `${name}=${pyRepr(value)} is invalid: expected ${expected}` });
+    });
+  }
+  test("node:http's own limits from the settings: milliseconds, its extra keep-alive second off, no whole-request bound", () => {
+    const options = serverOptions(config({ SERVER_HEADER_TIMEOUT: '1.5', SERVER_KEEPALIVE_TIMEOUT: '0.0001' }));
+    assert.deepEqual(options, { headersTimeout: 1500, requestTimeout: 0, keepAliveTimeout: 1, keepAliveTimeoutBuffer: 0, connectionsCheckingInterval: SWEEP_MS });
+    // Node takes a timer past 2^31-1 ms for 1 ms: a very long setting is the longest timer instead.
+    assert.equal(serverOptions(config({ SERVER_KEEPALIVE_TIMEOUT: '1e9' })).keepAliveTimeout, 2 ** 31 - 1);
+  });
+  test("the runtime's own 408 and 503 are funcwsgi's bytes", () => {
+    assert.equal(REQUEST_TIMEOUT.toString('latin1'), 'HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 34\r\nConnection: close\r\n\r\nthe request did not arrive in time');
+    assert.equal(OVERLOADED.toString('latin1'), 'HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 33\r\nRetry-After: 1\r\nConnection: close\r\n\r\nthe function is busy; retry later');
   });
 });
 
