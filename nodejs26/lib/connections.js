@@ -48,6 +48,8 @@ const IN_HAND = Symbol('requests of the connection being answered');
 const DISPATCHED = Symbol('the response of a request that was in hand');
 const SENT = Symbol('[bytes written, bytes pending, since] of a response that waits for its client');
 export const REFUSED = Symbol('a connection refused with 503 at the connection limit');
+/** Set on the response of a call counted in SERVER_MAX_INFLIGHT: released when the response closes. */
+export const ADMITTED = Symbol('a call counted in flight');
 
 const milliseconds = (seconds) => Math.min(TIMER_MAX_MS, Math.max(1, Math.round(seconds * 1000)));
 
@@ -67,17 +69,21 @@ export class Connections {
    * @param {import('node:http').Server} server made with serverOptions(config)
    * @param {object} config the frozen settings
    * @param {() => void} rejected counts a connection refused with 503
+   * @param {() => void} released a call counted in flight (ADMITTED) has closed its response
    */
-  constructor(server, config, rejected) {
+  constructor(server, config, rejected, released) {
     this.limit = config.serverMaxConnections;
     this.bodyMs = config.serverBodyTimeout * 1000;
     this.sendMs = config.serverSendTimeout * 1000;
     this.rejected = rejected;
+    this.released = released;
     this.open = new Set();
     this.waiting = new Map(); // no request in hand, longest waiting first
     this.receiving = new Map(); // socket -> [bytes read, since]: a body being read
     const connections = this;
-    this.onFinish = function onFinish() { connections.responded(this); };
+    // One listener per response, for both: its 'close' comes after its last byte went to the
+    // client's socket, or when the client went away first.
+    this.onClose = function onClose() { connections.responded(this); };
     server.on('connection', (socket) => this.accept(socket));
     server.on('clientError', (error, socket) => this.clientError(error, socket));
     server.on('timeout', (socket) => this.idle(socket));
@@ -115,9 +121,9 @@ export class Connections {
     this.receiving.delete(socket);
   }
 
-  /** Every response, when its last byte went to the client's socket: see responded(). */
+  /** Every response, when it is done: see responded(). */
   watch(outgoing) {
-    outgoing.on('finish', this.onFinish);
+    outgoing.on('close', this.onClose);
   }
 
   /** A body is being read for the request on `socket`: its pauses are timed. */
@@ -134,8 +140,9 @@ export class Connections {
     outgoing[DISPATCHED] = true;
   }
 
-  /** A response is sent: a connection with no other request in hand waits again, last in line. */
+  /** A response is done: its call no longer counts in flight; a connection with no other request in hand waits again, last in line. */
   responded(outgoing) {
+    if (outgoing[ADMITTED]) this.released();
     const socket = outgoing.req.socket;
     socket[IDLE_MARK] = socket.bytesRead;
     this.receiving.delete(socket);
@@ -146,9 +153,10 @@ export class Connections {
     }
   }
 
-  /** The only socket timeout is the keep-alive one: idle, closed quietly; a head that began is the header timeout's. */
+  /** The runtime's only socket timeout is the keep-alive one: idle, closed quietly; a head that began is the header timeout's. */
   idle(socket) {
-    if (socket.bytesRead > socket[IDLE_MARK] && !socket._httpMessage) {
+    if (socket._httpMessage) return; // a call in progress set a timeout of its own (req.setTimeout): its listeners decide
+    if (socket.bytesRead > socket[IDLE_MARK]) {
       socket.setTimeout(0);
       return;
     }

@@ -12,7 +12,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Call, REASONS } from './call.js';
 import { maxInflight, SETTINGS } from './config.js';
-import { Connections, OVERLOADED_TEXT, REFUSED, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
+import { ADMITTED, Connections, OVERLOADED_TEXT, REFUSED, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
 import { Cors } from './cors.js';
@@ -227,7 +227,8 @@ export class Runtime {
       return false;
     }
     this.inflight += 1;
-    call.outgoing.on('close', this.released);
+    call.outgoing[ADMITTED] = true;
+    if (this.connections === null) call.outgoing.once('close', this.released); // a server not made by listen()
     return true;
   }
 
@@ -260,7 +261,7 @@ export class Runtime {
   listen() {
     const server = http.createServer(serverOptions(this.config), this.handle);
     this.server = server;
-    this.connections = new Connections(server, this.config, this.rejected);
+    this.connections = new Connections(server, this.config, this.rejected, this.released);
     return listenOn(server, this.config.serverHost, this.config.serverPort, 'SERVER_PORT');
   }
 
