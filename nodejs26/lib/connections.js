@@ -155,7 +155,15 @@ export class Connections {
 
   /** The runtime's only socket timeout is the keep-alive one: idle, closed quietly; a head that began is the header timeout's. */
   idle(socket) {
-    if (socket._httpMessage) return; // a call in progress set a timeout of its own (req.setTimeout): its listeners decide
+    const response = socket._httpMessage;
+    if (response) {
+      // A call in progress set a timeout of its own (req.setTimeout): as node:http, it closes the
+      // connection unless the call listens for the timeout (then its listener was called).
+      const request = response.req;
+      const heard = response.listenerCount('timeout') > 0 || (request && !request.complete && request.listenerCount('timeout') > 0);
+      if (!heard) socket.destroy();
+      return;
+    }
     if (socket.bytesRead > socket[IDLE_MARK]) {
       socket.setTimeout(0);
       return;

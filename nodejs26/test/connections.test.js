@@ -1,0 +1,89 @@
+// What HTTP cannot see of the slow-client limits (lib/connections.js): the
+// runtime's own counts go back to rest after every kind of call, so no
+// connection and no call stays counted (a leak there would show only after a
+// thousand calls, as 503s). The answers themselves are checked over sockets
+// by the conformance kit (tests/conformance/test_slow_clients.py).
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { after, before, test } from 'node:test';
+import { fromEnv } from '../lib/config.js';
+import { loadFunction } from '../lib/loader.js';
+import { configureLogging } from '../lib/logs.js';
+import { Runtime } from '../lib/server.js';
+import { freePort, functions, rawRequest } from './helpers.js';
+
+let runtime;
+let port;
+
+before(async () => {
+  const config = fromEnv({ HANDLER_FOLDER: functions('paths'), SERVER_HOST: '127.0.0.1', SERVER_PORT: String(await freePort()), SERVER_MAX_INFLIGHT: '2', SERVER_CALL_TIMEOUT: '1', SERVER_MAX_BODY_SIZE: '1000' });
+  const logged = [];
+  configureLogging(config, (line) => logged.push(line)); // the failing calls' records, kept out of the test's output
+  runtime = new Runtime(config, await loadFunction(config));
+  const server = await runtime.listen();
+  port = server.address().port;
+});
+
+after(async () => {
+  await runtime?.stop();
+});
+
+function get(agent, path, options = {}) {
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, path, agent, ...options }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => { body += chunk; });
+      response.on('end', () => resolve({ status: response.statusCode, body }));
+    });
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+/** Poll (bounded) until the runtime's counts are at rest: nothing in flight, every open connection waiting. */
+async function atRest(what) {
+  const connections = runtime.connections;
+  const deadline = Date.now() + 3000;
+  while (Date.now() < deadline) {
+    if (runtime.inflight === 0 && connections.waiting.size === connections.open.size && connections.receiving.size === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.fail(`${what}: ${runtime.inflight} in flight, ${connections.waiting.size} of ${connections.open.size} connections waiting, ${connections.receiving.size} reading a body`);
+}
+
+test('keep-alive calls of every kind leave nothing counted, and the connection waits again', async () => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const answers = [];
+    for (const path of ['/hello', '/healthz', '/metrics', '/favicon.ico', '/raise', '/stream', '/express/write', '/express/later', '/bad-return']) {
+      answers.push((await get(agent, path)).status);
+    }
+    answers.push((await get(agent, '/echo', { method: 'POST', body: 'x'.repeat(500), headers: { 'content-type': 'text/plain' } })).status);
+    answers.push((await get(agent, '/sleep?seconds=2')).status); // answered 408 at the call timeout
+    assert.deepEqual(answers, [200, 200, 200, 204, 500, 200, 200, 202, 500, 200, 408]);
+    await atRest('after keep-alive calls');
+    assert.equal(runtime.connections.open.size, 1);
+  } finally {
+    agent.destroy();
+  }
+});
+
+test('refused, oversized and abandoned calls leave nothing counted', async () => {
+  const slow = [get(undefined, '/sleep?seconds=0.3'), get(undefined, '/sleep?seconds=0.3')];
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal((await get(undefined, '/hello')).status, 503);
+  assert.deepEqual((await Promise.all(slow)).map((answer) => answer.status), [200, 200]);
+  assert.equal((await get(undefined, '/size', { method: 'POST', body: 'x'.repeat(2000) })).status, 413);
+  // A client that leaves in the middle of a call, and one that leaves in the middle of its body.
+  const gone = net.connect(port, '127.0.0.1');
+  gone.write('GET /sleep?seconds=0.2 HTTP/1.1\r\nHost: x\r\n\r\n');
+  const halfBody = net.connect(port, '127.0.0.1');
+  halfBody.write('POST /size HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  gone.destroy();
+  halfBody.destroy();
+  assert.match(await rawRequest(port, 'GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
+  await atRest('after refused and abandoned calls');
+});
