@@ -327,7 +327,7 @@ def test_calls_past_the_inflight_bound_get_503_with_retry_after_and_are_counted(
     with ThreadPoolExecutor(INFLIGHT + extra) as pool:
         calls = []
         for _ in range(INFLIGHT + extra):
-            calls.append(pool.submit(runtime.get, "/sleep?seconds=0.8", timeout=10))
+            calls.append(pool.submit(runtime.get, "/sleep?seconds=1", timeout=10))
             time.sleep(0.02)
         time.sleep(0.1)
         probes = {path: runtime.get(path, timeout=5) for path in ("/healthz", "/health/readiness", "/metrics")}
@@ -373,8 +373,9 @@ def test_when_every_connection_is_busy_a_new_one_gets_503_and_is_counted(limited
         return
     before = metric_total(runtime.get("/metrics").text, "function_rejected_total")
     with ThreadPoolExecutor(CONNECTIONS) as pool:
-        busy = [pool.submit(runtime.get, "/sleep?seconds=1", timeout=10) for _ in range(CONNECTIONS)]
-        time.sleep(0.3)  # the four calls are read and running by then; each takes a second
+        busy = [pool.submit(runtime.get, "/sleep?seconds=1.5", timeout=10) for _ in range(CONNECTIONS)]
+        # Read and running by then (a request still arriving would be the one closed to make room).
+        time.sleep(0.5)
         assert not any(call.done() for call in busy)
         with connect(runtime) as sock:
             sock.sendall(b"GET /hello HTTP/1.1\r\nHost: kit\r\n\r\n")
