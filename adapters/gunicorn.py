@@ -4,7 +4,7 @@ The worker is gthread with requests read on its event loop
 (:mod:`adapters.gunicorn_worker`).
 
 :func:`gunicorn_settings` is shared with the repository's ``gunicorn.conf.py``
-(through :mod:`funcwsgi.gunicorn_conf`), so ``gunicorn funcwsgi:app`` and
+(through :mod:`adapters.gunicorn_conf`, public name :mod:`funcwsgi.gunicorn_conf`), so ``gunicorn funcwsgi:app`` and
 ``funcwsgi serve`` run the same server with the same hooks.
 """
 

@@ -21,6 +21,24 @@ PAGES = ("docs/performance.md", "docs/scaling.md", "docs/migration-kyma-python31
 EXTRA_WORK_MS = {"hello": 0.0, "light": 1.0, "heavy": 5.0}
 #: Requests per second and pod CPUs of those examples, and the autoscaler's target utilisation.
 EXAMPLE_LOAD, TARGET_UTILISATION = 1000, 0.7
+#: Checks (report.checks) a page quotes as ``bench:check-NAME``: the measured value with its unit.
+CHECKS = {
+    "funcwsgi-over-bare-gthread": "req/s: funcwsgi ÷ bare WSGI, same gunicorn gthread settings",
+    "funcwsgi-over-functions-framework": "req/s: funcwsgi ÷ Functions Framework",
+    "funcwsgi-over-kyma": "req/s: funcwsgi ÷ Kyma-shaped runtime",
+    "granian-over-bare": "req/s: funcwsgi on granian ÷ bare WSGI on granian",
+    "cold-start-over-bare": "cold start: funcwsgi ÷ bare gunicorn",
+    "cold-start-over-functions-framework": "cold start: funcwsgi ÷ Functions Framework",
+    "tracing-server-cpu": "tracing on: server CPU added per request",
+    "tracing-inprocess": "in-process: tracing on, CPU added per request (export included)",
+    "nodejs26-over-bare-node": "req/s: nodejs26 ÷ bare node:http",
+    "nodejs26-over-express": "req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime (Express 5)",
+    "nodejs26-over-express-traced": "req/s: nodejs26 ÷ Kyma-nodejs26-shaped runtime with its tracing instrumentation",
+    "nodejs26-inprocess-call-path": "in-process: nodejs26 call path over bare node:http (CPU)",
+    "nodejs26-inprocess-default": "in-process: nodejs26 default settings over bare node:http (CPU)",
+}
+#: Targets whose server CPU per request at 16 connections a page quotes as ``bench:cpu-TARGET``.
+CPU_TARGETS = ("bare-node-http", "nodejs26", "kyma-nodejs26-shaped", "kyma-nodejs26-shaped-traced", "bare-granian", "funcwsgi-granian")
 
 
 def _summary(results: dict[str, Any], name: str) -> dict[str, Any]:
@@ -70,6 +88,21 @@ def figures(results: dict[str, Any]) -> dict[str, str]:
             found[f"inprocess-{variant}-adds"] = f"{cpu[variant] - cpu['stack']:.1f} µs"
     if "layer-timeout" in cpu and "layer-cloudevents" in cpu:  # the row below it in the table
         found["inprocess-timeout-layer"] = f"{cpu['layer-timeout'] - cpu['layer-cloudevents']:.2f} µs"
+    by_check = {check["check"]: check for check in results.get("checks", [])}
+    for name, check_name in CHECKS.items():
+        if check_name in by_check:
+            check = by_check[check_name]
+            found[f"check-{name}"] = f"{check['value']:.2f}×" if check["unit"] == "×" else f"{check['value']:.1f}{check['unit']}"
+    missed = [check["check"] for check in results.get("checks", []) if not check["ok"]]
+    found["checks-missed"] = "; ".join(missed) or "none"
+    found["checks-missed-count"] = f"{len(missed)} of {len(results.get('checks', []))}"
+    for target in CPU_TARGETS:
+        entry = next((entry for entry in results["targets"] if entry["name"] == target and entry.get("summary")), None)
+        if entry is not None:
+            found[f"cpu-{target}"] = f"{entry['summary']['c16']['cpu_us_per_request']:.1f} µs"
+    node_cpu = {row["id"]: row["cpu_us"] for row in results.get("inprocess_node", [])}
+    if "node-bare" in node_cpu:
+        found["inprocess-node-bare"] = f"{node_cpu['node-bare']:.1f} µs"
     counts = results.get("callgrind", {})
     for key, value in counts.items():
         found[f"instructions-{key}"] = f"{value:,}"

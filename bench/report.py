@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     import json
     from pathlib import Path
 
-    from . import chart, figures
+    from . import chart, figures, history
     from .run import CHART, DOC, REPO
 
     parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__.splitlines()[0] if main.__doc__ else None)
@@ -295,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     args.results.write_text(json.dumps(results, indent=2) + "\n")
     CHART.write_text(chart.render(results))
     update_doc(DOC, render(results, chart_path=CHART.name))
+    # The run joins the kept runs (once: by its start), so a results file made elsewhere is not lost when the next run replaces it.
+    history.record(results)
+    history.update_doc(DOC, history.render(history.runs(history.load(), results), results["meta"]["started"]))
     figures.update_pages(REPO, results)
     print(summary_table(results))
     return 0

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import callgrind, chart, figures, report
+from . import callgrind, chart, figures, history, report
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_wrk
 from .processes import ServerFailed, cores, free_port, get, start, worker_rss_mb
@@ -321,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quick and not args.no_docs and not args.only:
         CHART.write_text(chart.render(results))
         report.update_doc(DOC, report.render(results, chart_path=CHART.name))
+        history.record(results)
+        history.update_doc(DOC, history.render(history.runs(history.load(), results), results["meta"]["started"]))
         quoted = figures.update_pages(REPO, results)
         log(f"updated {DOC.relative_to(REPO)}, {CHART.relative_to(REPO)} and the figures quoted in {', '.join(quoted) or 'no other page'}")
     print(report.summary_table(results))

@@ -126,10 +126,15 @@ def default_app(config: Config | None = None) -> FunctionService:
 
 #: The command that serves ``funcwsgi:app`` with gunicorn and the runtime's settings.
 GUNICORN_COMMAND = "gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app"
+#: The module that holds those settings, imported (under either of its names) by a gunicorn that read them.
+GUNICORN_SETTINGS_MODULE = "adapters.gunicorn_conf"
 
 
 def refuse_unconfigured_gunicorn() -> None:
     """Stop a gunicorn that loads ``funcwsgi:app`` without having read :mod:`funcwsgi.gunicorn_conf`.
+
+    (That is :mod:`adapters.gunicorn_conf` under its public name; the check
+    looks for the module itself, named by a string: the core imports no adapter.)
 
     Such a gunicorn listens where its own defaults say (``127.0.0.1:8000``,
     the sync worker), whatever ``SERVER_*`` say, and gives the app no hooks:
@@ -139,7 +144,7 @@ def refuse_unconfigured_gunicorn() -> None:
     it is also a ``RuntimeError``, which a master loading the app itself
     (``--preload``) prints as one line before exiting 1.
     """
-    if "gunicorn.arbiter" not in sys.modules or "funcwsgi.gunicorn_conf" in sys.modules:
+    if "gunicorn.arbiter" not in sys.modules or GUNICORN_SETTINGS_MODULE in sys.modules:
         return
     from gunicorn.errors import AppImportError
 

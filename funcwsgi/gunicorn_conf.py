@@ -1,30 +1,4 @@
-"""gunicorn settings read from the runtime's configuration object.
+"""The public name of :mod:`adapters.gunicorn_conf` (``gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app``)."""
 
-The repository's ``gunicorn.conf.py`` star-imports this module, so
-``gunicorn funcwsgi:app`` run next to it serves exactly like the gunicorn
-adapter (``SERVER_ADAPTER=gunicorn funcwsgi serve``): both take their
-settings and hooks from :func:`adapters.gunicorn.gunicorn_settings`. The
-environment is parsed once, here, into :data:`runtime_config`.
-"""
-
-from __future__ import annotations
-
-from typing import Any
-
-from funcwsgi.config import Config
-from funcwsgi.errors import StartupError, report_and_exit
-
-# Not named `config`: gunicorn reads that name as its own --config setting.
-try:
-    runtime_config = Config.from_env()
-except StartupError as error:  # gunicorn would print a traceback wall; one line instead
-    report_and_exit(error)
-
-from adapters.gunicorn import gunicorn_settings  # noqa: E402 - after the configuration is known to be valid
-
-_settings: dict[str, Any] = gunicorn_settings(runtime_config)
-# bind, worker_class, workers, threads, graceful_timeout, max_requests, loglevel,
-# proc_name, worker_tmp_dir and the hooks on_starting, post_fork, post_worker_init,
-# worker_exit, child_exit.
-globals().update(_settings)
-__all__ = sorted(_settings)
+from adapters.gunicorn_conf import *  # noqa: F403 - gunicorn reads the settings and hooks from this module's names
+from adapters.gunicorn_conf import __all__  # noqa: F401

@@ -24,6 +24,10 @@ STATUS_LINES: dict[int, str] = {status.value: f"{status.value} {status.phrase}" 
 #: Statuses that never carry a body, nor a ``Content-Length`` (RFC 9110, 8.6).
 BODILESS = frozenset({204, 304})
 
+#: A probe's answer must never come from a cache (a proxy's, or the platform's own):
+#: an old ``200`` would keep a dead process in service.
+NO_STORE = (("Cache-Control", "no-store"),)
+
 
 def status_line(code: int) -> str:
     """``"404 Not Found"`` for 404; codes without a registered phrase are ``Unknown``."""
@@ -90,3 +94,12 @@ class Reply:
 
     def __repr__(self) -> str:
         return f"Reply({self.status!r}, {self.body[:40]!r})"
+
+
+def probe_reply(code: int, text: str) -> Reply:
+    """The answer to a probe (``/healthz``, ``/health/readiness``, ``/health/liveness``): never stored by a cache.
+
+    Every probe answer the runtime makes is one of these, whichever layer or
+    adapter makes it, so none can leave the header out.
+    """
+    return Reply(code, text, headers=NO_STORE)

@@ -111,8 +111,9 @@ def reserved_routes(config: Config, loaded: LoadedFunction, inner: WSGIApplicati
 def health_routes(loaded: LoadedFunction, inner: WSGIApplication, *, loop_watched: bool = False) -> dict[str, WSGIApplication]:
     """The probes: the function's ``ready``/``alive`` hooks, plus what inner layers report.
 
-    ``/healthz`` (Kyma's probe) answers like ``/health/liveness``; with no
-    check at all both keep the fixed ``OK`` of :func:`default_routes`.
+    ``/healthz`` (Kyma's probe) answers like ``/health/liveness``, with no
+    check at all too: every probe is answered by a :class:`HealthCheck`, so
+    every probe answer is a ``probe_reply`` (never stored by a cache).
     """
     liveness: list[Check] = [layer.liveness_problem for layer in _layers_below(inner) if hasattr(layer, "liveness_problem")]
     readiness: list[Check] = []
@@ -122,10 +123,8 @@ def health_routes(loaded: LoadedFunction, inner: WSGIApplication, *, loop_watche
         liveness.insert(0, hook_check(loaded.hooks["alive"], "alive", loaded.path))
     if "ready" in loaded.hooks:
         readiness.append(hook_check(loaded.hooks["ready"], "ready", loaded.path))
-    routes: dict[str, WSGIApplication] = {"/health/readiness": HealthCheck(readiness), "/health/liveness": HealthCheck(liveness)}
-    if liveness:
-        routes["/healthz"] = routes["/health/liveness"]
-    return routes
+    alive = HealthCheck(liveness)
+    return {"/health/readiness": HealthCheck(readiness), "/health/liveness": alive, "/healthz": alive}
 
 
 def _layers_below(app: WSGIApplication) -> list[object]:

@@ -143,3 +143,57 @@ def test_the_event_loop_section_of_performance_md_is_its_results_file():
     )
     svg = (REPO / "docs" / "performance-async.svg").read_text()
     assert svg == event_loop.chart(results)
+
+
+def test_the_runs_table_of_performance_md_is_the_history_file_and_the_current_run():
+    from bench import history
+
+    results = json.loads((REPO / "bench" / "results" / "results.json").read_text())
+    kept = history.load()
+    assert results["meta"]["started"] in [run["started"] for run in kept], (
+        "bench/results/history.json lacks the run of results.json: run `python -m bench.report bench/results/results.json`"
+    )
+    performance = (REPO / "docs" / "performance.md").read_text()
+    table = history.render(history.runs(kept, results), results["meta"]["started"])
+    assert table.rstrip("\n") in performance, "docs/performance.md's runs table is not bench/results/history.json's: run `python -m bench.report bench/results/results.json`"
+
+
+def test_each_kept_run_is_the_results_file_it_names():
+    """A row recovered from git says which commit's results.json it summarises; it must be exactly that summary."""
+    from bench import history
+
+    checked = 0
+    for run in history.load():
+        prefix = "results.json at "
+        if not run["source"].startswith(prefix):
+            assert run["source"] == "make bench" or "results file not kept" in run["source"], run["source"]
+            continue
+        commit = run["source"][len(prefix):]
+        shown = subprocess.run(["git", "show", f"{commit}:bench/results/results.json"], cwd=REPO, capture_output=True, text=True)
+        if shown.returncode != 0:
+            pytest.skip(f"commit {commit} is not in this clone (a shallow one?): {shown.stderr.strip()}")
+        assert history.summarize(json.loads(shown.stdout), run["source"]) == run, commit
+        checked += 1
+    assert checked >= 3
+
+
+def test_recording_a_run_keeps_the_earlier_ones_and_replaces_its_own(tmp_path):
+    from bench import history
+
+    def results(started, value):
+        check = {"check": "req/s: funcwsgi ÷ Functions Framework", "value": value, "unit": "×", "ok": value >= 1.6}
+        target = {"name": "bare-granian", "summary": {"c16": {"cpu_us_per_request": 11.0}}}
+        return {"meta": {"started": started, "command": "python -m bench", "loadavg_before": [1.0, 1.0, 1.0], "elapsed_s": 500.0},
+                "targets": [target], "checks": [check]}
+
+    path = tmp_path / "history.json"
+    history.record(results("2026-12-02 09:00 UTC", 1.7), path)
+    history.record(results("2026-12-01 09:00 UTC", 1.5), path)
+    history.record(results("2026-12-02 09:00 UTC", 1.9), path)  # the same run again, re-rendered
+    kept = history.load(path)
+    assert [(run["started"], run["checks"]["req/s: funcwsgi ÷ Functions Framework"]["value"]) for run in kept] == [
+        ("2026-12-01 09:00 UTC", 1.5), ("2026-12-02 09:00 UTC", 1.9),
+    ]
+    table = history.render(kept, "2026-12-02 09:00 UTC")
+    assert "| **2026-12-02 09:00 UTC** (the run above) | 1.00 | 500 s | – | 1.90× |" in table
+    assert "nodejs26, on the runs that measured it:" in table and table.count("| 2026-12-01 09:00 UTC |") == 1

@@ -1,16 +1,24 @@
-"""The import rule of the layout (docs/architecture.md), read from the source.
+"""The layout's rules (docs/architecture.md), read from the source.
 
 - no import circle among ``funcwsgi``, ``sdk`` and ``adapters``, counting every
   import: module level, inside functions and under ``TYPE_CHECKING``;
-- the core (``funcwsgi`` outside ``cli/`` and ``compat/``) imports no module of
-  the wings, except ``funcwsgi.compat`` itself, the one place that chooses a
-  contract (and ``funcwsgi.__main__``, which is the CLI's entry point);
-- nothing outside ``funcwsgi.cli`` imports the CLI.
+- the core (``funcwsgi`` outside its wings ``cli/``, ``compat/`` and
+  ``devtools/``) imports no module of the wings, except ``funcwsgi.compat``
+  itself, the one place that chooses a contract (and ``funcwsgi.__main__``,
+  which is the CLI's entry point), and no module of ``adapters/``;
+- nothing outside ``funcwsgi.cli`` imports the CLI;
+- the top level of ``funcwsgi/`` is the request's path: at most
+  ``CORE_LIMIT`` modules, each named in docs/architecture.md. The only other
+  modules there are the public names in ``PUBLIC_NAMES``: a docstring and a
+  re-export of one module that lives in a wing or in ``adapters/``, nothing
+  else, and not counted. Our own code imports the module itself, never its
+  public name.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +27,15 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("funcwsgi", "sdk", "adapters")
 CHOOSING_PLACE = "funcwsgi.compat"
 CLI_ENTRY = "funcwsgi.__main__"
+WINGS = ("funcwsgi.cli", "funcwsgi.compat", "funcwsgi.devtools")
+#: Public import paths kept where users know them, for modules that are not on the request's path.
+PUBLIC_NAMES = {
+    "funcwsgi.testing": "funcwsgi.devtools.testing",  # from funcwsgi.testing import FunctionClient
+    "funcwsgi.gunicorn_conf": "adapters.gunicorn_conf",  # gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app
+}
+#: Request-path modules the top level of funcwsgi/ may hold (issue 14: at most 18).
+CORE_LIMIT = 18
+ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 
 def modules() -> dict[str, Path]:
@@ -103,7 +120,11 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def is_wing(name: str) -> bool:
-    return name.startswith(("funcwsgi.cli", "funcwsgi.compat"))
+    return any(name == wing or name.startswith(wing + ".") for wing in WINGS)
+
+
+def is_core(name: str) -> bool:
+    return name.startswith("funcwsgi") and not is_wing(name) and name != CLI_ENTRY and name not in PUBLIC_NAMES
 
 
 def test_the_graph_sees_the_imports(graph):
@@ -112,6 +133,8 @@ def test_the_graph_sees_the_imports(graph):
     assert "funcwsgi.compat" in graph["funcwsgi.function_app"]
     assert "funcwsgi.compat.flask" in graph["funcwsgi.compat"]  # imported inside a function
     assert "funcwsgi.config" in graph["adapters"]
+    assert graph["funcwsgi.testing"] == {"funcwsgi.devtools.testing"}
+    assert graph["funcwsgi.gunicorn_conf"] == {"adapters.gunicorn_conf"}
 
 
 def test_no_import_circle(graph):
@@ -126,10 +149,16 @@ def test_the_core_reaches_the_wings_only_through_the_choosing_place(graph):
     crossings = [
         (name, target)
         for name, targets in graph.items()
-        if name.startswith("funcwsgi") and not is_wing(name) and name != CLI_ENTRY
+        if is_core(name)
         for target in targets
         if is_wing(target) and target != CHOOSING_PLACE
     ]
+    assert crossings == []
+
+
+def test_the_core_imports_no_adapter(graph):
+    # The adapters serve the core; gunicorn's settings module is an adapter's, under a public name.
+    crossings = [(name, target) for name, targets in graph.items() if is_core(name) for target in targets if target.startswith("adapters")]
     assert crossings == []
 
 
@@ -144,6 +173,67 @@ def test_only_the_cli_imports_the_cli(graph):
     assert outside == []
 
 
-def test_the_top_level_holds_the_core_only():
-    top = sorted(path.stem for path in (REPO / "funcwsgi").glob("*.py") if path.stem not in ("__init__", "__main__"))
-    assert len(top) <= 18, top
+def top_level_core() -> list[str]:
+    return sorted(
+        path.stem
+        for path in (REPO / "funcwsgi").glob("*.py")
+        if path.stem not in ("__init__", "__main__") and f"funcwsgi.{path.stem}" not in PUBLIC_NAMES
+    )
+
+
+def test_the_top_level_holds_the_request_path_only():
+    core = top_level_core()
+    assert len(core) <= CORE_LIMIT, core
+    assert all((REPO / f"{name.replace('.', '/')}.py").is_file() for name in PUBLIC_NAMES)
+
+
+def test_the_architecture_page_names_the_top_level_core_exactly():
+    """The core's box in docs/architecture.md lists the top level's request-path modules, and no public name."""
+    box = re.search(r'top\["(?P<names>[^"]*)"\]', ARCHITECTURE.read_text(encoding="utf-8"))
+    assert box, "docs/architecture.md lost the core's box (top[...])"
+    named = sorted(name.strip() for name in re.split(r"·|<br/>", box["names"]) if name.strip())
+    assert named == top_level_core()
+
+
+def public_name_problems(name: str, path: Path, target: str) -> list[str]:
+    """What in a public-name module is more than a docstring, a re-export of ``target`` and ``__all__``."""
+    package = name.rpartition(".")[0]
+    problems = []
+    for index, node in enumerate(ast.parse(path.read_text(encoding="utf-8"), str(path)).body):
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                module = ".".join([*package.split(".")[: len(package.split(".")) - (node.level - 1)], module])
+            if module == target:
+                continue
+            problems.append(f"line {node.lineno}: imports {module}, not {target}")
+        elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]:
+            continue
+        else:
+            problems.append(f"line {node.lineno}: {type(node).__name__}")
+    return problems
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_NAMES))
+def test_a_public_name_only_re_exports_its_module(name):
+    target = PUBLIC_NAMES[name]
+    assert not is_core(target) and (is_wing(target) or target.startswith("adapters.")), target
+    assert public_name_problems(name, modules()[name], target) == []
+
+
+def test_a_public_name_with_logic_of_its_own_is_caught(tmp_path):
+    shim = tmp_path / "shim.py"
+    shim.write_text('"""Doc."""\n\nfrom .devtools.testing import FunctionClient\n\n__all__ = ["FunctionClient"]\n')
+    assert public_name_problems("funcwsgi.shim", shim, "funcwsgi.devtools.testing") == []
+    shim.write_text('"""Doc."""\n\nfrom .devtools.testing import FunctionClient\nfrom .config import Config\nDEFAULT = Config()\n')
+    assert public_name_problems("funcwsgi.shim", shim, "funcwsgi.devtools.testing") == [
+        "line 4: imports funcwsgi.config, not funcwsgi.devtools.testing",
+        "line 5: Assign",
+    ]
+
+
+def test_our_code_imports_the_module_not_its_public_name(graph):
+    users = [(name, target) for name, targets in graph.items() for target in targets if target in PUBLIC_NAMES]
+    assert users == []

@@ -68,6 +68,11 @@ def test_the_bundled_pip_installs_the_wheel_and_it_imports(bundled: Path, wheel:
         "import funcwsgi, sdk, adapters, funcwsgi.cli.scaffolding as s\n"
         "assert funcwsgi.__file__.startswith(sys.prefix), funcwsgi.__file__\n"
         "assert (s.DEFAULT_SCAFFOLDING / 'service.py').is_file() and (s.TEMPLATES / 'http' / 'handler.py').is_file()\n"
+        # The public names of modules that live in a wing or in adapters/ (docs/architecture.md).
+        "from funcwsgi.testing import FunctionClient\n"
+        "assert FunctionClient.__module__ == 'funcwsgi.devtools.testing'\n"
+        "import funcwsgi.gunicorn_conf as conf\n"
+        "assert len(conf.bind) == 1 and callable(conf.post_fork), conf.bind\n"
         "print(funcwsgi.make_app(lambda req, res: res.set_body('hi')).layers[-1])"
     )
     result = subprocess.run([str(bundled), "-c", "import sys\n" + code], capture_output=True, text=True, cwd="/", timeout=120)

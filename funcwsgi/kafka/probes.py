@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from ..middleware.reserved import ROUTED_METHODS
-from ..replies import Reply
+from ..replies import Reply, probe_reply
 from .consumer import TriggerStatus
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-NOT_CONNECTED = Reply(503, "Kafka brokers unreachable")
-NOT_RUNNING = Reply(503, "Kafka consumer stopped")
+NOT_CONNECTED = probe_reply(503, "Kafka brokers unreachable")
+NOT_RUNNING = probe_reply(503, "Kafka consumer stopped")
 NOT_FOUND = Reply(404, "Not Found: this function is served from Kafka, not over HTTP")
 
 READINESS = "/health/readiness"

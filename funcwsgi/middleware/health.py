@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..replies import Reply
+from ..replies import probe_reply
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -21,9 +21,7 @@ log = logging.getLogger("funcwsgi.health")
 
 Check = Callable[[], "str | None"]
 
-#: Probes must never be answered from a cache.
-NO_STORE = (("Cache-Control", "no-store"),)
-HEALTHY = Reply(200, "OK", headers=NO_STORE)
+HEALTHY = probe_reply(200, "OK")
 
 
 class HealthCheck:
@@ -36,7 +34,7 @@ class HealthCheck:
         for check in self.checks:
             problem = check()
             if problem:
-                return Reply(503, problem, headers=NO_STORE)(environ, start_response)
+                return probe_reply(503, problem)(environ, start_response)
         return HEALTHY(environ, start_response)
 
     def __repr__(self) -> str:

@@ -12,13 +12,12 @@ if TYPE_CHECKING:
 
 ROUTED_METHODS = frozenset({"GET", "HEAD"})
 
-
-HEALTHZ = Reply(200, "OK")
 FAVICON = Reply(204)
 
 
 def default_routes() -> dict[str, WSGIApplication]:
-    return {"/healthz": HEALTHZ, "/favicon.ico": FAVICON}
+    """The fixed routes; the probes (``/healthz`` among them) come from ``funcwsgi.stack.health_routes``."""
+    return {"/favicon.ico": FAVICON}
 
 
 class ReservedRoutesMiddleware:

@@ -31,6 +31,8 @@ TIMEOUT_BODY = "Timeout while processing the function"
 LOOP_PATHS = {"gunicorn-loop": "gunicorn", "granian-loop": "granian"}
 #: Every way of serving the contract holds for: each HTTP adapter, and each event-loop path.
 SERVED_BY = [*HTTP_ADAPTERS, *LOOP_PATHS]
+#: The paths a platform probes; none of their answers may come from a cache.
+PROBES = ("/healthz", "/health/readiness", "/health/liveness")
 
 
 def function_of(adapter: str) -> Path:
@@ -159,16 +161,28 @@ def test_request_bodies_over_the_limit_get_413(served, size, chunked, status):
         assert response.text.startswith("Request Entity Too Large")
 
 
+def probe_answers(url: str) -> list[tuple[str, str, int, str | None]]:
+    """Method, path, status and ``Cache-Control`` of a GET and a HEAD on each probe path."""
+    answers = []
+    for method in ("GET", "HEAD"):
+        for path in PROBES:
+            response = requests.request(method, url + path, timeout=10)
+            answers.append((method, path, response.status_code, response.headers.get("Cache-Control")))
+    return answers
+
+
 def test_reserved_routes_and_health_hooks(served):
     assert (requests.get(served.url + "/healthz").text, requests.get(served.url + "/healthz").status_code) == ("OK", 200)
     assert requests.get(served.url + "/favicon.ico").status_code == 204
     for path in ("/health/readiness", "/health/liveness"):
         assert requests.get(served.url + path).text == "OK"
+    assert {answer[2:] for answer in probe_answers(served.url)} == {(200, "no-store")}
     not_ready = served.health_dir / "not-ready"
     not_ready.touch()
     try:
         response = requests.get(served.url + "/health/readiness")
         assert (response.status_code, response.text) == (503, "warming up the cache")
+        assert response.headers.get("Cache-Control") == "no-store"
         assert requests.get(served.url + "/healthz").status_code == 200
     finally:
         not_ready.unlink()
@@ -178,9 +192,30 @@ def test_reserved_routes_and_health_hooks(served):
         for path in ("/health/liveness", "/healthz"):
             response = requests.get(served.url + path)
             assert (response.status_code, response.text) == (503, "alive() returned False")
+            assert response.headers.get("Cache-Control") == "no-store"
     finally:
         not_alive.unlink()
     assert requests.get(served.url + "/health/readiness").status_code == 200
+
+
+@pytest.fixture(scope="module", params=SERVED_BY)
+def served_without_checks(request, tmp_path_factory):
+    """A function with no ready()/alive() hooks, and no layer or loop watch adding a liveness check."""
+    folder = function_folder("async_fn" if request.param in LOOP_PATHS else "hello")
+    running = start(
+        request.param, tmp_path_factory.mktemp(request.param), HANDLER_FOLDER=str(folder), SERVER_CALL_TIMEOUT="0", SERVER_LOOP_BLOCKED_SECONDS="0"
+    )
+    yield running
+    running.server.stop()
+
+
+def test_probes_are_never_answered_from_a_cache_without_hooks_either(served_without_checks):
+    """``/healthz`` with nothing to check is answered by the reserved routes' fixed reply, not a HealthCheck.
+
+    Mutation caught: that reply made without ``Cache-Control: no-store`` (as it was).
+    """
+    answers = probe_answers(served_without_checks.url)
+    assert [answer for answer in answers if answer[2:] != (200, "no-store")] == []
 
 
 def test_start_hook_ran_once_in_the_serving_process_before_it_served(served):

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import pytest
+import requests
 from werkzeug.test import Client
 
 from funcwsgi import make_app
 from funcwsgi.kafka.consumer import TriggerStatus
-from funcwsgi.kafka.probes import ProbeApp
+from funcwsgi.kafka.probes import ProbeApp, start_probe_server
 from tests.conftest import function_folder
+from tests.servers import free_port
 
 
 @pytest.fixture
@@ -77,3 +79,31 @@ def test_without_metrics_on_this_port_the_path_is_not_forwarded(monkeypatch, tmp
     assert client.get("/metrics").status_code == 404
     assert client.get("/health/readiness").status_code == 200
     assert called == []
+
+
+@pytest.mark.parametrize("function", ["hello", "serving"], ids=["without hooks", "with ready and alive hooks"])
+def test_every_probe_answer_of_the_probe_server_is_never_cached(monkeypatch, tmp_path, function):
+    """Over HTTP, on the kafka adapter's own probe server: consumer up, broker lost, consumer stopped.
+
+    Mutation caught: the consumer's 503s made as plain ``Reply`` objects, without ``Cache-Control: no-store``.
+    """
+    monkeypatch.setenv("HEALTH_DIR", str(tmp_path))
+    status = TriggerStatus("kafka-0:9092", ("orders",))
+    status.running = status.connected = True
+    app = make_app(environ={}, handler_folder=function_folder(function), server_call_timeout=0)
+    port = free_port()
+    server = start_probe_server(ProbeApp(app, status, "/metrics"), "127.0.0.1", port)
+    seen = []
+    try:
+        for state in ("serving", "broker lost", "stopped"):
+            status.connected = state == "serving"
+            status.running = state != "stopped"
+            for method in ("GET", "HEAD"):
+                for path in ("/healthz", "/health/readiness", "/health/liveness"):
+                    response = requests.request(method, f"http://127.0.0.1:{port}{path}", timeout=10)
+                    seen.append((state, method, path, response.status_code, response.headers.get("Cache-Control")))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert {answer[3] for answer in seen} == {200, 503}
+    assert [answer for answer in seen if answer[4] != "no-store"] == []

@@ -61,7 +61,8 @@ def test_probe_routes_call_the_functions_hooks(client_for, monkeypatch, tmp_path
 
 def test_without_hooks_the_probes_answer_ok(client_for):
     client = client_for("hello", server_call_timeout=0)
-    assert [client.get(path).text for path in ("/healthz", "/health/readiness", "/health/liveness")] == ["OK"] * 3
+    answers = [client.get(path) for path in ("/healthz", "/health/readiness", "/health/liveness")]
+    assert [(response.text, response.headers.get("Cache-Control")) for response in answers] == [("OK", "no-store")] * 3
 
 
 @pytest.mark.parametrize("method", ["GET", "HEAD"])
@@ -69,7 +70,7 @@ def test_probe_answers_are_never_cached(client_for, monkeypatch, tmp_path, metho
     """A cache between the platform and the pod must not answer a probe from an old answer.
 
     Mutation caught: ``("Cache-Control", "no-store")`` left out of the probes' headers
-    (``NO_STORE`` in funcwsgi/middleware/health.py).
+    (``NO_STORE`` in funcwsgi/replies.py, which ``probe_reply`` adds).
     """
     monkeypatch.setenv("HEALTH_DIR", str(tmp_path))
     client = client_for("serving")

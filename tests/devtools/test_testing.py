@@ -1,10 +1,10 @@
-"""funcwsgi.testing: a function called as the runtime calls it, without a server."""
+"""funcwsgi.testing (funcwsgi/devtools/testing.py): a function called as the runtime calls it, without a server."""
 
 from __future__ import annotations
 
 from funcwsgi.testing import FunctionClient
 
-from .conftest import function_folder
+from ..conftest import function_folder
 
 
 def test_calls_the_function_in_a_folder():
