@@ -233,6 +233,7 @@ class AsgiService:
     def __init__(self, service: FunctionService) -> None:
         config = service.config
         self.service = service
+        self.call_service = service.__call__  # a bound method: called without a C frame of its own
         self.limit = config.max_inflight_on_loop
         self.inflight = 0
         self.busy = Reply(
@@ -281,7 +282,7 @@ class AsgiService:
     def serve(self, environ: dict[str, Any], send: Send) -> tuple[str, list[tuple[str, str]], list[bytes]] | None:
         """Runs in the call's greenlet: the stack's answer, sent by the task when the body is a list, else streamed here."""
         exchange = _Exchange(send, environ["REQUEST_METHOD"] == "HEAD")
-        body = self.service(environ, exchange.start_response)
+        body = self.call_service(environ, exchange.start_response)
         if type(body) is list and not exchange.head_sent:
             if exchange.bodiless:
                 body = []
