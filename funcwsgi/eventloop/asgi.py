@@ -46,18 +46,15 @@ RETRY_AFTER = "1"
 INTERNAL_ERROR = Reply(500, "Internal Server Error")
 
 
-_NO_BODY = bytearray()  # shared by every call without a body: nothing is ever added to it
-
-
 class AsgiInput:
     """``wsgi.input`` of a call on the loop: the ASGI body messages, read through the bridge as they arrive."""
 
     __slots__ = ("_receive", "_buffer", "_more")
 
-    def __init__(self, receive: Receive, *, has_body: bool = True) -> None:
+    def __init__(self, receive: Receive) -> None:
         self._receive = receive
-        self._buffer = bytearray() if has_body else _NO_BODY
-        self._more = has_body
+        self._buffer = bytearray()
+        self._more = True
 
     def _fill(self) -> None:
         message = wait_for(self._receive())
@@ -148,16 +145,41 @@ def _template(scope: Scope) -> dict[str, Any]:
     return template
 
 
+class NoBody:
+    """``wsgi.input`` of a call without a body (no Content-Length, no Transfer-Encoding): one, shared, holding nothing."""
+
+    __slots__ = ()
+
+    def read(self, size: int | None = -1) -> bytes:
+        return b""
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return b""
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        return []
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def preload(self) -> None:
+        """Nothing to read."""
+
+
+NO_BODY = NoBody()
+
+
 def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
     """The WSGI environ (PEP 3333) of an ASGI ``http`` scope."""
     environ = _template(scope).copy()
-    root = scope.get("root_path", "")
     path = scope["path"]
+    root = environ["SCRIPT_NAME"]
     if root and path.startswith(root):
         path = path[len(root) :]
     environ["REQUEST_METHOD"] = scope["method"]
     environ["PATH_INFO"] = path if path.isascii() else path.encode().decode("latin-1")
-    environ["QUERY_STRING"] = scope.get("query_string", b"").decode("latin-1")
+    query = scope.get("query_string")
+    environ["QUERY_STRING"] = query.decode("latin-1") if query else ""
     environ[ASGI_SCOPE_KEY] = scope
     client = scope.get("client")
     if client:
@@ -166,23 +188,48 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
     header_key = _HEADER_KEYS.get
     for raw_name, raw_value in scope["headers"]:
         key = header_key(raw_name) or _header_key(raw_name)
-        value = raw_value.decode("latin-1")
         if key in environ:
-            environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
+            environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + raw_value.decode("latin-1")
         else:
-            environ[key] = value
+            environ[key] = raw_value.decode("latin-1")
     # HTTP/1.1 (RFC 9112, 6.3): without Content-Length or Transfer-Encoding a request has no body.
-    has_body = "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0"
-    environ["wsgi.input"] = AsgiInput(receive, has_body=has_body)
+    if "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0":
+        environ["wsgi.input"] = AsgiInput(receive)
+    else:
+        environ["wsgi.input"] = NO_BODY
     return environ
 
 
+#: Response header names and status lines repeat from call to call: each is encoded or parsed once.
+_NAMES: dict[str, bytes] = {}
+_CODES: dict[str, int] = {}
+_MAX_CACHED = 256
+
+
+def _name(name: str) -> bytes:
+    encoded = _NAMES.get(name)
+    if encoded is None:
+        encoded = name.encode("latin-1")
+        if len(_NAMES) < _MAX_CACHED:
+            _NAMES[name] = encoded
+    return encoded
+
+
+def _code(status: str) -> int:
+    code = _CODES.get(status)
+    if code is None:
+        code = int(status[:3])
+        if len(_CODES) < _MAX_CACHED:
+            _CODES[status] = code
+    return code
+
+
 def _head(status: str, headers: Iterable[tuple[str, str]]) -> Message:
-    return {
-        "type": "http.response.start",
-        "status": int(status[:3]),
-        "headers": [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers],
-    }
+    names = _NAMES.get
+    encoded = []
+    for name, value in headers:  # a loop, not a comprehension: a comprehension is a function call of its own
+        encoded.append((names(name) or _name(name), value.encode("latin-1")))
+    return {"type": "http.response.start", "status": _CODES.get(status) or _code(status), "headers": encoded}
 
 
 class _Exchange:
