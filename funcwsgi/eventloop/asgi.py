@@ -302,7 +302,7 @@ class AsgiService:
             await send({"type": "websocket.close", "code": 1003})
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.watch is not None:
+        if self.watch is not None and not self.watch.running:
             self.watch.ensure_running()
         if self.limit and self.inflight >= self.limit and scope["path"] not in self.exempt:
             await self.reply(self.busy, scope, send)
