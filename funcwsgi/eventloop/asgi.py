@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from ..environ import ASGI_SCOPE_KEY
+from ..middleware.http_rules import bodiless, without_content_headers
 from ..replies import Reply
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH
@@ -45,18 +46,15 @@ RETRY_AFTER = "1"
 INTERNAL_ERROR = Reply(500, "Internal Server Error")
 
 
-_NO_BODY = bytearray()  # shared by every call without a body: nothing is ever added to it
-
-
 class AsgiInput:
     """``wsgi.input`` of a call on the loop: the ASGI body messages, read through the bridge as they arrive."""
 
     __slots__ = ("_receive", "_buffer", "_more")
 
-    def __init__(self, receive: Receive, *, has_body: bool = True) -> None:
+    def __init__(self, receive: Receive) -> None:
         self._receive = receive
-        self._buffer = bytearray() if has_body else _NO_BODY
-        self._more = has_body
+        self._buffer = bytearray()
+        self._more = True
 
     def _fill(self) -> None:
         message = wait_for(self._receive())
@@ -102,60 +100,178 @@ class AsgiInput:
             self._fill()
 
 
+#: The environ key of each request header name seen so far (ASGI servers send names lower-cased):
+#: a call's headers are looked up, not decoded, upper-cased and rewritten each time.
+_HEADER_KEYS: dict[bytes, str] = {b"content-length": "CONTENT_LENGTH", b"content-type": "CONTENT_TYPE"}
+#: Past this many names (a client inventing header names), new ones are computed, not kept.
+_MAX_HEADER_KEYS = 1024
+#: The part of an environ that depends only on the server end of the connection, by that end.
+_TEMPLATES: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _header_key(raw_name: bytes) -> str:
+    key = _HEADER_KEYS.get(raw_name)
+    if key is None:
+        name = raw_name.decode("latin-1").lower()
+        key = {"content-length": "CONTENT_LENGTH", "content-type": "CONTENT_TYPE"}.get(name) or "HTTP_" + name.upper().replace("-", "_")
+        if len(_HEADER_KEYS) < _MAX_HEADER_KEYS:
+            _HEADER_KEYS[raw_name] = key
+    return key
+
+
+def _template(scope: Scope) -> dict[str, Any]:
+    server = scope.get("server") or ("localhost", 80)
+    scheme = scope.get("scheme", "http")
+    version = scope.get("http_version", "1.1")
+    root = scope.get("root_path", "")
+    end = (server[0], server[1], scheme, version, root)
+    template = _TEMPLATES.get(end)
+    if template is None:
+        template = {
+            "SCRIPT_NAME": root.encode().decode("latin-1"),
+            "SERVER_NAME": str(server[0]),
+            "SERVER_PORT": str(server[1]) if server[1] is not None else "80",
+            "SERVER_PROTOCOL": "HTTP/" + version,
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": scheme,
+            "wsgi.input_terminated": True,
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+        }
+        if len(_TEMPLATES) < 64:  # a server has a handful of ends (address, scheme, protocol)
+            _TEMPLATES[end] = template
+    return template
+
+
+class NoBody:
+    """``wsgi.input`` of a call without a body (no Content-Length, no Transfer-Encoding): one, shared, holding nothing."""
+
+    __slots__ = ()
+
+    def read(self, size: int | None = -1) -> bytes:
+        return b""
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return b""
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        return []
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def preload(self) -> None:
+        """Nothing to read."""
+
+
+NO_BODY = NoBody()
+
+
 def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
     """The WSGI environ (PEP 3333) of an ASGI ``http`` scope."""
-    root = scope.get("root_path", "")
+    environ = _template(scope).copy()
     path = scope["path"]
+    root = environ["SCRIPT_NAME"]
     if root and path.startswith(root):
         path = path[len(root) :]
-    server = scope.get("server") or ("localhost", 80)
+    environ["REQUEST_METHOD"] = scope["method"]
+    environ["PATH_INFO"] = path if path.isascii() else path.encode().decode("latin-1")
+    query = scope.get("query_string")
+    environ["QUERY_STRING"] = query.decode("latin-1") if query else ""
+    environ[ASGI_SCOPE_KEY] = scope
     client = scope.get("client")
-    environ: dict[str, Any] = {
-        "REQUEST_METHOD": scope["method"],
-        "SCRIPT_NAME": root.encode().decode("latin-1"),
-        "PATH_INFO": path.encode().decode("latin-1"),
-        "QUERY_STRING": scope.get("query_string", b"").decode("latin-1"),
-        "SERVER_NAME": str(server[0]),
-        "SERVER_PORT": str(server[1]) if server[1] is not None else "80",
-        "SERVER_PROTOCOL": "HTTP/" + scope.get("http_version", "1.1"),
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": scope.get("scheme", "http"),
-        "wsgi.input": None,
-        "wsgi.input_terminated": True,
-        "wsgi.errors": sys.stderr,
-        "wsgi.multithread": False,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-        ASGI_SCOPE_KEY: scope,
-    }
     if client:
         environ["REMOTE_ADDR"] = str(client[0])
         environ["REMOTE_PORT"] = str(client[1])
+    header_key = _HEADER_KEYS.get
     for raw_name, raw_value in scope["headers"]:
-        name = raw_name.decode("latin-1").lower()
-        value = raw_value.decode("latin-1")
-        if name == "content-length":
-            key = "CONTENT_LENGTH"
-        elif name == "content-type":
-            key = "CONTENT_TYPE"
-        else:
-            key = "HTTP_" + name.upper().replace("-", "_")
+        key = header_key(raw_name) or _header_key(raw_name)
         if key in environ:
-            environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
+            environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + raw_value.decode("latin-1")
         else:
-            environ[key] = value
+            environ[key] = raw_value.decode("latin-1")
     # HTTP/1.1 (RFC 9112, 6.3): without Content-Length or Transfer-Encoding a request has no body.
-    has_body = "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0"
-    environ["wsgi.input"] = AsgiInput(receive, has_body=has_body)
+    if "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0":
+        environ["wsgi.input"] = AsgiInput(receive)
+    else:
+        environ["wsgi.input"] = NO_BODY
     return environ
 
 
+#: Response header names and status lines repeat from call to call: each is encoded or parsed once.
+_NAMES: dict[str, bytes] = {}
+_CODES: dict[str, int] = {}
+_MAX_CACHED = 256
+
+
+def _name(name: str) -> bytes:
+    encoded = _NAMES.get(name)
+    if encoded is None:
+        encoded = name.encode("latin-1")
+        if len(_NAMES) < _MAX_CACHED:
+            _NAMES[name] = encoded
+    return encoded
+
+
+def _code(status: str) -> int:
+    code = _CODES.get(status)
+    if code is None:
+        code = int(status[:3])
+        if len(_CODES) < _MAX_CACHED:
+            _CODES[status] = code
+    return code
+
+
 def _head(status: str, headers: Iterable[tuple[str, str]]) -> Message:
-    return {
-        "type": "http.response.start",
-        "status": int(status[:3]),
-        "headers": [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers],
-    }
+    names = _NAMES.get
+    encoded = []
+    for name, value in headers:  # a loop, not a comprehension: a comprehension is a function call of its own
+        encoded.append((names(name) or _name(name), value.encode("latin-1")))
+    return {"type": "http.response.start", "status": _CODES.get(status) or _code(status), "headers": encoded}
+
+
+class _Exchange:
+    """One call's response on its way out: ``start_response`` and ``write`` for the stack, HTTP's rules kept.
+
+    The edge is the server here, so it keeps what :mod:`funcwsgi.middleware.http_rules`
+    keeps on the threaded servers: no body for ``HEAD``, none and no content headers
+    for 1xx, 204 and 304.
+    """
+
+    __slots__ = ("send", "head", "status", "headers", "bodiless", "head_sent")
+
+    def __init__(self, send: Send, head: bool) -> None:
+        self.send = send
+        self.head = head
+        self.status = ""
+        self.headers: list[tuple[str, str]] = []
+        self.bodiless = False
+        self.head_sent = False
+
+    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+        if exc_info is not None:
+            try:
+                if self.head_sent:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        if bodiless(status):
+            headers = without_content_headers(headers)
+            self.bodiless = True
+        else:
+            self.bodiless = self.head
+        self.status = status
+        self.headers = headers
+        return self.write
+
+    def write(self, chunk: bytes) -> None:
+        if not self.head_sent:
+            self.head_sent = True
+            wait_for(self.send(_head(self.status, self.headers)))
+        if chunk and not self.bodiless:
+            wait_for(self.send({"type": "http.response.body", "body": chunk, "more_body": True}))
 
 
 class AsgiService:
@@ -164,6 +280,7 @@ class AsgiService:
     def __init__(self, service: FunctionService) -> None:
         config = service.config
         self.service = service
+        self.call_service = service.__call__  # a bound method: called without a C frame of its own
         self.limit = config.max_inflight_on_loop
         self.inflight = 0
         self.busy = Reply(
@@ -185,7 +302,7 @@ class AsgiService:
             await send({"type": "websocket.close", "code": 1003})
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.watch is not None:
+        if self.watch is not None and not self.watch.running:
             self.watch.ensure_running()
         if self.limit and self.inflight >= self.limit and scope["path"] not in self.exempt:
             await self.reply(self.busy, scope, send)
@@ -211,35 +328,20 @@ class AsgiService:
 
     def serve(self, environ: dict[str, Any], send: Send) -> tuple[str, list[tuple[str, str]], list[bytes]] | None:
         """Runs in the call's greenlet: the stack's answer, sent by the task when the body is a list, else streamed here."""
-        started: list[Any] = []
-        head_sent = [False]
-
-        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
-            if exc_info is not None:
-                try:
-                    if head_sent[0]:
-                        raise exc_info[1].with_traceback(exc_info[2])
-                finally:
-                    exc_info = None
-            started[:] = [status, headers]
-            return write
-
-        def write(chunk: bytes) -> None:
-            if not head_sent[0]:
-                head_sent[0] = True
-                wait_for(send(_head(*started)))
-            if chunk:
-                wait_for(send({"type": "http.response.body", "body": chunk, "more_body": True}))
-
-        body = self.service(environ, start_response)
-        if type(body) is list and not head_sent[0]:
-            return started[0], started[1], body
+        exchange = _Exchange(send, environ["REQUEST_METHOD"] == "HEAD")
+        body = self.call_service(environ, exchange.start_response)
+        if type(body) is list and not exchange.head_sent:
+            if exchange.bodiless:
+                body = []
+            return exchange.status, exchange.headers, body
         try:
             for chunk in body:
+                if exchange.bodiless:
+                    break  # HEAD, 204, 304: the response is started, nothing of the body goes out
                 if chunk:
-                    write(chunk)
-            if not head_sent[0]:
-                write(b"")
+                    exchange.write(chunk)
+            if not exchange.head_sent:
+                exchange.write(b"")
             wait_for(send({"type": "http.response.body", "body": b""}))
         finally:
             close = getattr(body, "close", None)

@@ -39,21 +39,17 @@ class CallGreenlet(greenlet):  # type: ignore[misc]
 
     def serve_calls(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
         while True:
+            outcome: Outcome
             try:
-                outcome = Outcome(function(*args), None)
+                outcome = (function(*args), None)
             except BaseException as error:  # handed to the call's task, which raises it
-                outcome = Outcome(None, error)
+                outcome = (None, error)
             function, args = self.parent.switch(outcome)
 
 
-class Outcome:
-    """What a call's stack produced: the greenlet hands this, not an awaitable, when it is done."""
-
-    __slots__ = ("value", "error")
-
-    def __init__(self, value: Any, error: BaseException | None) -> None:
-        self.value = value
-        self.error = error
+#: What a call's stack produced, (value, None) or (None, error): the greenlet hands a tuple, never
+#: an awaitable, when it is done (a tuple is no awaitable, and cheaper to make than an object).
+Outcome = tuple[Any, BaseException | None]
 
 
 class NotOnTheLoopPath(RuntimeError):
@@ -84,7 +80,7 @@ async def run_bridged(function: Callable[..., T], *args: Any) -> T:
     call.gr_context = getcurrent().gr_context
     value = call.switch(function, args)
     try:
-        while type(value) is not Outcome:
+        while type(value) is not tuple:
             try:
                 result = await value
             except BaseException as error:  # the call's own code decides what to do with it
@@ -92,9 +88,10 @@ async def run_bridged(function: Callable[..., T], *args: Any) -> T:
             else:
                 value = call.switch(result)
     finally:
-        if type(value) is Outcome and call:  # back at the top of its loop: reusable
+        if type(value) is tuple and call:  # back at the top of its loop: reusable
             call.gr_context = None
             _idle.append(call)
-    if value.error is not None:
-        raise value.error
-    return value.value  # type: ignore[no-any-return]
+    result, error = value
+    if error is not None:
+        raise error
+    return result  # type: ignore[no-any-return]

@@ -14,6 +14,7 @@ from typing import Any
 from ..current import current_environ
 from ..environ import DEADLINE_KEY
 from ..timeouts.cancelling import until_deadline
+from .asgi import AsgiInput
 from .bridge import on_loop_path, wait_for
 
 _loops = threading.local()
@@ -46,9 +47,8 @@ def await_on_loop(coroutine: Any, name: str) -> Any:
     if environ is not None:
         # The coroutine runs outside the greenlet: it reads a body already read.
         stream = environ.get("wsgi.input")
-        preload = getattr(stream, "preload", None)
-        if preload is not None:
-            preload()
+        if type(stream) is AsgiInput:
+            stream.preload()
         deadline = environ.get(DEADLINE_KEY)
     return wait_for(coroutine if deadline is None else until_deadline(coroutine, deadline, name))
 

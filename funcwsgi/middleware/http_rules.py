@@ -9,12 +9,19 @@
 - ``write()`` works on every server: where the server's ``start_response``
   returns none (granian), what the app writes is buffered and sent ahead of
   the body it returns (PEP 3333 allows a buffering ``write``).
+
+On the event-loop path the ASGI edge (:mod:`funcwsgi.eventloop.asgi`) is
+the server: it keeps the same rules where it sends the response, with
+:func:`bodiless` and :func:`without_content_headers` from here, and this
+layer steps aside.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
+
+from ..environ import ASGI_SCOPE_KEY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -24,6 +31,15 @@ BODILESS = frozenset({"100", "101", "102", "103", "204", "304"})
 CONTENT_HEADERS = frozenset({"content-length", "content-type"})
 
 
+def bodiless(status: str) -> bool:
+    """Whether a response with this status line carries no content."""
+    return status[:3] in BODILESS
+
+
+def without_content_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(name, value) for name, value in headers if name.lower() not in CONTENT_HEADERS]
+
+
 class HttpRulesMiddleware:
     """The outermost layer: bodiless responses stay bodiless; ``write()`` always works."""
 
@@ -31,6 +47,8 @@ class HttpRulesMiddleware:
         self.app = app
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if ASGI_SCOPE_KEY in environ:  # the event-loop edge keeps the rules itself
+            return self.app(environ, start_response)
         call = _Call(environ.get("REQUEST_METHOD") == "HEAD", start_response)
         body = self.app(environ, call.start_response)
         if call.bodiless or (call.status is None and call.head):
@@ -55,9 +73,9 @@ class _Call:
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
         self.status = status
-        self.bodiless = self.head or status[:3] in BODILESS
-        if status[:3] in BODILESS:
-            headers = [(name, value) for name, value in headers if name.lower() not in CONTENT_HEADERS]
+        self.bodiless = self.head or bodiless(status)
+        if bodiless(status):
+            headers = without_content_headers(headers)
         # Typed to return write(), but granian's start_response returns None.
         write: Any = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
         if self.bodiless:

@@ -77,7 +77,10 @@ async def until_deadline(coroutine: Coroutine[Any, Any, Any], deadline: float, n
         sweep = _sweeps[loop] = DeadlineSweep(loop)
     task = asyncio.current_task()
     assert task is not None  # a call served on the loop is a task
-    sweep.add(task, deadline)
+    calls = sweep.calls
+    calls[task] = deadline  # what sweep.add does, without its call: this is every async call's path
+    if not sweep.scheduled:
+        sweep.add(task, deadline)
     try:
         result = await coroutine
     except asyncio.CancelledError:
@@ -85,8 +88,8 @@ async def until_deadline(coroutine: Coroutine[Any, Any, Any], deadline: float, n
             raise Expired("the coroutine was cancelled at the deadline") from None
         raise
     finally:
-        sweep.calls.pop(task, None)
-    if sweep.was_expired(task):
+        calls.pop(task, None)
+    if sweep.expired and sweep.was_expired(task):
         log.warning("%s() was cancelled at its deadline but caught asyncio.CancelledError and returned late", name)
         raise Expired("the coroutine caught its cancellation and returned after the deadline")
     return result

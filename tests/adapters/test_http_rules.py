@@ -19,11 +19,17 @@ from ..servers import BIN, Server, base_env, free_port
 STREAMED = ["/generator", "/iterator", "/wsgi", "/wsgi-lazy", "/write", "/plain"]
 
 
-@pytest.fixture(scope="module", params=list(HTTP_ADAPTERS))
+#: (adapter, function): every threaded server with the sync function, and the two event-loop
+#: servers (gunicorn's uvicorn worker, granian's ASGI) with the same function written async.
+SERVED = [(adapter, "http_rules") for adapter in HTTP_ADAPTERS] + [("gunicorn", "http_rules_async"), ("granian", "http_rules_async")]
+
+
+@pytest.fixture(scope="module", params=SERVED, ids=lambda served: "-".join(served).replace("http_rules_async", "loop").replace("-http_rules", ""))
 def server(request):
+    adapter, function = request.param
     port = free_port()
     env = base_env(
-        SERVER_ADAPTER=request.param, HANDLER_FOLDER=function_folder("http_rules"), SERVER_HOST="127.0.0.1",
+        SERVER_ADAPTER=adapter, HANDLER_FOLDER=function_folder(function), SERVER_HOST="127.0.0.1",
         SERVER_PORT=str(port), SERVER_NUMTHREADS="2", SERVER_WORKERS="1",
     )
     running = Server([str(BIN / "funcwsgi"), "serve"], env, port)

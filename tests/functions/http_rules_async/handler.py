@@ -1,0 +1,37 @@
+# The http_rules function, async: served on the event-loop path, where the ASGI edge keeps HTTP's rules.
+from werkzeug.wrappers import Response
+
+
+def lazy_app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    yield b"lazy "
+    yield b"body"
+
+
+def writing_app(environ, start_response):
+    write = start_response("200 OK", [("Content-Type", "text/plain")])
+    write(b"written ")
+    return [b"returned"]
+
+
+async def main(req, res):
+    path = req.path
+    if path == "/generator":
+        return (chunk for chunk in ("streamed ", "body"))
+    if path == "/iterator":
+        return iter([b"iterated ", b"body"])
+    if path == "/wsgi":
+        return Response(iter([b"passed ", b"through"]), mimetype="text/plain")
+    if path == "/wsgi-lazy":
+        return lazy_app
+    if path == "/write":
+        return writing_app
+    if path == "/no-content":
+        return "", 204
+    if path == "/no-content-with-body":
+        return {"ignored": True}, 204, {"Content-Length": "15"}
+    if path == "/not-modified":
+        return Response(status=304, headers={"ETag": '"v1"'})
+    if path == "/not-modified-tuple":
+        return "", 304, {"Content-Type": "text/plain", "ETag": '"v1"'}
+    return "plain"
