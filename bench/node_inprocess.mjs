@@ -61,6 +61,9 @@ function call(listener) {
     const end = response.end;
     response.end = function ended(...args) {
       const result = end.apply(this, args);
+      // node:http emits 'close' once a response is done; the runtime releases the call's
+      // in-flight slot (SERVER_MAX_INFLIGHT) then.
+      response.emit('close');
       if (response.statusCode !== 200) reject(new Error(`status ${response.statusCode}`));
       else resolve();
       return result;
