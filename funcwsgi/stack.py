@@ -104,9 +104,10 @@ def direct(app: WSGIApplication) -> WSGIApplication:
     call (``bench/callgrind.py``), and on the event-loop path it also keeps
     the stack each call's greenlet saves and restores shallow.
     """
-    call = getattr(type(app), "__call__", None)
-    if isinstance(call, FunctionType):
-        return call.__get__(app)  # type: ignore[no-any-return]
+    for cls in type(app).__mro__:
+        call = vars(cls).get("__call__")
+        if call is not None:
+            return call.__get__(app) if isinstance(call, FunctionType) else app
     return app
 
 

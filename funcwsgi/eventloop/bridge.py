@@ -91,7 +91,7 @@ async def run_bridged(function: Callable[..., T], *args: Any) -> T:
         if type(value) is tuple and call:  # back at the top of its loop: reusable
             call.gr_context = None
             _idle.append(call)
-    result, error = value
-    if error is not None:
-        raise error
-    return result  # type: ignore[no-any-return]
+    outcome, failure = value
+    if failure is not None:
+        raise failure
+    return outcome  # type: ignore[no-any-return]
