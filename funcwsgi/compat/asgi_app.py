@@ -28,8 +28,10 @@ client's pace holds the app back). Where the task runs:
 Only the wait for ``http.response.start`` is timed, as Knative's
 ``timeoutSeconds`` times a revision's answer until its first byte; a body
 is then streamed at the app's and the client's pace. After the request body,
-``receive()`` answers ``http.disconnect`` once the response is over (the
-stack closed it, or the client went away).
+``receive()`` is the server's own on the loop path (``http.disconnect`` when
+the client has gone, as under uvicorn), and on threads answers
+``http.disconnect`` once the response is over (the stack closed it: sent, or
+the client went away).
 """
 
 from __future__ import annotations
@@ -40,12 +42,12 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..environ import ASGI_SCOPE_KEY, DEADLINE_KEY
+from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, DEADLINE_KEY
 from ..eventloop.bridge import on_loop_path, wait_for
 from ..replies import status_line
 from ..timeouts.cancelling import until_deadline
@@ -130,11 +132,13 @@ class AppCall:
         scope: dict[str, Any],
         body: bytes,
         sender: Callable[[Callable[[Message], Any]], Callable[..., Any]] | None = None,
+        server_receive: Callable[[], Awaitable[Message]] | None = None,
     ) -> None:
         self.app = app
         self.name = name
         self.scope = scope
         self.body: bytes | None = body
+        self.server_receive = server_receive
         self.send: Callable[..., Any] = self.put if sender is None else sender(self.put)
         self.context = contextvars.copy_context()  # the call's: sdk.get_request(), the trace, the log's ids
         self.pending: deque[Message] = deque()
@@ -151,6 +155,13 @@ class AppCall:
         if self.body is not None:
             body, self.body = self.body, None
             return {"type": "http.request", "body": body, "more_body": False}
+        if self.server_receive is not None:  # on the loop: the server's own word (http.disconnect when the client leaves)
+            while True:
+                message = await self.server_receive()
+                # The body went through wsgi.input already; what the server still has of it (the
+                # empty message of a request without a body) is not the app's.
+                if message.get("type") != "http.request":
+                    return message
         if self.over is None:
             self.over = asyncio.Event()
         await self.over.wait()
@@ -378,6 +389,6 @@ def invoker(loaded: LoadedFunction) -> Invoker[None]:
     name = loaded.name
 
     def call_asgi(environ: dict[str, Any]) -> tuple[Any, None]:
-        return AppCall(app, name, scope_of(environ), read_body(environ)), None
+        return AppCall(app, name, scope_of(environ), read_body(environ), server_receive=environ.get(ASGI_RECEIVE_KEY)), None
 
     return call_asgi

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..environ import CLOUD_EVENT_KEY
+from ..environ import ASGI_RECEIVE_KEY, CLOUD_EVENT_KEY
 from ..errors import LoadError
 from ..replies import Reply
 from ..signatures import Invoker
@@ -195,6 +195,6 @@ def invoker(loaded: LoadedFunction, config: Config) -> Invoker[None]:
             except MalformedCloudEvent:
                 return NOT_A_CLOUD_EVENT, None
         scope["event"] = event
-        return asgi_app.AppCall(handle, name, scope, body, sender=EventSender), None
+        return asgi_app.AppCall(handle, name, scope, body, sender=EventSender, server_receive=environ.get(ASGI_RECEIVE_KEY)), None
 
     return call_with_event

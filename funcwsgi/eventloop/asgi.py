@@ -19,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-from ..environ import ASGI_SCOPE_KEY
+from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY
 from ..replies import Reply
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH
@@ -127,6 +127,7 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
         "wsgi.multiprocess": True,
         "wsgi.run_once": False,
         ASGI_SCOPE_KEY: scope,
+        ASGI_RECEIVE_KEY: receive,
     }
     if client:
         environ["REMOTE_ADDR"] = str(client[0])

@@ -5,7 +5,8 @@ funcwsgi: ``/stream`` sends its body in pieces, ``/forever`` waits until it is
 cancelled (and remembers that it was), ``/cancelled`` reports those calls and
 the tasks left on the loop, ``/fail`` and ``/fail-midway`` raise before and
 after the response started, ``/sleep`` waits, ``/size`` counts the body,
-``/traced`` makes a span of its own, ``/log`` logs a line.
+``/traced`` makes a span of its own, ``/log`` logs a line, ``/watch``
+streams until the client leaves.
 """
 
 import asyncio
@@ -36,6 +37,7 @@ class Function:
     def __init__(self):
         self.greeting = None
         self.cancellations = []
+        self.watchers = []  # how each /watch call ended
         self.healthy = True
 
     def start(self, cfg):
@@ -51,6 +53,22 @@ class Function:
     def ready(self):
         return (True, "Ready") if self.greeting else (False, "no greeting")
 
+    async def watch(self, receive, send, request_id):
+        """Streams until the client leaves, which receive() says after the body (an SSE stream's shape)."""
+        await receive()  # the (empty) body
+        left = asyncio.ensure_future(receive())
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        try:
+            while not left.done():
+                await send({"type": "http.response.body", "body": b"data: tick\n\n", "more_body": True})
+                await asyncio.wait([left], timeout=0.05)
+            self.watchers.append({"request_id": request_id, "ended": left.result()["type"]})
+        except asyncio.CancelledError:
+            self.watchers.append({"request_id": request_id, "ended": "cancelled"})
+            raise
+        finally:
+            left.cancel()
+
     async def handle(self, scope, receive, send):
         path = scope["path"]
         query = {key: values[0] for key, values in parse_qs(scope["query_string"].decode()).items()}
@@ -61,6 +79,9 @@ class Function:
                 await send({"type": "http.response.body", "body": f"piece {n}\n".encode(), "more_body": True})
                 await asyncio.sleep(float(query.get("gap", "0.3")))
             await send({"type": "http.response.body", "body": b"end\n"})
+            return
+        if path == "/watch":
+            await self.watch(receive, send, headers.get("x-request-id"))
             return
         if path == "/forever":
             try:
@@ -92,6 +113,7 @@ class Function:
             "greeting": self.greeting,
             "size": len(message.get("body", b"")),
             "cancellations": self.cancellations,
+            "watchers": self.watchers,
             "tasks": len(asyncio.all_tasks()),
             "thread": threading.current_thread().name,
             "now": time.monotonic(),
