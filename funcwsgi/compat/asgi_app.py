@@ -40,6 +40,7 @@ import asyncio
 import contextvars
 import logging
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
@@ -66,6 +67,8 @@ Message = dict[str, Any]
 
 #: Messages the app may send ahead of the stack before its ``send`` waits for the stack to take them.
 BACKLOG = 8
+#: Whether asyncio can start a task eagerly (``eager_start``, Python 3.12+).
+EAGER = sys.version_info >= (3, 12)
 #: Seconds a server thread waits on the app's loop at a time, so the call timeout's interrupt reaches it soon.
 THREAD_POLL = 0.05
 
@@ -202,8 +205,9 @@ class AppCall:
         try:
             if self.abandoned:  # a server thread gave up on the call before the loop got here
                 raise asyncio.CancelledError
-            self.task = asyncio.get_running_loop().create_task(self.app(self.scope, self.receive, self.send), context=self.context)
-            self.task.add_done_callback(self._ended)
+            self.task = task = _start_task(self.app(self.scope, self.receive, self.send), self.context)
+            if not task.done():  # started eagerly, an app that answers at once is done already: nothing to wake
+                task.add_done_callback(self._ended)
             start = await self._next()
             if start is None:
                 self.task.result()  # the app's own exception, for the errors layer's plain 500
@@ -221,6 +225,8 @@ class AppCall:
                     self.pending.clear()
                     self._make_room()
                     self._finish()
+                    if task.done():
+                        self._ended(task)
                     return start, b"".join(chunks)
         return start, None
 
@@ -269,8 +275,10 @@ class AppCall:
 
     def _ended(self, task: asyncio.Task[Any]) -> None:
         self._wake()
-        if not task.cancelled() and task.exception() is not None and self.complete and not self.abandoned:
-            log.error("%s() failed after its response was sent", self.name, exc_info=task.exception())
+        # Retrieved here (asyncio warns of exceptions never retrieved); the stack raises those of an unfinished response.
+        error = None if task.cancelled() else task.exception()
+        if error is not None and self.complete and not self.abandoned:
+            log.error("%s() failed after its response was sent", self.name, exc_info=error)
 
     # -- in the stack ------------------------------------------------------------------
 
@@ -286,6 +294,15 @@ class AppCall:
             return [whole]
         start_response(status_line(int(start.get("status", 200))), headers)
         return _Stream(self, side)
+
+
+def _start_task(coroutine: Coroutine[Any, Any, Any], context: contextvars.Context) -> asyncio.Task[Any]:
+    """The app's task, run at once up to its first real wait where asyncio can (3.12+): an app that
+    answers without waiting has answered before the loop turns, as if it were awaited in place."""
+    loop = asyncio.get_running_loop()
+    if EAGER:
+        return asyncio.Task(coroutine, loop=loop, context=context, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+    return loop.create_task(coroutine, context=context)
 
 
 class _Stream:
