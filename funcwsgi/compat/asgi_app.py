@@ -128,6 +128,11 @@ class AppCall:
     :class:`_Side`.
     """
 
+    __slots__ = (
+        "app", "name", "scope", "body", "server_receive", "send", "context",
+        "pending", "task", "arrived", "room", "over", "abandoned", "complete",
+    )
+
     def __init__(
         self,
         app: Callable[..., Any],
@@ -180,7 +185,7 @@ class AppCall:
             self.room = asyncio.get_running_loop().create_future()
             await self.room
 
-    def _wake(self, *_: Any) -> None:
+    def _wake(self) -> None:
         if self.arrived is not None and not self.arrived.done():
             self.arrived.set_result(None)
 
@@ -332,8 +337,9 @@ class _Stream:
         return chunk
 
     def close(self) -> None:
-        # The server closes the body when it is sent, when the client went away, or when it failed.
-        if not self.call.complete or (self.call.task is not None and not self.call.task.done() and not self.done):
+        # The server closes the body when it is sent, when the client went away, or when it failed;
+        # an app still sending has nobody to send to. What it does after its last message is its own.
+        if not self.call.complete:
             self.side.wait(self.call, self.call.abandon())
         self.done = True
 
