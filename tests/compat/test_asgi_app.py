@@ -226,3 +226,19 @@ def test_on_threads_a_knative_instance_runs_on_the_process_asgi_loop(monkeypatch
         failed = client.get("/fail")
         assert (failed.status_code, failed.text) == (500, "Internal Server Error")
         assert client.get("/health/readiness").status_code == 200
+
+
+def test_a_failure_after_the_whole_response_is_logged(caplog):
+    async def app(scope, receive, send):
+        await send(start())
+        await send(piece(b"all of it", False))
+        await asyncio.sleep(0.01)
+        raise LookupError("after the answer")
+
+    _, _, body = respond(app)
+    assert body == [b"all of it"]
+    deadline = time.monotonic() + 2
+    while "failed after its response was sent" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "handle() failed after its response was sent" in caplog.text
+    assert "after the answer" in caplog.text  # with its traceback
