@@ -24,5 +24,7 @@ TRIGGER_KEY = "funcwsgi.trigger"
 KAFKA_RECORD_KEY = "funcwsgi.kafka.record"
 #: Set when the call is served on the event loop (:mod:`funcwsgi.eventloop.asgi`): the call's ASGI scope.
 ASGI_SCOPE_KEY = "funcwsgi.asgi.scope"
+#: Set with it: the call's ASGI ``receive``, for an ASGI function to hear ``http.disconnect`` after the body.
+ASGI_RECEIVE_KEY = "funcwsgi.asgi.receive"
 #: The ``time.monotonic()`` by which the function's coroutine must be done (the timeout layer sets it on the loop path).
 DEADLINE_KEY = "funcwsgi.deadline"

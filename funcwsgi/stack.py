@@ -160,13 +160,9 @@ def _layers_below(app: WSGIApplication) -> list[object]:
 
 
 def serves_on_loop(config: Config, loaded: LoadedFunction) -> bool:
-    """Whether an event-loop adapter serves this function: it is async, and SERVER_EVENT_LOOP is auto.
-
-    A Knative func-python function is the exception for now: its contract (funcwsgi.compat.knative)
-    runs the instance's ``handle`` through its own bridge, which the loop's timeout sweep cannot
-    cancel, so it stays on threads, where the call timeout holds.
-    """
-    if config.server_event_loop != "auto" or config.handler_platform == "knative":
+    """Whether an event-loop adapter serves this function: it is async (an ``async def`` function, an ASGI
+    app, a Knative func-python instance's ``handle``), and SERVER_EVENT_LOOP is auto."""
+    if config.server_event_loop != "auto":
         return False
     return loaded.signature is Signature.ASGI or is_async(loaded.function)
 

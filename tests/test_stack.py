@@ -88,3 +88,22 @@ def test_the_default_log_line_is_the_plain_names(caplog):
     with caplog.at_level(logging.INFO, logger="funcwsgi"):
         service = make_app(hello, environ={})
     assert f"Middleware stack: {' > '.join(service.layers)}" in [record.getMessage() for record in caplog.records]
+
+
+@pytest.mark.parametrize(
+    "scenario, settings, on_loop",
+    [
+        pytest.param("knative_loop", {}, True, id="knative-instance"),
+        pytest.param("knative_handle", {"LISTEN_ADDRESS": "127.0.0.1:8080"}, True, id="knative-module-handle"),
+        pytest.param("knative_loop", {"SERVER_EVENT_LOOP": "off"}, False, id="knative-threads-asked-for"),
+        pytest.param("serving", {}, False, id="sync-function"),
+    ],
+)
+def test_a_knative_function_is_served_on_the_loop_like_any_async_one(scenario, settings, on_loop):
+    from funcwsgi.compat import load_function, resolve
+    from funcwsgi.stack import serves_on_loop
+
+    from .conftest import function_folder
+
+    config = resolve(Config.from_env({"HANDLER_FOLDER": function_folder(scenario), **settings}))
+    assert serves_on_loop(config, load_function(config)) is on_loop

@@ -12,7 +12,8 @@ contract is one module beside it:
 - :mod:`.aws_lambda`, :mod:`.azure`, :mod:`.openfaas`, :mod:`.fission`,
   :mod:`.knative`: those platforms' functions, laid out as their own tooling
   lays them out (docs/platforms.md);
-- :mod:`.asgi_app`: an ASGI app as the function, Knative func-python's ``handle(scope, receive, send)``.
+- :mod:`.asgi_app`: an ASGI app as the function, Knative func-python's ``handle(scope, receive, send)``;
+  the one ASGI bridge, which :mod:`.knative` calls through too.
 
 Which platform a function was written for is decided here, once, by
 :func:`resolve`, from the platform's own signals only, in the order of

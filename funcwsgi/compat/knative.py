@@ -10,10 +10,9 @@ runtime. The instance's hooks become the runtime's own: ``start`` gets a copy
 of the environment, ``alive`` and ``ready`` answer ``/health/liveness`` and
 ``/health/readiness`` (``True``/``False`` or ``(ok, message)``).
 
-Until the runtime serves ASGI on an event loop of its own, the call crosses a
-small ASGI-to-WSGI bridge: one event loop per worker process in a thread of its
-own runs ``handle``; the response's body chunks reach the WSGI server as they
-are sent, so streamed bodies stay streamed (docs/migration-knative.md).
+``handle`` is an ASGI app, served as any async function is: on the event
+loop by default, through the runtime's one ASGI bridge (:mod:`.asgi_app`),
+its body chunks streamed as it sends them (docs/migration-knative.md).
 """
 
 from __future__ import annotations
@@ -21,30 +20,22 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import queue
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
-from ..environ import CLOUD_EVENT_KEY
+from ..environ import ASGI_RECEIVE_KEY, CLOUD_EVENT_KEY
 from ..errors import LoadError
-from ..replies import Reply, status_line
+from ..replies import Reply
 from ..signatures import Invoker
 from .sources import defines, project_root
 
 if TYPE_CHECKING:
-    import asyncio
-
-    from _typeshed.wsgi import StartResponse, WSGIEnvironment
-
     from ..config import Config
     from ..loader import LoadedFunction
 
 log = logging.getLogger("funcwsgi.knative")
 
 PACKAGE = "function"
-_BODY_CHUNK = 64 * 1024
 
 
 def _module_file(folder: str) -> str | None:
@@ -144,63 +135,6 @@ def _probe(method: Callable[[], Any]) -> Callable[[], Any]:
     return check
 
 
-# -- the ASGI-to-WSGI bridge --------------------------------------------------------------
-
-
-class _Loop:
-    """One event loop per process, running in a daemon thread; made again after a fork."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._pid = 0
-
-    def get(self) -> asyncio.AbstractEventLoop:
-        import asyncio  # here: recognising platforms at start-up must not import asyncio for every function
-
-        if self._loop is None or self._pid != os.getpid():
-            with self._lock:
-                if self._loop is None or self._pid != os.getpid():
-                    loop = asyncio.new_event_loop()
-                    threading.Thread(target=loop.run_forever, name="funcwsgi-asgi-loop", daemon=True).start()
-                    self._loop, self._pid = loop, os.getpid()
-        return self._loop
-
-
-_loop = _Loop()
-_DONE = object()
-
-
-def scope_of(environ: dict[str, Any]) -> dict[str, Any]:
-    """The ASGI HTTP scope of a WSGI call."""
-    path = environ.get("PATH_INFO", "") or "/"
-    headers = [
-        (key[5:].replace("_", "-").lower().encode("latin-1"), str(value).encode("latin-1"))
-        for key, value in environ.items()
-        if key.startswith("HTTP_")
-    ]
-    for key, name in (("CONTENT_TYPE", b"content-type"), ("CONTENT_LENGTH", b"content-length")):
-        if environ.get(key):
-            headers.append((name, environ[key].encode("latin-1")))
-    server_port = environ.get("SERVER_PORT")
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": environ.get("SERVER_PROTOCOL", "HTTP/1.1").partition("/")[2] or "1.1",
-        "method": environ.get("REQUEST_METHOD", "GET"),
-        "scheme": environ.get("wsgi.url_scheme", "http"),
-        # WSGI hands the path decoded as latin-1; ASGI wants it decoded as UTF-8.
-        "path": unquote(path.encode("latin-1").decode("utf-8", "replace")),
-        "raw_path": path.encode("latin-1"),
-        "query_string": environ.get("QUERY_STRING", "").encode("latin-1"),
-        "root_path": environ.get("SCRIPT_NAME", ""),
-        "headers": headers,
-        "client": (environ.get("REMOTE_ADDR", ""), int(environ.get("REMOTE_PORT") or 0)),
-        "server": (environ.get("SERVER_NAME", ""), int(str(server_port)) if str(server_port or "").isdigit() else None),
-        "state": {},
-    }
-
-
 class EventSender:
     """func-python's sender for CloudEvent functions: ``await send(event)`` answers with the event.
 
@@ -230,111 +164,37 @@ class EventSender:
         await self.http({"type": "http.response.body", "body": body})
 
 
-class AsgiCall:
-    """One call of an ASGI ``handle``, answering as a WSGI app with the chunks it sends."""
-
-    def __init__(self, handle: Callable[..., Any], body: bytes, event: Any = None) -> None:
-        import asyncio
-
-        self.handle = handle
-        self.body: bytes | None = body
-        self.event = event
-        self.messages: queue.Queue[Any] = queue.Queue()
-        self.finished = asyncio.Event()
-
-    async def receive(self) -> dict[str, Any]:
-        if self.body is not None:
-            body, self.body = self.body, None
-            return {"type": "http.request", "body": body, "more_body": False}
-        await self.finished.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(self, message: dict[str, Any]) -> None:
-        self.messages.put(message)
-
-    async def run(self, scope: dict[str, Any]) -> None:
-        send: Callable[..., Any] = self.send
-        if self.event is not None:
-            scope["event"] = self.event
-            send = EventSender(self.send)
-        try:
-            await self.handle(scope, self.receive, send)
-        finally:
-            self.finished.set()
-
-    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterator[bytes]:
-        import asyncio
-
-        future = asyncio.run_coroutine_threadsafe(self.run(scope_of(dict(environ))), _loop.get())
-        future.add_done_callback(lambda _: self.messages.put(_DONE))
-        first = self.messages.get()
-        if first is _DONE:
-            future.result()  # the handler's exception, for the errors layer's plain 500
-            raise RuntimeError("the ASGI handler returned without sending a response")
-        if first.get("type") != "http.response.start":
-            raise RuntimeError(f"the ASGI handler sent {first.get('type')!r} before http.response.start")
-        headers = [(bytes(name).decode("latin-1"), bytes(value).decode("latin-1")) for name, value in first.get("headers", ())]
-        start_response(status_line(int(first.get("status", 200))), headers)
-        return self._chunks(future, environ.get("REQUEST_METHOD") == "HEAD")
-
-    def _chunks(self, future: Any, head: bool) -> Iterator[bytes]:
-        while True:
-            message = self.messages.get()
-            if message is _DONE:
-                error = future.exception()
-                if error is not None:
-                    raise error  # after the head went out: the server drops the connection
-                return
-            if message.get("type") == "http.response.body":
-                chunk = bytes(message.get("body", b""))
-                if chunk and not head:
-                    yield chunk
-                if not message.get("more_body", False):
-                    return
-
-
-def _read_body(environ: dict[str, Any]) -> bytes:
-    stream = environ.get("wsgi.input")
-    length = str(environ.get("CONTENT_LENGTH") or "")
-    if stream is None:
-        return b""
-    if length.isdigit():
-        return bytes(stream.read(int(length)))
-    if environ.get("wsgi.input_terminated"):
-        return bytes(stream.read())
-    return b""
-
-
 NOT_A_CLOUD_EVENT = Reply(400, "expected a CloudEvent (binary or structured mode)")
 
 
 def invoker(loaded: LoadedFunction, config: Config) -> Invoker[None]:
-    """Each call runs the ASGI ``handle`` on the process's event loop; its response streams back.
+    """Each call runs the ASGI ``handle`` through the runtime's one ASGI bridge (:mod:`.asgi_app`), streamed.
 
     With ``invoke: cloudevent`` in ``func.yaml`` (func-python's CloudEvent
     functions), the call's CloudEvent is in ``scope["event"]`` and ``send``
     takes an event; a call that carries none gets 400, as func-python answers.
     """
-    handle = loaded.function
+    from . import asgi_app  # here: recognising platforms at start-up must not import asyncio for every function
+
     if _func_yaml(os.path.dirname(loaded.folder), "invoke") != "cloudevent":
-
-        def call(environ: dict[str, Any]) -> tuple[Any, None]:
-            return AsgiCall(handle, _read_body(environ)), None
-
-        return call
+        return asgi_app.invoker(loaded)
 
     from ..cloudevents import MalformedCloudEvent
     from .cloudevents_lib import decode
 
+    handle, name = loaded.function, loaded.name
+
     def call_with_event(environ: dict[str, Any]) -> tuple[Any, None]:
-        body = _read_body(environ)
+        body = asgi_app.read_body(environ)
+        scope = asgi_app.scope_of(environ)
         event = environ.get(CLOUD_EVENT_KEY)
         if event is None:
-            headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope_of(environ)["headers"]}
+            headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]}
             try:
                 event = decode(headers, body)
             except MalformedCloudEvent:
                 return NOT_A_CLOUD_EVENT, None
-        return AsgiCall(handle, body, event), None
+        scope["event"] = event
+        return asgi_app.AppCall(handle, name, scope, body, sender=EventSender, server_receive=environ.get(ASGI_RECEIVE_KEY)), None
 
     return call_with_event

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-from ..environ import ASGI_SCOPE_KEY
+from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY
 from ..middleware.http_rules import bodiless, without_content_headers
 from ..replies import Reply
 from .bridge import run_bridged, wait_for
@@ -181,6 +181,7 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
     query = scope.get("query_string")
     environ["QUERY_STRING"] = query.decode("latin-1") if query else ""
     environ[ASGI_SCOPE_KEY] = scope
+    environ[ASGI_RECEIVE_KEY] = receive
     client = scope.get("client")
     if client:
         environ["REMOTE_ADDR"] = str(client[0])
