@@ -177,7 +177,7 @@ def summarize(results: dict[str, Any]) -> None:
             }
             # Answered calls only: a 503 past SERVER_MAX_INFLIGHT is an answer, not a served call.
             entry["summary"]["served_per_s"] = round(
-                statistics.median(s["requests_per_s"] * (1 - s["errors"] / s["requests"]) if s["requests"] else 0.0 for s in samples), 1
+                statistics.median(_served_per_s(s) for s in samples), 1
             )
             entry["summary"]["errors"] = sum(s["errors"] for s in samples)
     results["checks"] = []
@@ -185,6 +185,13 @@ def summarize(results: dict[str, Any]) -> None:
         value = ratio_of(results, a, b, key)
         passed = value is not None and (value >= limit if at_least else value <= limit)
         results["checks"].append({"name": name, "value": value, "limit": limit, "at_least": at_least, "passed": passed})
+
+
+def _served_per_s(sample: dict[str, Any]) -> float:
+    """Requests per second that were answered 2xx (wrk counts every answer a request)."""
+    if not sample["errors"]:
+        return float(sample["requests_per_s"])
+    return sample["requests_per_s"] * max(0.0, 1 - sample["errors"] / sample["requests"]) if sample.get("requests") else 0.0
 
 
 def _ms(us: float) -> str:
