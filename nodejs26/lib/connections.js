@@ -43,13 +43,23 @@ const BARE = (status, reason) => Buffer.from(`HTTP/1.1 ${status} ${reason}\r\nCo
 const NODE_ANSWERS = { HPE_HEADER_OVERFLOW: BARE(431, 'Request Header Fields Too Large'), HPE_CHUNK_EXTENSIONS_OVERFLOW: BARE(413, 'Payload Too Large') };
 const BAD_REQUEST = BARE(400, 'Bad Request');
 
-const IDLE_MARK = Symbol('bytes read when the last answer was sent');
-const IN_HAND = Symbol('requests of the connection being answered');
-const DISPATCHED = Symbol('the response of a request that was in hand');
-const SENT = Symbol('[bytes written, bytes pending, since] of a response that waits for its client');
+/** Per connection, made once when it is accepted: what the limits need to know of it. */
+const STATE = Symbol('the connection state');
+/** Set on a response that was in hand (DISPATCHED), and counted in SERVER_MAX_INFLIGHT (ADMITTED). */
+const MARK = Symbol('what the response counts for');
+const DISPATCHED = 1;
+const ADMITTED = 2;
 export const REFUSED = Symbol('a connection refused with 503 at the connection limit');
-/** Set on the response of a call counted in SERVER_MAX_INFLIGHT: released when the response closes. */
-export const ADMITTED = Symbol('a call counted in flight');
+
+class Connection {
+  constructor(order) {
+    this.idleMark = 0; // bytes read when the last answer was sent
+    this.inHand = 0; // requests of the connection being answered
+    this.waitingSince = order; // place in the eviction order, meaningful while no request is in hand
+    this.readingBody = false; // in Connections.receiving
+    this.sent = null; // [bytes written, bytes pending, since] of a response that waits for its client
+  }
+}
 
 const milliseconds = (seconds) => Math.min(TIMER_MAX_MS, Math.max(1, Math.round(seconds * 1000)));
 
@@ -78,7 +88,9 @@ export class Connections {
     this.rejected = rejected;
     this.released = released;
     this.open = new Set();
-    this.waiting = new Map(); // no request in hand, longest waiting first
+    // The order in which connections started waiting without a request in hand: a number per
+    // connection, not a list kept sorted, so a call costs a few field writes (see evictOne()).
+    this.order = 0;
     this.receiving = new Map(); // socket -> [bytes read, since]: a body being read
     const connections = this;
     // One listener per response, for both: its 'close' comes after its last byte went to the
@@ -98,26 +110,39 @@ export class Connections {
       socket.once('finish', () => socket.destroy());
       return;
     }
-    socket[IDLE_MARK] = 0;
-    socket[IN_HAND] = 0;
+    socket[STATE] = new Connection(++this.order);
     this.open.add(socket);
-    this.waiting.set(socket, null);
     socket.once('close', () => this.forget(socket));
   }
 
-  /** Close the connection that has waited longest without a request in hand. */
+  /** Close the connection that has waited longest without a request in hand (a scan, only at the limit). */
   evictOne() {
-    for (const socket of this.waiting.keys()) {
-      this.forget(socket);
-      socket.destroy();
-      return true;
+    let longest = null;
+    for (const socket of this.open) {
+      const state = socket[STATE];
+      if (state.inHand === 0 && !socket.destroyed && (longest === null || state.waitingSince < longest[STATE].waitingSince)) longest = socket;
     }
-    return false;
+    if (longest === null) return false;
+    this.forget(longest);
+    longest.destroy();
+    return true;
+  }
+
+  /** Open connections without a request in hand. */
+  waitingCount() {
+    let count = 0;
+    for (const socket of this.open) if (socket[STATE].inHand === 0) count += 1;
+    return count;
   }
 
   forget(socket) {
     this.open.delete(socket);
-    this.waiting.delete(socket);
+    this.stopReading(socket, socket[STATE]);
+  }
+
+  stopReading(socket, state) {
+    if (!state.readingBody) return;
+    state.readingBody = false;
     this.receiving.delete(socket);
   }
 
@@ -128,29 +153,35 @@ export class Connections {
 
   /** A body is being read for the request on `socket`: its pauses are timed. */
   receivingBody(socket) {
+    socket[STATE].readingBody = true;
     this.receiving.set(socket, [socket.bytesRead, performance.now()]);
   }
 
   /** The request is complete and goes to the function or a probe: its connection is busy until answered. */
   dispatched(incoming, outgoing) {
     const socket = incoming.socket;
-    this.waiting.delete(socket);
-    this.receiving.delete(socket);
-    socket[IN_HAND] += 1;
-    outgoing[DISPATCHED] = true;
+    const state = socket[STATE];
+    this.stopReading(socket, state);
+    state.inHand += 1;
+    outgoing[MARK] = DISPATCHED;
+  }
+
+  /** The call of a dispatched response counts in flight until the response closes. */
+  admitted(outgoing) {
+    outgoing[MARK] = DISPATCHED | ADMITTED;
   }
 
   /** A response is done: its call no longer counts in flight; a connection with no other request in hand waits again, last in line. */
   responded(outgoing) {
-    if (outgoing[ADMITTED]) this.released();
+    const mark = outgoing[MARK];
     const socket = outgoing.req.socket;
-    socket[IDLE_MARK] = socket.bytesRead;
-    this.receiving.delete(socket);
-    if (outgoing[DISPATCHED]) socket[IN_HAND] -= 1;
-    if (socket[IN_HAND] === 0 && this.open.has(socket) && !socket.destroyed) {
-      this.waiting.delete(socket);
-      this.waiting.set(socket, null);
-    }
+    const state = socket[STATE];
+    state.idleMark = socket.bytesRead;
+    this.stopReading(socket, state);
+    if (mark === undefined) return;
+    if (mark & ADMITTED) this.released();
+    state.inHand -= 1;
+    if (state.inHand === 0) state.waitingSince = ++this.order;
   }
 
   /** The runtime's only socket timeout is the keep-alive one: idle, closed quietly; a head that began is the header timeout's. */
@@ -164,7 +195,8 @@ export class Connections {
       if (!heard) socket.destroy();
       return;
     }
-    if (socket.bytesRead > socket[IDLE_MARK]) {
+    const state = socket[STATE];
+    if (state !== undefined && socket.bytesRead > state.idleMark) {
       socket.setTimeout(0);
       return;
     }
@@ -174,7 +206,8 @@ export class Connections {
   clientError(error, socket) {
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       // A 408 on a connection that sent nothing could be read as the answer to its next request.
-      if (socket.bytesRead > socket[IDLE_MARK] && socket.writable) socket.write(REQUEST_TIMEOUT);
+      const state = socket[STATE];
+      if (state !== undefined && socket.bytesRead > state.idleMark && socket.writable) socket.write(REQUEST_TIMEOUT);
       socket.destroy();
       return;
     }
@@ -200,16 +233,17 @@ export class Connections {
 
   /** Closes a connection whose pending response bytes have not moved for SERVER_SEND_TIMEOUT. */
   checkSending(socket, now) {
+    const state = socket[STATE];
     const queued = socket._handle?.writeQueueSize ?? 0; // handed to libuv, not yet taken by the kernel
     const pending = socket.writableLength + queued;
     if (pending === 0) {
-      socket[SENT] = undefined;
+      state.sent = null;
       return;
     }
     const written = socket.bytesWritten;
-    const seen = socket[SENT];
-    if (seen === undefined || seen[0] !== written || seen[1] !== pending) {
-      socket[SENT] = [written, pending, now];
+    const seen = state.sent;
+    if (seen === null || seen[0] !== written || seen[1] !== pending) {
+      state.sent = [written, pending, now];
     } else if (now - seen[2] >= this.sendMs) {
       this.forget(socket);
       socket.destroy();

@@ -12,7 +12,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Call, REASONS } from './call.js';
 import { maxInflight, SETTINGS } from './config.js';
-import { ADMITTED, Connections, OVERLOADED_TEXT, REFUSED, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
+import { Connections, OVERLOADED_TEXT, REFUSED, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
 import { Cors } from './cors.js';
@@ -227,8 +227,8 @@ export class Runtime {
       return false;
     }
     this.inflight += 1;
-    call.outgoing[ADMITTED] = true;
-    if (this.connections === null) call.outgoing.once('close', this.released); // a server not made by listen()
+    if (this.connections !== null) this.connections.admitted(call.outgoing);
+    else call.outgoing.on('close', this.released); // a server not made by listen(); a response closes once
     return true;
   }
 

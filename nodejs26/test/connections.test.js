@@ -47,10 +47,10 @@ async function atRest(what) {
   const connections = runtime.connections;
   const deadline = Date.now() + 3000;
   while (Date.now() < deadline) {
-    if (runtime.inflight === 0 && connections.waiting.size === connections.open.size && connections.receiving.size === 0) return;
+    if (runtime.inflight === 0 && connections.waitingCount() === connections.open.size && connections.receiving.size === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  assert.fail(`${what}: ${runtime.inflight} in flight, ${connections.waiting.size} of ${connections.open.size} connections waiting, ${connections.receiving.size} reading a body`);
+  assert.fail(`${what}: ${runtime.inflight} in flight, ${connections.waitingCount()} of ${connections.open.size} connections waiting, ${connections.receiving.size} reading a body`);
 }
 
 test('keep-alive calls of every kind leave nothing counted, and the connection waits again', async () => {
