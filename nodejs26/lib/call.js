@@ -33,6 +33,7 @@ export class Call {
     this.method = incoming.method;
     this.started = performance.now();
     this.deadline = Infinity; // set and cleared by the runtime's Deadlines
+    this.answeredAt = 0; // when the function's answer was taken (the clock read for the deadline), else 0
     this.before = null;
     this.after = null;
     this.answered = false;
@@ -102,6 +103,11 @@ export class Call {
     return headers;
   }
 
+  /** When the call ended, for its duration: the moment its answer was taken, or now (a stream ends now). */
+  endedAt() {
+    return this.answeredAt === 0 ? performance.now() : this.answeredAt;
+  }
+
   finish() {
     if (this.onEnd !== null) {
       const onEnd = this.onEnd;
@@ -149,8 +155,11 @@ export class Call {
 
   /** Whether the deadline passed while the event loop was busy (a function that blocked it). */
   overdue() {
-    if (this.deadline === Infinity || this.answered || performance.now() <= this.deadline) return false;
-    const blocked = (performance.now() - this.deadline) / 1000 + this.runtime.timeout;
+    if (this.deadline === Infinity || this.answered) return false;
+    const now = performance.now();
+    this.answeredAt = now; // the call's end for its metrics and access log: one clock read per call
+    if (now <= this.deadline) return false;
+    const blocked = (now - this.deadline) / 1000 + this.runtime.timeout;
     this.runtime.blocked?.(this, blocked);
     this.timedOut(`it blocked the event loop for ${blocked.toFixed(1)}s`);
     return true;
@@ -169,7 +178,11 @@ export class Call {
       // Returning `res` itself (`return res.setCode(201)`: every setter returns res) sends res, as in Python.
       const body = value === undefined || value === null || (res !== undefined && value === res) ? res?.body : value;
       if (typeof body === 'object' && body !== null && body instanceof Response) return this.passResponse(body);
-      const { data, stream, contentType } = encodeBody(body);
+      let data, stream, contentType;
+      if (typeof body === 'string') {
+        data = body; // the usual answer, without encodeBody's result object
+        contentType = TEXT;
+      } else ({ data, stream, contentType } = encodeBody(body));
       const status = res ? res.statusCode : 200;
       const headers = responseHeaders(res, contentType, data);
       if (data !== undefined) {
@@ -188,6 +201,7 @@ export class Call {
     this.streaming = true;
     this.status = status;
     this.stopTimer(); // only the call is timed; a stream goes at the client's pace
+    this.answeredAt = 0; // a stream's call ends with its last chunk
     if (this.runtime.stopping) this.outgoing.shouldKeepAlive = false;
     this.outgoing.writeHead(status, this.withOwnHeaders(headers));
   }

@@ -16,9 +16,9 @@ export class Deadlines {
     this.timer.unref();
   }
 
-  /** Time `call` from now. */
-  add(call) {
-    call.deadline = performance.now() + this.ms;
+  /** Time `call` from `now` (performance.now(), which the caller has read already). */
+  add(call, now) {
+    call.deadline = now + this.ms;
     call.before = this.tail;
     call.after = null;
     if (this.tail === null) this.head = call;

@@ -67,7 +67,7 @@ export class CallMetrics {
 
   /** Record one finished call. */
   record(call) {
-    (this.series.get(call.method) ?? this.other).record((performance.now() - call.started) / 1000, call.failure !== null || call.status >= 500);
+    (this.series.get(call.method) ?? this.other).record((call.endedAt() - call.started) / 1000, call.failure !== null || call.status >= 500);
   }
 
   async exposition() {

@@ -70,7 +70,7 @@ export class FunctionRequest {
     this.data = data ?? EMPTY;
     this.hasBody = data !== null;
     this.call = call;
-    this.params = {};
+    this._params = null;
     this._path = null;
     this._query = null;
     this._args = null;
@@ -79,6 +79,14 @@ export class FunctionRequest {
   }
 
   // -- the target ---------------------------------------------------------------
+  /** Express's req.params (a function has no route parameters), made on first use. */
+  get params() {
+    if (this._params === null) this._params = {};
+    return this._params;
+  }
+
+  set params(value) { this._params = value; }
+
   get queryString() {
     const at = this.url.indexOf('?');
     return at < 0 ? '' : this.url.slice(at + 1);

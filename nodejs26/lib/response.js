@@ -43,8 +43,16 @@ export class FunctionResponse {
     /** Whether the function has said anything through this object (see Call.settle). */
     this.touched = false;
     this.warnedLate = false;
-    this.locals = {};
+    this._locals = null;
   }
+
+  /** Express's res.locals, made on first use. */
+  get locals() {
+    if (this._locals === null) this._locals = {};
+    return this._locals;
+  }
+
+  set locals(value) { this._locals = value; }
 
   // -- status ----------------------------------------------------------------------
   setCode(code) {

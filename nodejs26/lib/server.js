@@ -9,6 +9,7 @@
 // them in that order, and the work of each lives in its own module. A step that is
 // off costs nothing per call.
 import http from 'node:http';
+import { AsyncResource } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { Call, REASONS } from './call.js';
 import { maxInflight, SETTINGS } from './config.js';
@@ -62,16 +63,17 @@ export function describeSteps(config) {
 const REQUEST_ID_MAX = 128;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 export const usableRequestId = (id) => id.length > 0 && id.length <= REQUEST_ID_MAX && PRINTABLE_ASCII.test(id);
-/** 128 random bits as 32 hex digits, taken from a pool refilled 256 ids at a time. */
-let pool = Buffer.alloc(0);
+/** 128 random bits as 32 hex digits, cut from a pool of 256 ids written out in hex at once. */
+const POOL_IDS = 256;
+let pool = '';
 let poolAt = 0;
 export function newRequestId() {
   if (poolAt >= pool.length) {
-    pool = randomBytes(16 * 256);
+    pool = randomBytes(16 * POOL_IDS).toString('hex');
     poolAt = 0;
   }
-  poolAt += 16;
-  return pool.toString('hex', poolAt - 16, poolAt);
+  poolAt += 32;
+  return pool.slice(poolAt - 32, poolAt);
 }
 
 const HEALTH_HEADERS = (body) => ['Content-Type', TEXT, 'Content-Length', String(body.length), 'Cache-Control', 'no-store'];
@@ -106,6 +108,16 @@ export class Runtime {
     // As funcwsgi's worker, the probes and /metrics answer past SERVER_MAX_INFLIGHT; any other call counts.
     this.probes = new Set(probes);
     this.invoke = makeInvoker(loaded, config);
+    // The call's context without tracing: AsyncLocalStorage.run() makes two context frames per
+    // call (the call's and one to restore the one before); entering the call's frame inside one
+    // scope made here, which restores the frame before without making one, costs one. The scope's
+    // frame is the one node:http's callbacks run in (taken at start-up, as the server's).
+    const invoke = this.invoke;
+    this.scope = new AsyncResource('funcwsgi.call');
+    this.enterAndInvoke = (call) => {
+      currentCall.enterWith(call);
+      invoke(call);
+    };
     this.onEnd = this.endOfCall();
     this.routes = this.reservedRoutes();
     this.handle = this.handle.bind(this);
@@ -193,9 +205,10 @@ export class Runtime {
     const incoming = call.incoming;
     const declared = incoming.headers['content-length'];
     const chunked = incoming.headers['transfer-encoding'] !== undefined;
-    if (declared === undefined && !chunked) return this.call(call, null);
+    // Without a body the call starts now: its timeout runs from the moment the call began.
+    if (declared === undefined && !chunked) return this.call(call, null, call.started);
     if (this.maxBody > 0 && declared !== undefined && Number(declared) > this.maxBody) return this.refuseBody(call);
-    if (declared === '0') return this.call(call, EMPTY);
+    if (declared === '0') return this.call(call, EMPTY, call.started);
     this.connections?.receivingBody(incoming.socket);
     const chunks = [];
     let size = 0;
@@ -210,7 +223,7 @@ export class Runtime {
       chunks.push(chunk);
     });
     incoming.on('end', () => {
-      if (!call.answered) this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      if (!call.answered) this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), performance.now());
     });
     incoming.on('error', () => {}); // the client went away: its call has nobody to answer
   }
@@ -237,11 +250,11 @@ export class Runtime {
     call.reply(413, this.tooLarge);
   }
 
-  /** CloudEvents, the timeout, then the function, inside the call's context. */
-  call(call, data) {
+  /** CloudEvents, the timeout (from `now`, when the body has been read), then the function, inside the call's context. */
+  call(call, data, now) {
     this.connections?.dispatched(call.incoming, call.outgoing);
     if (!this.admit(call)) return;
-    if (this.deadlines !== null) this.deadlines.add(call);
+    if (this.deadlines !== null) this.deadlines.add(call, now);
     call.data = data;
     const headers = call.incoming.headers;
     if (this.cloudevents && claimsEvent(headers) && mediaType(headers['content-type']) !== BATCH) {
@@ -254,7 +267,7 @@ export class Runtime {
       }
     }
     if (call.traceContext !== null) this.tracing.within(call, () => currentCall.run(call, this.invoke, call));
-    else currentCall.run(call, this.invoke, call);
+    else this.scope.runInAsyncScope(this.enterAndInvoke, null, call);
   }
 
   /** Serve on the configured host and port; resolves once listening. */
@@ -318,7 +331,7 @@ const RETRY_AFTER = String(RETRY_AFTER_SECONDS);
 function logAccess(call) {
   if (!accessLog.isEnabledFor(20)) return;
   const path = call.path;
-  const fields = { method: call.method, path, status: call.status || 500, duration_ms: Math.round((performance.now() - call.started) * 1000) / 1000, bytes: call.bytesSent, request_id: call.requestId };
+  const fields = { method: call.method, path, status: call.status || 500, duration_ms: Math.round((call.endedAt() - call.started) * 1000) / 1000, bytes: call.bytesSent, request_id: call.requestId };
   accessLog.info(`${call.method} ${path} ${fields.status}`, fields);
 }
 
