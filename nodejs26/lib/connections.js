@@ -22,7 +22,9 @@
 //   counted as rejected. (node:http's maxConnections drops the new one.)
 //
 // One sweep every SWEEP_MS looks at every open connection, as funcwsgi's
-// worker does, so nothing is added per byte and a few Map updates per call.
+// worker does, so nothing is added per byte. A connection's state is one object
+// made when it is accepted; a call only writes a few of its fields (no Map or
+// Set updates unless a body is being read).
 
 export const SWEEP_MS = 250;
 export const RETRY_AFTER_SECONDS = 1;
