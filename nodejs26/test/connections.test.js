@@ -87,3 +87,34 @@ test('refused, oversized and abandoned calls leave nothing counted', async () =>
   assert.match(await rawRequest(port, 'GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
   await atRest('after refused and abandoned calls');
 });
+
+/** A raw connection, once connected, and a promise of its close (by the runtime). */
+async function openConnection() {
+  const socket = net.connect(port, '127.0.0.1');
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('connect', resolve));
+  return { socket, closed };
+}
+
+test('the connection made room for is the one that has waited longest; a call puts its connection last in line', async () => {
+  const before = new Set(runtime.connections.open);
+  const [first, second, third] = [await openConnection(), await openConnection(), await openConnection()];
+  const clients = { first, second, third };
+  const deadline = Date.now() + 3000;
+  while (runtime.connections.open.size < before.size + 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  // The other tests' connections, if any are still open, wait longer than these three: close them first.
+  for (const socket of before) if (!socket.destroyed) assert.equal(runtime.connections.evictOne(), true);
+  // A call on the first connection: once answered, it waits again, behind the other two.
+  first.socket.write('GET /hello HTTP/1.1\r\nHost: x\r\n\r\n');
+  await new Promise((resolve) => first.socket.once('data', resolve));
+  await atRest('after the call on the first connection');
+  const order = [];
+  for (const [name, client] of Object.entries(clients)) client.closed.then(() => order.push(name));
+  for (let at = 0; at < 3; at += 1) {
+    assert.equal(runtime.connections.evictOne(), true);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  assert.equal(runtime.connections.evictOne(), false, 'no connection was left to close');
+  assert.deepEqual(order, ['second', 'third', 'first']);
+});
