@@ -15,6 +15,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
+from ..conformance.kit import serve as kit_serve
+from ..conformance.launchers import Launcher, local_launchers
 from ..conftest import function_folder
 from ..receivers import EventReceiver
 from ..servers import BIN, Server, base_env, free_port
@@ -225,3 +227,23 @@ def test_an_asgi_app_function_is_served_on_threads_too():
     client = FunctionClient(function_folder("asgi_handle"), name="handle")
     response = client.post("/x", data=b"body")
     assert (response.status_code, response.get_data(as_text=True)) == (201, "got body via POST")
+
+
+def _kit_loop_launchers() -> list[Launcher]:
+    return [launcher for launcher in local_launchers() if launcher.language == "python-async"]
+
+
+@pytest.mark.parametrize("launcher", _kit_loop_launchers(), ids=lambda launcher: launcher.name)
+def test_the_conformance_kits_loop_launchers_serve_on_the_event_loop(launcher):
+    """The kit's loop launchers (tests/conformance/launchers.py) really exercise the loop path, not threads.
+
+    Launched as the kit launches them (its settings: SERVER_NUMTHREADS=8), 100 calls that
+    each await 1 s finish together; on 8 threads they would take over 12 s.
+    """
+    assert {launcher.name for launcher in _kit_loop_launchers()} == {"funcwsgi-loop", "funcwsgi-loop-granian", "funcwsgi-loop-gunicorn-app"}
+    with kit_serve(launcher, "main", {}) as runtime:
+        began = time.monotonic()
+        answers = many_calls(runtime.process.port, [("/sleep?seconds=1", {})] * 100)
+        took = time.monotonic() - began
+    assert [(status, body) for status, _, body in answers] == [(200, b"slept")] * 100
+    assert took < 1 + 5, took
