@@ -54,6 +54,7 @@ from adapters._outbox import SEND_SIZE, SpillingSocket, send_some
 from adapters._requests import Limits, PendingRequest, Ready, Refusal
 from adapters.gunicorn import WORKER_BOOT_ERROR
 from funcwsgi.config import Config
+from funcwsgi.replies import BUSY_TEXT
 from funcwsgi.timeouts.watchdog import use_server_threads
 
 log = logging.getLogger("funcwsgi")
@@ -67,7 +68,7 @@ ACCEPTS_PER_EVENT = 64
 READ_SIZE = 65536
 
 REQUEST_TIMEOUT = Refusal(408, "the request did not arrive in time")
-OVERLOADED = Refusal(503, "the function is busy; retry later", (("Retry-After", str(RETRY_AFTER_SECONDS)),))
+OVERLOADED = Refusal(503, BUSY_TEXT, (("Retry-After", str(RETRY_AFTER_SECONDS)),))
 
 
 class Connection(TConn):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any

@@ -186,8 +186,12 @@ def test_calls_past_the_bound_get_503_with_retry_after_and_probes_still_answer(a
         answers, probe_status = asyncio.run(scenario())
         assert [status for status, _, _ in answers[:5]] == [200] * 5
         for status, headers, body in answers[5:]:
-            assert (status, headers.get("retry-after"), body) == (503, "1", b"Service Unavailable: too many calls in flight, retry later")
+            # The threads' refusal, word for word (adapters/gunicorn_worker.py OVERLOADED), and closed after it.
+            assert (status, headers.get("retry-after"), body) == (503, "1", b"the function is busy; retry later")
+            assert headers.get("connection") == "close"
         assert probe_status == 200
+        exposition = requests.get(server.url + "/metrics").text
+        assert "function_rejected_total 4.0" in exposition, [line for line in exposition.splitlines() if "rejected" in line]
         assert requests.get(server.url + "/sleep?s=0").text == "slept"  # the bound frees up again
     finally:
         server.stop()
