@@ -79,7 +79,9 @@ def loop_server(request) -> Iterator[tuple[Server, EventReceiver]]:
     # Tracing on, towards a port nobody listens on: spans are made (and their export fails quietly).
     server = serve(
         request.param,
+        # 2000 calls at once, each on a connection of its own: both bounds (1000 each by default) above that.
         SERVER_MAX_INFLIGHT="3000",
+        SERVER_MAX_CONNECTIONS="3000",
         SERVER_CALL_TIMEOUT=str(LONG_CALL_TIMEOUT),
         PUBLISHER_PROXY_ADDRESS=events.url + "/ok",
         TRACE_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{free_port()}/v1/traces",
