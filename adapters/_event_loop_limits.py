@@ -154,8 +154,10 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
                 watch.wait(self, None)
 
         def timed_out(self, now: float) -> None:
-            if self.flow.read_paused and self.deadline is not None:
-                self.deadline = now + bounds.body  # the function has not taken the body so far: not the client's pause
+            if self.in_body and (self.flow.read_paused or self.cycle.waiting_for_100_continue):
+                # Not the client's pause: the function has not taken the body so far, or not asked for it
+                # yet (uvicorn sends 100 Continue at the first read; funcwsgi reads before the call).
+                self.deadline = now + bounds.body
                 return
             watch.forget(self)
             # A 408 for a request begun and not answered yet; closing an idle connection says nothing,
