@@ -82,7 +82,7 @@ test: setup
 	$(MAKE) test-container
 
 # The conformance kit alone (docs/conformance.md): every check against funcwsgi on
-# every HTTP adapter and against nodejs26 (`make test` runs it too).
+# every HTTP adapter and on its event-loop path, and against nodejs26 (`make test` runs it too).
 .PHONY: test-conformance
 test-conformance: setup
 	$(PY) -m pytest -q tests/conformance

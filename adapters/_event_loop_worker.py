@@ -12,6 +12,7 @@ from typing import Any
 
 from uvicorn_worker import UvicornWorker  # type: ignore[import-untyped]  # uvicorn-worker ships no type hints
 
+from adapters._event_loop_limits import limited_protocol
 from funcwsgi.application import FunctionService
 
 
@@ -42,3 +43,5 @@ class EventLoopWorker(UvicornWorker):  # type: ignore[misc]  # uvicorn-worker is
         loaded: Any = getattr(self, "wsgi", None)
         service = loaded if isinstance(loaded, FunctionService) else getattr(loaded, "service", loaded)
         self.wsgi = service.asgi
+        # The slow-client limits the thread worker keeps, kept on the loop too (adapters/_event_loop_limits.py).
+        self.config.http = limited_protocol(service.config)

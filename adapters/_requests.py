@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from gunicorn.http.unreader import Unreader
 
-from funcwsgi.replies import Reply
+from funcwsgi.replies import BUSY_TEXT, Reply
 
 #: Longest request head read on the loop: Node's default is 16 KiB, nginx's 4 x 8 KiB;
 #: gunicorn's own field limits (100 fields of up to 8190 bytes) still apply within it.
@@ -46,6 +46,12 @@ class Refusal:
         return f"Refusal({self.reply.status!r})"
 
 
+RETRY_AFTER_SECONDS = 1
+#: How often a worker's loop looks for connections past their deadline (both gunicorn workers).
+SWEEP_SECONDS = 0.25
+#: The slow-client limits' answers, the same from the thread worker and the event-loop worker.
+REQUEST_TIMEOUT = Refusal(408, "the request did not arrive in time")
+OVERLOADED = Refusal(503, BUSY_TEXT, (("Retry-After", str(RETRY_AFTER_SECONDS)),))
 URI_TOO_LONG = Refusal(414, "the request line is too long")
 HEAD_TOO_LARGE = Refusal(431, "the request head is too large")
 BAD_CHUNKS = Refusal(400, "the chunked request body is malformed")

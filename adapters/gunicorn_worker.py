@@ -51,7 +51,7 @@ from gunicorn import http
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from adapters._outbox import SEND_SIZE, SpillingSocket, send_some
-from adapters._requests import Limits, PendingRequest, Ready, Refusal
+from adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
 from adapters.gunicorn import WORKER_BOOT_ERROR
 from funcwsgi.config import Config
 from funcwsgi.timeouts.watchdog import use_server_threads
@@ -60,14 +60,8 @@ log = logging.getLogger("funcwsgi")
 
 #: Threads for /healthz, /health/* and /metrics, apart from the calls' threads.
 PROBE_THREADS = 2
-RETRY_AFTER_SECONDS = 1
-#: How often the loop looks for connections past their deadline.
-SWEEP_SECONDS = 0.25
 ACCEPTS_PER_EVENT = 64
 READ_SIZE = 65536
-
-REQUEST_TIMEOUT = Refusal(408, "the request did not arrive in time")
-OVERLOADED = Refusal(503, "the function is busy; retry later", (("Retry-After", str(RETRY_AFTER_SECONDS)),))
 
 
 class Connection(TConn):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
 TEXT = "text/plain; charset=utf-8"
+#: The 503's text when too many calls are in flight: on threads, on the event loop and in nodejs26 alike.
+BUSY_TEXT = "the function is busy; retry later"
 
 STATUS_LINES: dict[int, str] = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
 

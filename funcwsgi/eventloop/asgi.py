@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY
 from ..middleware.http_rules import bodiless, without_content_headers
-from ..replies import Reply
+from ..replies import BUSY_TEXT, Reply
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH
 
@@ -275,6 +275,15 @@ class _Exchange:
             wait_for(self.send({"type": "http.response.body", "body": chunk, "more_body": True}))
 
 
+def rejected_counter(config: Any) -> Callable[[], None]:
+    """Counts a call refused with 503 in ``function_rejected_total`` (a no-op without metrics)."""
+    if not config.server_metrics:
+        return lambda: None
+    from ..middleware.metrics import call_metrics
+
+    return call_metrics(config).reject
+
+
 class AsgiService:
     """A :class:`~funcwsgi.application.FunctionService` served as an ASGI application."""
 
@@ -284,9 +293,9 @@ class AsgiService:
         self.call_service = service.__call__  # a bound method: called without a C frame of its own
         self.limit = config.max_inflight_on_loop
         self.inflight = 0
-        self.busy = Reply(
-            503, "Service Unavailable: too many calls in flight, retry later", headers=[("Retry-After", RETRY_AFTER)]
-        )
+        # The threads' refusal, word for word: the connection closed after it, the call counted as refused.
+        self.busy = Reply(503, BUSY_TEXT, headers=[("Retry-After", RETRY_AFTER), ("Connection", "close")])
+        self.rejected = rejected_counter(config)
         # Probes and the metrics path are answered past the bound: a busy process is not a dead one.
         self.exempt = frozenset({"/healthz", "/health/readiness", "/health/liveness", config.server_metrics_path})
         self.watch = LOOP_WATCH if config.server_loop_blocked_seconds > 0 else None
@@ -306,6 +315,7 @@ class AsgiService:
         if self.watch is not None and not self.watch.running:
             self.watch.ensure_running()
         if self.limit and self.inflight >= self.limit and scope["path"] not in self.exempt:
+            self.rejected()
             await self.reply(self.busy, scope, send)
             return
         self.inflight += 1

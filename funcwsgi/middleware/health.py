@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..replies import probe_reply
+from ..signatures import is_async
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -45,16 +46,18 @@ def hook_check(hook: Callable[[], Any], name: str, where: str) -> Check:
     """Turn the function's ``ready``/``alive`` hook into a check.
 
     The hook returns ``True`` or ``None`` when healthy, ``False`` when not,
-    or a string saying why not (sent as the 503 body). An exception is
+    or a string saying why not (sent as the 503 body); an ``async def`` hook
+    is awaited (by the call's task on the event-loop path). An exception is
     logged with its traceback and answered with a fixed message, so nothing
     of it reaches the caller.
     """
     failed = f"{name}() failed"
     said_no = f"{name}() returned False"
+    call = _awaiting(hook, name) if is_async(hook) else hook
 
     def check() -> str | None:
         try:
-            result = hook()
+            result = call()
         except Exception:
             log.error("%s() in %s raised", name, where, exc_info=True)
             return failed
@@ -66,3 +69,13 @@ def hook_check(hook: Callable[[], Any], name: str, where: str) -> Check:
 
     check.__name__ = f"{name}_hook"
     return check
+
+
+def _awaiting(hook: Callable[[], Any], name: str) -> Callable[[], Any]:
+    """An ``async def`` hook called as a plain one: what its coroutine returns."""
+    from ..eventloop.coroutines import awaited  # only for async hooks: a sync server never imports asyncio
+
+    def call() -> Any:
+        return awaited(hook(), name)
+
+    return call

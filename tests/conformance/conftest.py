@@ -3,8 +3,10 @@
 The kit starts each runtime under test itself, through a launcher per
 runtime (launchers.py): inside this repository funcwsgi as a container runs
 it (``gunicorn funcwsgi:app``) and on every HTTP adapter (``funcwsgi serve``
-with ``SERVER_ADAPTER``), and the Node runtime (``nodejs26/bin/serve``).
-Every check runs against every one of them::
+with ``SERVER_ADAPTER``), funcwsgi's event-loop path (the same fixtures
+written ``async def``, on gunicorn's uvicorn worker and granian's ASGI), and
+the Node runtime (``nodejs26/bin/serve``). Every check runs against every one
+of them::
 
     pytest tests/conformance                       # every runtime of this repository
     pytest tests/conformance --runtime nodejs26    # one of them
@@ -22,7 +24,7 @@ import pytest
 
 from .kit import Runtime, Settings, serve
 from .known_gaps import KNOWN_GAPS
-from .launchers import Launcher, command_launcher, local_launchers
+from .launchers import MODULE_FILES, Launcher, command_launcher, local_launchers
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,7 +34,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="check only this runtime of the repository (repeatable): " + ", ".join(known.name for known in local_launchers()),
     )
     group.addoption("--runtime-command", default=None, help="start this command as the runtime under test instead")
-    group.addoption("--runtime-language", default="nodejs26", help="the fixtures' language for --runtime-command: python or nodejs26")
+    group.addoption(
+        "--runtime-language", default="nodejs26", help="the fixtures' language for --runtime-command: " + ", ".join(MODULE_FILES)
+    )
     group.addoption("--runtime-name", default=None, help="the name the runtime prints in 'Starting <name> server' (default: the language)")
 
 

@@ -32,7 +32,11 @@ KIT = Path(__file__).resolve().parent
 REPO = KIT.parent.parent
 FIXTURES = KIT / "fixture"
 #: Fixture languages and the files a fixture's module may be, in its folder (HANDLER_MODULE_NAME=handler).
-MODULE_FILES = {"python": ("handler.py",), "nodejs26": ("handler.js", "handler.mjs", "handler.cjs")}
+MODULE_FILES = {
+    "python": ("handler.py",),
+    "python-async": ("handler.py",),  # the python fixtures written async def: funcwsgi's event-loop path
+    "nodejs26": ("handler.js", "handler.mjs", "handler.cjs"),
+}
 
 #: Prefixes and names of everything a runtime of the rework (or a platform it stands in
 #: for) reads from its environment: the kit's process must not hand its own down.
@@ -250,6 +254,9 @@ def _python_bin() -> Path:
 
 #: The HTTP servers funcwsgi runs on, each through `funcwsgi serve` with SERVER_ADAPTER.
 FUNCWSGI_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
+#: The servers of funcwsgi's event-loop path (docs/async.md), by launcher-name suffix: `funcwsgi serve`
+#: as it is (gunicorn with its uvicorn worker) and granian's ASGI interface.
+LOOP_ADAPTERS: dict[str, dict[str, str]] = {"": {}, "-granian": {"SERVER_ADAPTER": "granian"}}
 
 
 def local_launchers() -> list[Launcher]:
@@ -259,6 +266,12 @@ def local_launchers() -> list[Launcher]:
     found += [
         Launcher(f"funcwsgi-{adapter}", "python314", "python", (str(bin_dir / "funcwsgi"), "serve"), {"SERVER_ADAPTER": adapter})
         for adapter in FUNCWSGI_ADAPTERS
+    ]
+    # The event-loop path: the same fixtures written async def, on the servers' default settings.
+    found.append(Launcher("funcwsgi-loop-gunicorn-app", "python314", "python-async", (str(bin_dir / "gunicorn"), "funcwsgi:app")))
+    found += [
+        Launcher(f"funcwsgi-loop{suffix}", "python314", "python-async", (str(bin_dir / "funcwsgi"), "serve"), env)
+        for suffix, env in LOOP_ADAPTERS.items()
     ]
     found.append(Launcher("nodejs26", "nodejs26", "nodejs26", (str(REPO / "nodejs26" / "bin" / "serve"),)))
     return found

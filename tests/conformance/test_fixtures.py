@@ -56,3 +56,22 @@ def test_the_signature_fixtures_answer_the_same_paths():
     for name in ("async_main", "legacy", "hooks"):
         found = {language: set(re.findall(r"""['"](/[a-z][a-z/-]*)['"]""", module_of(language, name).read_text())) for language in LANGUAGES}  # type: ignore[union-attr]
         assert len(set(map(frozenset, found.values()))) == 1, (name, found)
+
+
+def functions_defined(source: str) -> dict[str, bool]:
+    """The module's top-level functions: name -> whether it is ``async def`` (read as text: one fixture is a syntax error)."""
+    return {name: bool(is_async) for is_async, name in re.findall(r"^(async )?def (\w+)\(", source, re.M)}
+
+
+def test_the_async_python_fixtures_are_the_python_ones_written_async_def():
+    """fixture/python-async is fixture/python for funcwsgi's event-loop path: the same functions, hooks and
+    helpers by name, and every function the runtime calls (main, the hooks, the exports a loading error lists)
+    is ``async def``."""
+    for name in fixture_names("python"):
+        sync, loop = module_of("python", name), module_of("python-async", name)
+        if sync is None:
+            continue
+        plain, awaited = functions_defined(sync.read_text()), functions_defined(loop.read_text())  # type: ignore[union-attr]
+        assert set(awaited) == set(plain), (name, sorted(plain), sorted(awaited))
+        called = {function for function in awaited if not function.startswith("_")}
+        assert called and all(awaited[function] for function in called), (name, awaited)

@@ -26,6 +26,31 @@ def test_what_a_hook_returns_decides_the_probe(result, problem):
     assert hook_check(result, "ready", "/fn/handler.py")() == problem
 
 
+async def _warming():
+    return "warming up"
+
+
+async def _healthy():
+    return True
+
+
+async def _async_boom():
+    raise RuntimeError("password=hunter2")
+
+
+@pytest.mark.parametrize(
+    ("hook", "problem"),
+    [
+        pytest.param(_warming, "warming up", id="reason"),
+        pytest.param(_healthy, None, id="true"),
+        pytest.param(_async_boom, "ready() failed", id="raises"),
+    ],
+)
+def test_an_async_hook_is_awaited_for_its_answer(hook, problem):
+    """On threads here; on the event-loop path the call's task awaits it (the kit's python-async hooks fixture)."""
+    assert hook_check(hook, "ready", "/fn/handler.py")() == problem
+
+
 def test_a_raising_hook_is_logged_never_shown(caplog):
     with caplog.at_level(logging.ERROR):
         assert hook_check(boom, "alive", "/fn/handler.py")() == "alive() failed"

@@ -1,0 +1,221 @@
+"""adapters/_event_loop_limits.py: gunicorn's event-loop worker keeps the thread worker's slow-client limits.
+
+An async function on ``funcwsgi serve`` (gunicorn, uvicorn's worker), launched
+as the conformance kit launches it (its ``funcwsgi-loop`` launcher, the
+``python-async`` fixtures), with the limits at one second; raw-socket
+clients, the timed ones all at once, so the module takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pytest
+
+from adapters._requests import OVERLOADED, REQUEST_TIMEOUT
+
+from ..conformance.kit import Runtime, metric_total, serve_many, wait_for
+from ..conformance.launchers import local_launchers
+
+LIMIT = 1.0
+EARLIEST, LATEST = 0.9, 2.5  # a sweep every 0.25 s, on a loaded machine
+LARGE = 12 * 1024 * 1024  # far more than the kernel's buffers hold for a client that does not read
+CONNECTIONS = 4
+TIMEOUTS = {
+    "SERVER_HEADER_TIMEOUT": "1",
+    "SERVER_BODY_TIMEOUT": "1",
+    "SERVER_SEND_TIMEOUT": "1",
+    "SERVER_KEEPALIVE_TIMEOUT": "1",
+    "SERVER_MAX_BODY_SIZE": str(2 * LARGE),
+}
+
+
+@pytest.fixture(scope="module")
+def launches() -> Iterator[dict[str, Runtime]]:
+    (loop,) = [launcher for launcher in local_launchers() if launcher.name == "funcwsgi-loop"]
+    with serve_many(loop, {
+        "timeouts": ("main", TIMEOUTS),
+        "connections": ("main", {"SERVER_MAX_CONNECTIONS": str(CONNECTIONS), "SERVER_MAX_INFLIGHT": "0"}),
+    }) as started:
+        assert "EventLoopWorker" in started["timeouts"].process.stderr + started["timeouts"].read_log()
+        yield started
+
+
+def connect(runtime: Runtime, buffer: int | None = None) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if buffer is not None:  # before connecting, so the window stays this small
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", runtime.process.port))
+    return sock
+
+
+def until_closed(sock: socket.socket, limit: float = 5.0) -> tuple[bytes, float]:
+    began = time.monotonic()
+    sock.settimeout(limit)
+    answer = b""
+    try:
+        while chunk := sock.recv(65536):
+            answer += chunk
+    except OSError:
+        pass
+    return answer, time.monotonic() - began
+
+
+def is_closed(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def echo(size: int, byte: bytes) -> bytes:
+    return b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % size + byte * size
+
+
+def slow_head(runtime: Runtime) -> tuple[bytes, float]:
+    with connect(runtime) as sock:
+        sock.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n")
+        return until_closed(sock)
+
+
+def slow_next_head(runtime: Runtime) -> tuple[bytes, float]:
+    with connect(runtime) as sock:
+        sock.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        first = b""
+        while not first.endswith(b"hello"):
+            first += sock.recv(65536)
+        time.sleep(0.5)  # half the keep-alive timeout: the next head's own deadline starts at its first byte
+        sock.sendall(b"GET /hello HTTP/1.1\r\n")
+        return until_closed(sock)
+
+
+def silent(runtime: Runtime) -> tuple[bytes, float]:
+    with connect(runtime) as sock:
+        return until_closed(sock)
+
+
+def stalled_body(runtime: Runtime) -> tuple[bytes, float]:
+    with connect(runtime) as sock:
+        sock.sendall(b"POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nab")
+        return until_closed(sock)
+
+
+def trickling_body(runtime: Runtime) -> bytes:
+    with connect(runtime) as sock:
+        sock.sendall(b"POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\nConnection: close\r\n\r\n")
+        for byte in b"abcdef":
+            time.sleep(0.3)
+            sock.sendall(bytes([byte]))
+        return until_closed(sock)[0]
+
+
+def unread_response(runtime: Runtime) -> tuple[int, float]:
+    with connect(runtime, 65536) as sock:
+        sock.sendall(echo(LARGE, b"x"))
+        time.sleep(2 * LIMIT)
+        began = time.monotonic()
+        answer, _ = until_closed(sock, 10)
+        return len(answer), time.monotonic() - began
+
+
+def slowly_read_response(runtime: Runtime) -> int:
+    """1 MiB every 0.25 s for 2.5 s: longer than the send timeout in all, never a pause as long."""
+    with connect(runtime, 65536) as sock:
+        sock.sendall(echo(LARGE, b"y"))
+        received = 0
+        for _ in range(10):
+            time.sleep(0.25)
+            want = 1024 * 1024
+            while want > 0:
+                chunk = sock.recv(min(want, 65536))
+                if not chunk:
+                    return received
+                received += len(chunk)
+                want -= len(chunk)
+        return received + len(until_closed(sock, 10)[0])
+
+
+CLIENTS: dict[str, Callable[[Runtime], object]] = {
+    client.__name__: client
+    for client in (slow_head, slow_next_head, silent, stalled_body, trickling_body, unread_response, slowly_read_response)
+}
+
+
+@pytest.fixture(scope="module")
+def timed(launches) -> dict[str, Future[object]]:
+    pool = ThreadPoolExecutor(len(CLIENTS))
+    futures = {name: pool.submit(client, launches["timeouts"]) for name, client in CLIENTS.items()}
+    pool.shutdown(wait=False)
+    return futures
+
+
+def outcome(timed: dict[str, Future[object]], name: str) -> object:
+    return timed[name].result(timeout=30)
+
+
+@pytest.mark.parametrize("client", ["slow_head", "slow_next_head", "stalled_body"])
+def test_a_request_not_complete_in_time_gets_the_threads_408_and_is_closed(timed, client):
+    """Mutation caught: the 408 left out when the connection's previous cycle was answered (``slow_next_head``)."""
+    answer, took = outcome(timed, client)
+    assert answer == REQUEST_TIMEOUT.wire
+    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+
+
+def test_a_connection_that_sends_nothing_is_closed_quietly_at_the_header_timeout(timed):
+    answer, took = outcome(timed, "silent")
+    assert answer == b""
+    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+
+
+def test_a_body_that_keeps_coming_is_read_whole(timed):
+    """The body timeout bounds a pause, not the whole body."""
+    answer = outcome(timed, "trickling_body")
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\n6"), answer  # type: ignore[union-attr]
+
+
+def test_a_client_that_does_not_read_is_dropped_after_the_send_timeout(timed):
+    received, took = outcome(timed, "unread_response")
+    assert received < LARGE, f"the whole response ({received} bytes) waited two send timeouts for its client"
+    assert took < LATEST, f"the rest took {took:.2f} s: the connection was not closed"
+
+
+def test_a_client_that_reads_slowly_gets_its_whole_response(timed):
+    """Mutation caught: a send timeout counted from the first stall instead of the last progress."""
+    received = outcome(timed, "slowly_read_response")
+    assert received > LARGE, f"{received} bytes of a {LARGE}-byte echo and its head"
+
+
+def test_at_the_connection_limit_the_longest_waiting_connection_makes_room(launches):
+    runtime = launches["connections"]
+    idle = []
+    try:
+        for _ in range(2 * CONNECTIONS):
+            idle.append(connect(runtime))
+            time.sleep(0.02)  # accepted in this order
+        assert runtime.get("/hello", timeout=5).text == "hello"
+        wait_for(lambda: sum(is_closed(sock) for sock in idle) >= CONNECTIONS + 1, 3, "the oldest idle connections closed")
+        assert [is_closed(sock) for sock in idle[-2:]] == [False, False], "a newer connection was closed before an older one"
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_when_every_connection_has_a_call_a_new_one_gets_the_threads_503_and_is_counted(launches):
+    runtime = launches["connections"]
+    before = metric_total(runtime.get("/metrics").text, "function_rejected_total")
+    with ThreadPoolExecutor(CONNECTIONS) as pool:
+        busy = [pool.submit(runtime.get, "/sleep?seconds=1.5", timeout=10) for _ in range(CONNECTIONS)]
+        time.sleep(0.5)
+        assert not any(call.done() for call in busy)
+        with connect(runtime) as sock:
+            answer, _ = until_closed(sock)
+        assert [call.result().text for call in busy] == ["slept"] * CONNECTIONS
+    assert answer == OVERLOADED.wire
+    assert metric_total(runtime.get("/metrics").text, "function_rejected_total") == before + 1
