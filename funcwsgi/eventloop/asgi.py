@@ -173,7 +173,7 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
     """The WSGI environ (PEP 3333) of an ASGI ``http`` scope."""
     environ = _template(scope).copy()
     path = scope["path"]
-    root = environ["SCRIPT_NAME"]
+    root = scope.get("root_path", "")  # as sent: SCRIPT_NAME holds it re-encoded for WSGI
     if root and path.startswith(root):
         path = path[len(root) :]
     environ["REQUEST_METHOD"] = scope["method"]
