@@ -102,7 +102,9 @@ class AsgiInput:
 
 #: The environ key of each request header name seen so far (ASGI servers send names lower-cased):
 #: a call's headers are looked up, not decoded, upper-cased and rewritten each time.
-_HEADER_KEYS: dict[bytes, str] = {b"content-length": "CONTENT_LENGTH", b"content-type": "CONTENT_TYPE"}
+#: The two headers PEP 3333 names without the ``HTTP_`` prefix.
+_CONTENT_KEYS = {"content-length": "CONTENT_LENGTH", "content-type": "CONTENT_TYPE"}
+_HEADER_KEYS: dict[bytes, str] = {name.encode(): key for name, key in _CONTENT_KEYS.items()}
 #: Past this many names (a client inventing header names), new ones are computed, not kept.
 _MAX_HEADER_KEYS = 1024
 #: The part of an environ that depends only on the server end of the connection, by that end.
@@ -113,7 +115,7 @@ def _header_key(raw_name: bytes) -> str:
     key = _HEADER_KEYS.get(raw_name)
     if key is None:
         name = raw_name.decode("latin-1").lower()
-        key = {"content-length": "CONTENT_LENGTH", "content-type": "CONTENT_TYPE"}.get(name) or "HTTP_" + name.upper().replace("-", "_")
+        key = _CONTENT_KEYS.get(name) or "HTTP_" + name.upper().replace("-", "_")
         if len(_HEADER_KEYS) < _MAX_HEADER_KEYS:
             _HEADER_KEYS[raw_name] = key
     return key
@@ -161,9 +163,6 @@ class NoBody:
 
     def __iter__(self) -> Any:
         return iter(())
-
-    def preload(self) -> None:
-        """Nothing to read."""
 
 
 NO_BODY = NoBody()

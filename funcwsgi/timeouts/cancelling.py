@@ -42,8 +42,12 @@ class DeadlineSweep:
     def add(self, task: asyncio.Task[Any], deadline: float) -> None:
         self.calls[task] = deadline
         if not self.scheduled:
-            self.scheduled = True
-            self.loop.call_later(TICK, self.sweep)
+            self.start()
+
+    def start(self) -> None:
+        """Look at the calls in flight every TICK while there are any."""
+        self.scheduled = True
+        self.loop.call_later(TICK, self.sweep)
 
     def sweep(self) -> None:
         now = time.monotonic()
@@ -78,9 +82,9 @@ async def until_deadline(coroutine: Coroutine[Any, Any, Any], deadline: float, n
     task = asyncio.current_task()
     assert task is not None  # a call served on the loop is a task
     calls = sweep.calls
-    calls[task] = deadline  # what sweep.add does, without its call: this is every async call's path
+    calls[task] = deadline  # sweep.add() without its method call: this is every async call's path
     if not sweep.scheduled:
-        sweep.add(task, deadline)
+        sweep.start()
     try:
         result = await coroutine
     except asyncio.CancelledError:
