@@ -5,6 +5,11 @@ large number of calls; the difference divided by the difference in calls is
 the instructions one call costs, start-up and imports cancelled out::
 
     python -m bench.callgrind bare call-path stack
+    python -m bench.callgrind loop-bare loop-hello loop-io loop-io-gc700
+
+The event-loop variants (``loop-*``) run more calls: work done per loop
+iteration or per collector pass rather than per call averages out only over
+thousands of calls.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 FEW, MANY = 200, 1200
+#: Multiples of every loop variant's calls in flight, so each run ends with all of them busy to the last wave.
+LOOP_FEW, LOOP_MANY = 800, 4000
 TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
 
@@ -28,12 +36,14 @@ def available() -> bool:
     return shutil.which("valgrind") is not None
 
 
-def instructions(variant: str, calls: int, workdir: Path, trace_endpoint: str | None = None) -> int:
+def instructions(variant: str, calls: int, workdir: Path, trace_endpoint: str | None = None, describe: Path | None = None) -> int:
     out = workdir / f"callgrind.{variant}.{calls}"
     # The interpreter binary itself (a venv's python is a symlink to it, never a shell shim).
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", "bench.inprocess", "--only", variant, "--calls", str(calls)]
     if trace_endpoint:
         command += ["--trace-endpoint", trace_endpoint]
+    if describe is not None:
+        command += ["--describe", str(describe)]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     result = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
     if result.returncode != 0:
@@ -44,16 +54,36 @@ def instructions(variant: str, calls: int, workdir: Path, trace_endpoint: str | 
     return int(match.group(1))
 
 
-def per_call(variant: str, trace_endpoint: str | None = None) -> int:
+def is_loop(variant: str) -> bool:
+    return variant.startswith("loop-")
+
+
+def calls_for(variant: str) -> tuple[int, int]:
+    """The small and the large number of calls ``variant`` is run with."""
+    return (LOOP_FEW, LOOP_MANY) if is_loop(variant) else (FEW, MANY)
+
+
+def counted(variant: str, trace_endpoint: str | None = None) -> tuple[int, dict[str, Any] | None]:
+    """Instructions per call and, for a loop variant, how it ran: its label, calls in flight and collector thresholds, and the two call counts."""
+    few_calls, many_calls = calls_for(variant)
     with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as tmp:
-        few = instructions(variant, FEW, Path(tmp), trace_endpoint)
-        many = instructions(variant, MANY, Path(tmp), trace_endpoint)
-    return round((many - few) / (MANY - FEW))
+        # Both runs write the description (the same few instructions in each), so it cancels out of the difference.
+        described = Path(tmp) / "described.json" if is_loop(variant) else None
+        few = instructions(variant, few_calls, Path(tmp), trace_endpoint, described)
+        many = instructions(variant, many_calls, Path(tmp), trace_endpoint, described)
+        how = {**json.loads(described.read_text()), "calls": [few_calls, many_calls]} if described is not None else None
+    return round((many - few) / (many_calls - few_calls)), how
+
+
+def per_call(variant: str, trace_endpoint: str | None = None) -> int:
+    return counted(variant, trace_endpoint)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.callgrind", description=__doc__.splitlines()[0])
-    parser.add_argument("variants", nargs="+", help="variant ids of bench.inprocess (bare, call-path, stack, ...)")
+    parser.add_argument(
+        "variants", nargs="+", help="variant ids of bench.inprocess (bare, call-path, stack, ..., loop-bare, loop-hello, loop-io, loop-io-gc700)"
+    )
     args = parser.parse_args(argv)
     if not available():
         parser.error("valgrind is not installed (Debian package 'valgrind')")

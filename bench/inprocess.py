@@ -14,17 +14,27 @@ discarded)::
 or one variant alone, for callgrind instruction counts::
 
     python -m bench.inprocess --only call-path --calls 1000
+
+The event-loop path has variants of its own (``loop-*``, :data:`LOOP_VARIANTS`):
+each is an ASGI application called as uvicorn calls it (a scope, ``receive``
+and ``send``), every call a task of its own (``loop.create_task``, as servers
+run them) with a fixed number of calls in flight, on uvloop. They are run with
+``--only`` (callgrind) or timed with ``--loop``; the default timing run leaves
+them out.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gc
 import json
 import socket
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +50,12 @@ FLASK_FUNCTIONS = (
 sys.path.insert(0, str(BENCH / "apps"))
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+Message = dict[str, Any]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[Message]], Send], Awaitable[None]]
+
+#: The collector's thresholds before anything here changed them: Python's own defaults.
+PYTHON_GC_THRESHOLD = gc.get_threshold()
 
 
 def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
@@ -196,6 +212,182 @@ def measure(rounds: int, calls: int, trace_endpoint: str | None) -> list[dict[st
     ]
 
 
+# -- the event-loop path ------------------------------------------------------------------
+
+#: A GET of / as uvicorn hands it to an ASGI application (copied per call, as a server makes one per call).
+SCOPE: dict[str, Any] = {
+    "type": "http",
+    "asgi": {"version": "3.0"},
+    "http_version": "1.1",
+    "method": "GET",
+    "scheme": "http",
+    "path": "/",
+    "raw_path": b"/",
+    "query_string": b"",
+    "root_path": "",
+    "headers": [(b"host", b"127.0.0.1:8080"), (b"user-agent", b"bench"), (b"accept", b"*/*")],
+    "client": ("127.0.0.1", 5555),
+    "server": ("127.0.0.1", 8080),
+}
+_REQUEST: Message = {"type": "http.request", "body": b"", "more_body": False}
+
+
+async def _receive() -> Message:
+    return _REQUEST
+
+
+async def _discard(message: Message) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class LoopVariant:
+    """One ASGI application driven with ``in_flight`` calls at a time.
+
+    ``folder`` is the function served through ``make_app(...).asgi`` (None:
+    the bare ASGI hello world). ``served_gc`` gives it the collector's
+    threshold a served worker sets; otherwise Python's default stays.
+    """
+
+    label: str
+    in_flight: int
+    folder: Path | None = None
+    served_gc: bool = True
+
+
+LOOP_VARIANTS: dict[str, LoopVariant] = {
+    "loop-bare": LoopVariant("bare ASGI hello world (bench/apps/bare_asgi.py)", 16, served_gc=False),
+    "loop-hello": LoopVariant("funcwsgi, async hello world, make_app(...).asgi at its defaults", 16, BENCH / "apps" / "hello_async"),
+    "loop-io": LoopVariant("funcwsgi, async function awaiting asyncio.sleep(0.005), at its defaults", 400, BENCH / "apps" / "io_async_short"),
+    "loop-io-gc700": LoopVariant("the same, under Python's default collector threshold", 400, BENCH / "apps" / "io_async_short", served_gc=False),
+}
+
+
+def served_gc_threshold(config: Any) -> tuple[int, ...]:
+    """The collector's thresholds of a served worker: ``SERVER_GC_THRESHOLD`` as ``funcwsgi.process.set_gc_threshold`` applies it.
+
+    A checkout without that setting leaves Python's default, and so does this.
+    """
+    from funcwsgi import process
+
+    threshold = getattr(config, "server_gc_threshold", None)
+    if threshold is None:
+        return PYTHON_GC_THRESHOLD
+    setter = getattr(process, "set_gc_threshold", None)
+    if setter is None:
+        return (int(threshold), *PYTHON_GC_THRESHOLD[1:])
+    before = gc.get_threshold()
+    setter(threshold)
+    applied = gc.get_threshold()
+    gc.set_threshold(*before)
+    return applied
+
+
+def loop_app(variant: str) -> tuple[ASGIApp, tuple[int, ...]]:
+    """The application of a ``loop-*`` variant, set up as a served worker sets it up, and the collector thresholds it runs with."""
+    spec = LOOP_VARIANTS[variant]
+    if spec.folder is None:
+        from bare_asgi import app as bare_asgi_app
+
+        return bare_asgi_app, PYTHON_GC_THRESHOLD
+    from funcwsgi.application import make_app
+    from funcwsgi.process import start_process
+
+    service = make_app(environ={"HANDLER_FOLDER": str(spec.folder)})
+    app: ASGIApp = service.asgi
+    start_process(service)  # the worker's start callbacks, start() and gc.freeze(), as before serving
+    return app, served_gc_threshold(service.config) if spec.served_gc else PYTHON_GC_THRESHOLD
+
+
+async def drive(app: ASGIApp, calls: int, in_flight: int, send: Send = _discard) -> None:
+    """``calls`` calls of ``app``, ``in_flight`` at a time, each run as a task of its own."""
+    loop = asyncio.get_running_loop()
+
+    async def worker(count: int) -> None:
+        for _ in range(count):
+            await loop.create_task(app(dict(SCOPE), _receive, send))  # type: ignore[arg-type]
+
+    share, rest = divmod(calls, in_flight)
+    await asyncio.gather(*(worker(share + (1 if number < rest else 0)) for number in range(in_flight)))
+
+
+class Answers:
+    """A ``send`` that keeps each call's status and body (told apart by the task sending them), for checking the variants."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, tuple[int, bytearray]] = {}
+        self.done: dict[str, int] = {}
+
+    async def __call__(self, message: Message) -> None:
+        call = id(asyncio.current_task())
+        if message["type"] == "http.response.start":
+            self.open[call] = (message["status"], bytearray())
+        elif message["type"] == "http.response.body":
+            status, body = self.open[call]
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                del self.open[call]
+                answer = f"{status} {bytes(body).decode(errors='replace')}"
+                self.done[answer] = self.done.get(answer, 0) + 1
+
+
+def run_loop(variant: str, calls: int, answers: Answers | None = None) -> dict[str, Any]:
+    """The ``--only`` run of a loop variant on one uvloop loop: a warm-up of two calls per call in flight, then ``calls`` calls.
+
+    Returns how it ran (label, calls in flight, the collector's thresholds), for the report.
+    """
+    import uvloop
+
+    app, threshold = loop_app(variant)
+    spec = LOOP_VARIANTS[variant]
+    in_flight = spec.in_flight
+    gc.set_threshold(*threshold)
+
+    async def main() -> None:
+        await drive(app, 2 * in_flight, in_flight)
+        await drive(app, calls, in_flight, answers or _discard)
+
+    uvloop.run(main())
+    return {"label": spec.label, "in_flight": in_flight, "gc_threshold": list(threshold), "loop": f"uvloop {uvloop.__version__}"}
+
+
+def measure_loop(rounds: int, calls: int) -> list[dict[str, Any]]:
+    """Wall and CPU µs per call of each loop variant, interleaved round by round on one loop, each under its own collector thresholds."""
+    import uvloop
+
+    apps = [(key, spec, *loop_app(key)) for key, spec in LOOP_VARIANTS.items()]
+    wall: dict[str, list[float]] = {key: [] for key, *_ in apps}
+    cpu: dict[str, list[float]] = {key: [] for key, *_ in apps}
+
+    async def main() -> None:
+        for _key, spec, app, threshold in apps:  # warm-up
+            gc.set_threshold(*threshold)
+            await drive(app, max(2 * spec.in_flight, calls // 20), spec.in_flight)
+        for round_number in range(rounds):
+            for key, spec, app, threshold in apps if round_number % 2 == 0 else list(reversed(apps)):
+                gc.set_threshold(*threshold)
+                gc.collect()  # each round starts without the garbage of the one before
+                started, started_cpu = time.perf_counter(), time.process_time()
+                await drive(app, calls, spec.in_flight)
+                wall[key].append((time.perf_counter() - started) / calls * 1e6)
+                cpu[key].append((time.process_time() - started_cpu) / calls * 1e6)
+
+    try:
+        uvloop.run(main())
+    finally:
+        gc.set_threshold(*PYTHON_GC_THRESHOLD)
+    return [
+        {
+            "id": key,
+            "label": spec.label,
+            "us": round(statistics.median(wall[key]), 3),
+            "cpu_us": round(statistics.median(cpu[key]), 3),
+            "samples_us": [round(s, 3) for s in wall[key]],
+        }
+        for key, spec, *_ in apps
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.inprocess", description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -203,16 +395,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--trace-endpoint", help="OTLP/HTTP URL for the tracing-on variant")
     parser.add_argument("--only", help="call one variant --calls times and exit (for callgrind)")
+    parser.add_argument("--loop", action="store_true", help="time the event-loop variants (loop-*) too, after the WSGI ones")
+    parser.add_argument("--answers", type=Path, help="with --only loop-*: write how many calls got each status and body here (JSON)")
+    parser.add_argument("--describe", type=Path, help="with --only loop-*: write how the variant ran (calls in flight, collector thresholds) here (JSON)")
     args = parser.parse_args(argv)
+    if args.calls < 1:
+        parser.error(f"--calls {args.calls}: expected a positive number of calls")
+    if (args.answers or args.describe) and args.only not in LOOP_VARIANTS:
+        parser.error(f"--answers and --describe need --only with one of {', '.join(LOOP_VARIANTS)}")
+    if args.only in LOOP_VARIANTS:
+        answers = Answers() if args.answers else None
+        described = run_loop(args.only, args.calls, answers)
+        if answers is not None:
+            args.answers.write_text(json.dumps(answers.done))
+        if args.describe:
+            args.describe.write_text(json.dumps(described))
+        return 0
     if args.only:
         apps = {key: app for key, _, app in variants(args.trace_endpoint, funcwsgi=args.only not in REFERENCES)}
         if args.only not in apps:
-            parser.error(f"--only {args.only!r}: expected one of {', '.join(apps)}")
+            parser.error(f"--only {args.only!r}: expected one of {', '.join([*apps, *LOOP_VARIANTS])}")
         environ = environ_for(args.only)
         call_many(apps[args.only], environ, 50)
         call_many(apps[args.only], environ, args.calls)
         return 0
     results = measure(args.rounds, args.calls, args.trace_endpoint)
+    if args.loop:
+        results += measure_loop(args.rounds, args.calls)
     text = json.dumps(results, indent=2)
     if args.json:
         args.json.write_text(text)

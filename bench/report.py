@@ -184,6 +184,30 @@ def node_inprocess_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def loop_callgrind_table(counts: dict[str, int], described: dict[str, dict[str, Any]]) -> list[str]:
+    """The event-loop variants' instructions per call (``loop-*``), with what each ran and how, next to the bare ASGI app's."""
+    loop_counts = {key: value for key, value in counts.items() if key.startswith("loop-")}
+    if not loop_counts:
+        return []
+    runs = {tuple(how["calls"]) for how in described.values() if "calls" in how}
+    calls = " and ".join(f"{count:,}" for count in sorted(runs.pop())) + " calls" if len(runs) == 1 else "two call counts"
+    bare = loop_counts.get("loop-bare")
+    lines = [
+        "The event-loop path under callgrind (`python -m bench.callgrind loop-bare loop-hello loop-io loop-io-gc700`): "
+        "an ASGI scope as uvicorn sends it, each call a task of its own on uvloop, a fixed number of calls in flight, "
+        f"{calls} differenced:",
+        "",
+        "| variant | what runs | calls in flight | collector threshold | instructions/call | over bare ASGI |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for key, value in loop_counts.items():
+        how = described.get(key, {})
+        threshold = f"{how['gc_threshold'][0]:,}" if how.get("gc_threshold") else "–"
+        over = "–" if bare is None or key == "loop-bare" else f"{value - bare:+,}"
+        lines.append(f"| {key} | {how.get('label', '–')} | {how.get('in_flight', '–')} | {threshold} | {value:,} | {over} |")
+    return [*lines, ""]
+
+
 def render(results: dict[str, Any], *, chart_path: str) -> str:
     meta = results["meta"]
     mode = meta["mode"]
@@ -226,11 +250,14 @@ def render(results: dict[str, Any], *, chart_path: str) -> str:
             *node_inprocess,
             "",
         ]
-    if results.get("callgrind"):
+    counts = results.get("callgrind", {})
+    wsgi_counts = {key: value for key, value in counts.items() if not key.startswith("loop-")}
+    if wsgi_counts:
         note = meta.get("callgrind_note") or "`python -m bench.callgrind`"
         out += [f"Instructions per request under callgrind ({note}):", "", "| variant | instructions/request |", "|---|---:|"]
-        out += [f"| {key} | {value:,} |" for key, value in results["callgrind"].items()]
+        out += [f"| {key} | {value:,} |" for key, value in wsgi_counts.items()]
         out.append("")
+    out += loop_callgrind_table(counts, results.get("callgrind_loop", {}))
     out += ["### Commands", "", "Each target as started (port, host and folder settings omitted):", ""]
     out += [f"- {entry['label']}: `{entry['command']}`" for entry in results["targets"]]
     failures = [(entry["label"], failure) for entry in results["targets"] for failure in entry["failures"]]

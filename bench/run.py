@@ -51,6 +51,11 @@ class Mode:
     callgrind: bool
 
 
+#: The in-process variants counted under callgrind in a full run (those the in-process run measured).
+CALLGRIND_VARIANTS = ("bare", "call-path", "stack", "stack-handoff", "stack-tracing", "stack-flask-global", "stack-flask-request")
+#: The event-loop path's (bench.inprocess.LOOP_VARIANTS): counted always, timed in-process only by `python -m bench.inprocess --loop`.
+CALLGRIND_LOOP_VARIANTS = ("loop-bare", "loop-hello", "loop-io", "loop-io-gc700")
+
 FULL = Mode("full", rounds=4, seconds=2, warmup_seconds=1, connections=(16, 1), inprocess_rounds=7, inprocess_calls=10000, callgrind=True)
 QUICK = Mode("quick", rounds=1, seconds=1, warmup_seconds=0, connections=(16, 1), inprocess_rounds=3, inprocess_calls=3000, callgrind=False)
 
@@ -284,8 +289,10 @@ def main(argv: list[str] | None = None) -> int:
             if mode.callgrind and callgrind.available():
                 log("callgrind: instructions per request")
                 ids = [row["id"] for row in results["inprocess"]]
-                chosen = [key for key in ("bare", "call-path", "stack", "stack-handoff", "stack-tracing", "stack-flask-global", "stack-flask-request") if key in ids]
-                results["callgrind"] = {key: callgrind.per_call(key, sink.endpoint if sink else None) for key in chosen}
+                chosen = [key for key in CALLGRIND_VARIANTS if key in ids] + list(CALLGRIND_LOOP_VARIANTS)
+                counts = {key: callgrind.counted(key, sink.endpoint if sink else None) for key in chosen}
+                results["callgrind"] = {key: count for key, (count, _) in counts.items()}
+                results["callgrind_loop"] = {key: how for key, (_, how) in counts.items() if how is not None}
         for round_number in range(mode.rounds):
             order = runnable if round_number % 2 == 0 else list(reversed(runnable))
             for target in order:

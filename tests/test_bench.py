@@ -197,3 +197,79 @@ def test_recording_a_run_keeps_the_earlier_ones_and_replaces_its_own(tmp_path):
     table = history.render(kept, "2026-12-02 09:00 UTC")
     assert "| **2026-12-02 09:00 UTC** (the run above) | 1.00 | 500 s | – | 1.90× |" in table
     assert "nodejs26, on the runs that measured it:" in table and table.count("| 2026-12-01 09:00 UTC |") == 1
+
+
+# -- the event-loop variants of bench.inprocess (counted by bench.callgrind in a full run) --------
+
+
+@pytest.fixture(scope="module")
+def loop_runs(tmp_path_factory):
+    """Each loop variant run as callgrind runs it (``--only``), a few calls, its answers and its set-up kept: one process each, side by side."""
+    from bench.inprocess import LOOP_VARIANTS
+
+    out = tmp_path_factory.mktemp("loop")
+    running = {}
+    for variant, spec in LOOP_VARIANTS.items():
+        calls = 2 * spec.in_flight + 3  # not a multiple of the calls in flight: the last wave is partial
+        command = [sys.executable, "-m", "bench.inprocess", "--only", variant, "--calls", str(calls),
+                   "--answers", str(out / f"{variant}.answers.json"), "--describe", str(out / f"{variant}.how.json")]
+        running[variant] = (calls, subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    finished = {}
+    for variant, (calls, process) in running.items():
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, (variant, stderr[-2000:])
+        finished[variant] = (calls, json.loads((out / f"{variant}.answers.json").read_text()), json.loads((out / f"{variant}.how.json").read_text()))
+    return finished
+
+
+def test_every_loop_variant_answers_each_call_200_with_the_hello_body(loop_runs):
+    from bench.inprocess import LOOP_VARIANTS
+
+    assert set(loop_runs) == {"loop-bare", "loop-hello", "loop-io", "loop-io-gc700"}
+    for variant, (calls, answers, how) in loop_runs.items():
+        assert answers == {"200 Hello, world!": calls}, variant
+        assert how["in_flight"] == LOOP_VARIANTS[variant].in_flight and how["loop"].startswith("uvloop "), (variant, how)
+    assert loop_runs["loop-bare"][2]["in_flight"] == loop_runs["loop-hello"][2]["in_flight"] == 16
+    assert loop_runs["loop-io"][2]["in_flight"] == 400
+
+
+def test_the_funcwsgi_loop_variants_run_under_a_served_workers_collector_threshold(loop_runs):
+    from bench.inprocess import PYTHON_GC_THRESHOLD
+    from funcwsgi.config import Config
+
+    served = getattr(Config.from_env({}), "server_gc_threshold", None)  # SERVER_GC_THRESHOLD, where this checkout has it
+    thresholds = {variant: how["gc_threshold"] for variant, (_, _, how) in loop_runs.items()}
+    assert thresholds["loop-bare"] == thresholds["loop-io-gc700"] == list(PYTHON_GC_THRESHOLD)
+    if served is None:
+        assert thresholds["loop-hello"] == thresholds["loop-io"] == list(PYTHON_GC_THRESHOLD)
+    else:
+        assert thresholds["loop-hello"][0] == thresholds["loop-io"][0] == served
+
+
+def test_callgrind_runs_the_loop_variants_with_enough_calls_and_a_full_run_counts_them():
+    from bench import callgrind, run
+    from bench.inprocess import LOOP_VARIANTS
+
+    assert run.CALLGRIND_LOOP_VARIANTS == tuple(LOOP_VARIANTS)
+    few, many = callgrind.calls_for("loop-io")
+    assert (few, many) == (callgrind.LOOP_FEW, callgrind.LOOP_MANY) and callgrind.calls_for("stack") == (callgrind.FEW, callgrind.MANY)
+    assert many - few >= 3000  # loop-wide work (timers, the deadline sweep, collector passes) averages out over thousands
+    for spec in LOOP_VARIANTS.values():
+        assert few % spec.in_flight == 0 and many % spec.in_flight == 0, spec
+
+
+def test_the_callgrind_tables_keep_the_loop_variants_apart_with_how_each_ran():
+    results = json.loads((REPO / "bench" / "results" / "results.json").read_text())
+    results["callgrind"] = {"bare": 4000, "stack": 63000, "loop-bare": 19400, "loop-hello": 113700, "loop-io-gc700": 170000}
+    results["callgrind_loop"] = {
+        "loop-bare": {"label": "bare ASGI", "in_flight": 16, "gc_threshold": [700, 10, 10], "calls": [800, 4000]},
+        "loop-hello": {"label": "async hello", "in_flight": 16, "gc_threshold": [10000, 10, 10], "calls": [800, 4000]},
+    }
+    page = report.render(results, chart_path="performance.svg")
+    wsgi = page[page.index("Instructions per request under callgrind"):page.index("The event-loop path under callgrind")]
+    assert "| stack | 63,000 |" in wsgi and "loop-" not in wsgi
+    loop = page[page.index("The event-loop path under callgrind"):page.index("### Commands")]
+    assert "800 and 4,000 calls differenced" in loop
+    assert "| loop-bare | bare ASGI | 16 | 700 | 19,400 | – |" in loop
+    assert "| loop-hello | async hello | 16 | 10,000 | 113,700 | +94,300 |" in loop
+    assert "| loop-io-gc700 | – | – | – | 170,000 | +150,600 |" in loop  # counted without its description (bench.report --callgrind)
