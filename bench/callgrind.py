@@ -30,6 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 FEW, MANY = 200, 1200
 #: Multiples of every loop variant's calls in flight, so each run ends with all of them busy to the last wave.
 LOOP_FEW, LOOP_MANY = 800, 4000
+#: Runs of each call count of a loop variant, the fewest instructions kept (see counted()).
+LOOP_REPEATS = 3
 TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
 
@@ -65,17 +67,26 @@ def calls_for(variant: str) -> tuple[int, int]:
 
 
 def counted(variant: str, trace_endpoint: str | None = None) -> tuple[int, dict[str, Any] | None]:
-    """Instructions per call and, for a loop variant, how it ran: its label, calls in flight and collector thresholds, and the two call counts."""
+    """Instructions per call and, for a loop variant, how it ran: its label, calls in flight and collector thresholds, and the call counts."""
     few_calls, many_calls = calls_for(variant)
+    repeats = LOOP_REPEATS if is_loop(variant) else 1
     with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as tmp:
-        # Both runs write the description (the same few instructions in each), so it cancels out of the difference.
-        described = {calls: Path(tmp) / f"described.{calls}.json" if is_loop(variant) else None for calls in (few_calls, many_calls)}
-        # The two runs side by side (one per core): an instruction count does not depend on what else runs.
+
+        def run(calls: int, number: int) -> int:
+            folder = Path(tmp) / f"{calls}.{number}"
+            folder.mkdir()
+            # Every run writes the description (the same few instructions in each), so it cancels out of the difference.
+            return instructions(variant, calls, folder, trace_endpoint, folder / "described.json" if is_loop(variant) else None)
+
+        # Side by side, one per core: an instruction count does not depend on what else runs (only a loop's timers do: below).
         with ThreadPoolExecutor(max_workers=2) as pool:
-            runs = [pool.submit(instructions, variant, calls, Path(tmp), trace_endpoint, described[calls]) for calls in (few_calls, many_calls)]
-            few, many = (run.result() for run in runs)
-        description = described[many_calls]
-        how = {**json.loads(description.read_text()), "calls": [few_calls, many_calls]} if description is not None else None
+            runs = {calls: [pool.submit(run, calls, number) for number in range(repeats)] for calls in (few_calls, many_calls)}
+            # A loop variant's timers fire in larger batches when the machine is busy, which brings collections
+            # a quiet run does not have: the fewest instructions of its runs is the quiet machine's count.
+            few, many = (min(future.result() for future in runs[calls]) for calls in (few_calls, many_calls))
+        how = None
+        if is_loop(variant):
+            how = {**json.loads((Path(tmp) / f"{many_calls}.0" / "described.json").read_text()), "calls": [few_calls, many_calls], "runs_each": repeats}
     return round((many - few) / (many_calls - few_calls)), how
 
 
