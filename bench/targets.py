@@ -197,6 +197,11 @@ def node_alternative_targets() -> list[Target]:
     ]
 
 
+def node_target_names() -> frozenset[str]:
+    """The Node rows: bench/run.py measures them side by side in each round and warms them up longer."""
+    return frozenset(t.name for t in node_reference_targets() + nodejs26_targets() + node_alternative_targets())
+
+
 def all_targets() -> list[Target]:
     return (
         reference_targets() + node_reference_targets()
