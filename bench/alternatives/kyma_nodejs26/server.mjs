@@ -31,26 +31,31 @@
 // world does not have (so it fails and Express answers with its error page).
 //
 // Run: HANDLER_PATH=function/handler.js SERVER_PORT=8080 node server.mjs
+import { createRequire } from 'node:module';
 import process from 'node:process';
 
-import { context, metrics, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
-import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { AlwaysOnSampler, NodeTracerProvider, ParentBasedSampler } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import 'axios';
 import bodyParser from 'body-parser';
-import 'cloudevents';
 import express from 'express';
 import morgan from 'morgan';
+
+// Kyma's sdk and lib/*.js are CommonJS modules requiring these (and its sdk loads cloudevents and
+// axios at start-up), so they are required here too: imported, each would be parsed for its names.
+const require = createRequire(import.meta.url);
+require('cloudevents');
+require('axios');
+const { context, metrics, SpanStatusCode, trace } = require('@opentelemetry/api');
+const { CompositePropagator, W3CTraceContextPropagator } = require('@opentelemetry/core');
+const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http');
+const { PrometheusExporter } = require('@opentelemetry/exporter-prometheus');
+const { registerInstrumentations } = require('@opentelemetry/instrumentation');
+const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express');
+const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
+const { B3InjectEncoding, B3Propagator } = require('@opentelemetry/propagator-b3');
+const { defaultResource, resourceFromAttributes } = require('@opentelemetry/resources');
+const { MeterProvider } = require('@opentelemetry/sdk-metrics');
+const { SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
+const { AlwaysOnSampler, NodeTracerProvider, ParentBasedSampler } = require('@opentelemetry/sdk-trace-node');
+const { ATTR_SERVICE_NAME } = require('@opentelemetry/semantic-conventions');
 
 const handlerPath = process.env.HANDLER_PATH || './handler.js';
 const functionName = process.env.FUNC_NAME || '';
