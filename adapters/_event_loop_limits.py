@@ -12,7 +12,8 @@ byte, as :mod:`adapters.gunicorn_worker` (:mod:`adapters._requests` holds them):
   connection, from the next request's first byte); then ``408`` and close,
   or a quiet close if nothing of a request came;
 - ``SERVER_BODY_TIMEOUT``: a pause in the body (no bytes) while the function
-  waits for it; then ``408`` (if nothing was answered yet) and close;
+  waits for it (a pipelined request's from when uvicorn starts its call);
+  then ``408`` (if nothing was answered yet) and close;
 - ``SERVER_SEND_TIMEOUT``: a response the client takes nothing of; then the
   connection is dropped;
 - ``SERVER_MAX_CONNECTIONS``: at the limit the connection that has waited
