@@ -342,6 +342,11 @@ class Config:
         "SERVER_EVENT_LOOP", "auto", choice("auto", "off"), "auto or off",
         "auto: an async function is served on an event loop (ASGI); off: on server threads, like a sync one (docs/async.md).",
     )
+    server_gc_threshold: int = setting(
+        "SERVER_GC_THRESHOLD", 10_000, non_negative_int, "a non-negative integer",
+        "Object allocations between two collections of the garbage collector's youngest generation"
+        " (Python's own default is 700; 0 keeps it; docs/performance.md#garbage-collection).",
+    )
     server_loop_blocked_seconds: float = setting(
         "SERVER_LOOP_BLOCKED_SECONDS", 2.0, non_negative_float, "a non-negative number of seconds",
         "An event loop blocked this long (sync code in async def) is logged and fails liveness (0 = not watched).",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from .current import current_environ
 from .loader import LoadedFunction
 from .middleware.body import ReleasingBody
 from .replies import Reply
-from .request import FunctionRequest
+from .request import REQUEST_KEY, FunctionRequest
 from .response import FunctionResponse, send
 from .signatures import Invoker, Signature, is_async
 
@@ -48,14 +49,27 @@ class FunctionApp:
             if token is not None:
                 current_environ.reset(token)
         body = send(result, res, environ, start_response)
-        request = environ.get("werkzeug.request")
-        if request is not None and request.__dict__.get("files"):
-            # Uploaded files werkzeug spooled to temporary files: closed with the response.
-            return ReleasingBody(body, request.close)
-        return body
+        request = environ.get(REQUEST_KEY)
+        if request is None:
+            return body
+        # The request and the environ refer to each other: a cycle only the garbage collector frees,
+        # whose passes grow with the calls in flight (on the loop, hundreds). Parted when the answer
+        # is complete, a call's objects go as soon as the server is done with them.
+        if type(body) is list:
+            release(environ, request)
+            return body
+        return ReleasingBody(body, partial(release, environ, request))
 
     def __repr__(self) -> str:
         return f"FunctionApp({self.loaded.name!r}, {self.loaded.signature.value})"
+
+
+def release(environ: WSGIEnvironment, request: FunctionRequest) -> None:
+    """End the call's hold on its request: out of the environ, and any uploaded files werkzeug spooled closed."""
+    if environ.get(REQUEST_KEY) is request:
+        del environ[REQUEST_KEY]
+    if request.__dict__.get("files"):
+        request.close()
 
 
 def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResponse | None]:

@@ -12,6 +12,8 @@ from .environ import CLOUD_EVENT_KEY
 
 #: What werkzeug's ``Request.__init__`` computes from the environ (method, path,
 #: headers, ...), found by asking werkzeug itself rather than listing them here.
+#: Where werkzeug keeps a request in its environ, shared by everyone who asks for the call's request.
+REQUEST_KEY = "werkzeug.request"
 _COMPUTED_IN_INIT = frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
 
 
@@ -61,7 +63,7 @@ class FunctionRequest(Request):
         self.environ = environ
         self.shallow = shallow
         if populate_request and not shallow:
-            environ["werkzeug.request"] = self
+            environ[REQUEST_KEY] = self
 
     def __getattr__(self, name: str) -> Any:
         # Only called for attributes not set yet: the first read of any value that
@@ -88,7 +90,7 @@ class FunctionRequest(Request):
 
 def get_or_create_request(environ: dict[str, Any]) -> FunctionRequest:
     """The request for ``environ``, created once and shared by every caller."""
-    request = environ.get("werkzeug.request")
+    request = environ.get(REQUEST_KEY)
     if isinstance(request, FunctionRequest):
         return request
     return FunctionRequest(environ)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import logging
 import os
 
@@ -19,6 +20,9 @@ def fresh(monkeypatch):
     monkeypatch.setattr(process, "_stopped_in", None)
     monkeypatch.setattr(process, "_callbacks_run_in", None)
     monkeypatch.setattr(process, "_starts", [])
+    threshold = gc.get_threshold()
+    yield
+    gc.set_threshold(*threshold)  # starting a process sets the collector's threshold (SERVER_GC_THRESHOLD)
 
 
 def service_with(tmp_path, monkeypatch, *flags: str):
@@ -138,3 +142,11 @@ def test_lines_with_endpoints():
         "Publisher Proxy available on address http://proxy/publish",
         "Starting python312 server 0.0.0.0:9000",
     ]
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("12345", 12345), ("0", None)])
+def test_a_started_process_collects_garbage_at_the_configured_threshold(fresh, setting, expected):
+    gc.set_threshold(700, 10, 10)
+    service = make_app(environ={"SERVER_GC_THRESHOLD": setting}, handler_folder=function_folder("hello"))
+    process.start_process(service)
+    assert gc.get_threshold() == (expected or 700, 10, 10)

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY
-from ..middleware.http_rules import bodiless, without_content_headers
+from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY
+from ..middleware.http_rules import HttpRulesMiddleware, bodiless, without_content_headers
 from ..replies import BUSY_TEXT, Reply
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH
@@ -28,10 +28,11 @@ from .watch import LOOP_WATCH
 log = logging.getLogger("funcwsgi")
 
 class FunctionService(Protocol):
-    """What the edge needs of :class:`funcwsgi.application.FunctionService`: its configuration, its function, and the WSGI call."""
+    """What the edge needs of :class:`funcwsgi.application.FunctionService`: its configuration, its function, its stack, and the WSGI call."""
 
     config: Any
     loaded: Any
+    wsgi: Any
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]: ...
 
@@ -289,7 +290,11 @@ class AsgiService:
     def __init__(self, service: FunctionService) -> None:
         config = service.config
         self.service = service
-        self.call_service = service.__call__  # a bound method: called without a C frame of its own
+        self.config = config
+        # What the service's own __call__ does is done here (the configuration put in the environ), and the
+        # call enters the stack below the http layer, whose rules the edge keeps itself (_Exchange).
+        top = service.wsgi
+        self.call_stack = top.app if type(top) is HttpRulesMiddleware else top
         self.limit = config.max_inflight_on_loop
         self.inflight = 0
         # The threads' refusal, word for word: the connection closed after it, the call counted as refused.
@@ -339,7 +344,8 @@ class AsgiService:
     def serve(self, environ: dict[str, Any], send: Send) -> tuple[str, list[tuple[str, str]], list[bytes]] | None:
         """Runs in the call's greenlet: the stack's answer, sent by the task when the body is a list, else streamed here."""
         exchange = _Exchange(send, environ["REQUEST_METHOD"] == "HEAD")
-        body = self.call_service(environ, exchange.start_response)
+        environ[CONFIG_KEY] = self.config
+        body = self.call_stack(environ, exchange.start_response)
         if type(body) is list and not exchange.head_sent:
             if exchange.bodiless:
                 body = []

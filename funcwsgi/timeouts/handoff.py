@@ -329,13 +329,19 @@ class PooledCalls:
         except AttributeError:
             done = self.doorbells.bell = Doorbell()
         call = Call(done, self.app, environ)
+        stream = None
         if environ.get("CONTENT_LENGTH") or environ.get("wsgi.input_terminated"):
-            environ["wsgi.input"] = CallInput(environ["wsgi.input"], call)
+            stream = environ["wsgi.input"]
+            environ["wsgi.input"] = CallInput(stream, call)
         worker.start(call)
         if not done.wait_ms(milliseconds):
             if worker.abandon(call):
                 raise Expired("the function did not return")
             done.wait()  # it finished just as the deadline passed
+        if stream is not None:
+            # In time, so never closed to the function; and left in, the guard would tie the environ
+            # to the call and back, a cycle only the garbage collector frees.
+            environ["wsgi.input"] = stream
         if call.error is not None:
             error, call.error = call.error, None
             try:

@@ -87,3 +87,25 @@ def test_calls_do_not_share_what_one_of_them_changed_in_its_environ():
     second = make_environ(scope(), _receive)
     assert "HTTP_X_ONLY_FIRST" not in second and "funcwsgi.mark" not in second
     assert second["SERVER_NAME"] == "127.0.0.1"
+
+
+def test_a_call_on_the_loop_leaves_no_reference_cycles():
+    from funcwsgi import make_app
+
+    from ..conftest import function_folder
+    from ..test_function_app import _cyclic_garbage_per_call
+
+    app = make_app(environ={}, handler_folder=function_folder("async_fn")).asgi
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def serve():
+        await asyncio.create_task(app(scope(), _receive, send))  # a task per call, as servers run it
+
+    def call():
+        asyncio.run(serve())
+
+    assert _cyclic_garbage_per_call(call, calls=20) == 0
+    assert sent[-2]["status"] == 200 and b'"async": true' in sent[-1]["body"]

@@ -34,6 +34,7 @@ INTENDED: dict[tuple[str, str], str] = {
     # Node serves every call on its event loop already; the choice and its watch are the Python loop path's.
     ("SERVER_EVENT_LOOP", "python only"): "Node always serves on its event loop",
     ("SERVER_LOOP_BLOCKED_SECONDS", "python only"): "nodejs26 watches its loop with its own monitor (docs/nodejs26.md)",
+    ("SERVER_GC_THRESHOLD", "python only"): "CPython's cycle collector; V8 collects garbage its own way",
 }
 #: Other platforms' own variables, read by their Python contracts (docs/platforms.md).
 OTHER_PLATFORMS_ALIASES = {"RUNTIME_PORT", "LISTEN_ADDRESS", "upstream_url"}
