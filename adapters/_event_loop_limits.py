@@ -11,8 +11,9 @@ byte, as :mod:`adapters.gunicorn_worker` (:mod:`adapters._requests` holds them):
 - ``SERVER_HEADER_TIMEOUT``: the head, from the accept (on a kept-alive
   connection, from the next request's first byte); then ``408`` and close,
   or a quiet close if nothing of a request came;
-- ``SERVER_BODY_TIMEOUT``: a pause in the body while the function waits for
-  it; then ``408`` (if nothing was answered yet) and close;
+- ``SERVER_BODY_TIMEOUT``: a pause in the body (no bytes) while the function
+  waits for it (a pipelined request's from when uvicorn starts its call);
+  then ``408`` (if nothing was answered yet) and close;
 - ``SERVER_SEND_TIMEOUT``: a response the client takes nothing of; then the
   connection is dropped;
 - ``SERVER_MAX_CONNECTIONS``: at the limit the connection that has waited
@@ -22,11 +23,20 @@ byte, as :mod:`adapters.gunicorn_worker` (:mod:`adapters._requests` holds them):
 
 One sweep per worker, every quarter of a second, finds the connections
 past their deadline, as the thread worker's loop does.
+
+A request adds little to what uvicorn's own protocol costs (``python -m
+bench.protocol_cost`` counts it): each read is classified once, after uvicorn
+has parsed it, from uvicorn's own state (a new cycle: the head is complete;
+its ``more_body``: the body is not); the clock is read only for a request
+still incomplete after a read, which is when a deadline matters; and a
+connection is moved in the waiting order only when it is answered.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +46,14 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS
 from funcwsgi.config import Config
 from funcwsgi.eventloop.asgi import rejected_counter
+
+# Where a connection is, from the request's side. The first three have a deadline.
+ACCEPTED = 0  # nothing of a request yet: the head's deadline runs from the accept
+HEAD = 1  # a request's first byte came, not its whole head
+BODY = 2  # the head is complete (the call has begun), not the body: its deadline is a pause
+KEPT_ALIVE = 3  # answered, idle: uvicorn's keep-alive timer has it
+CALLED = 4  # the request is complete: the call has it until it is answered
+NO_DEADLINE = math.inf
 
 
 @dataclass(frozen=True)
@@ -48,11 +66,17 @@ class Bounds:
 
 
 class Watch:
-    """The worker's connections waiting for a request (oldest first) or for their client to read, swept on the loop."""
+    """The worker's connections by how long they have waited (oldest first), and those waiting for their client to read.
+
+    ``waiting`` holds every connection since its accept or its last answer,
+    in that order; one whose call is running stays where it is (it is skipped,
+    and taken out when an eviction passes it), so a request costs one move,
+    at its answer.
+    """
 
     def __init__(self, bounds: Bounds) -> None:
         self.bounds = bounds
-        self.waiting: dict[Any, None] = {}  # insertion order: the one that has waited longest first
+        self.waiting: OrderedDict[Any, None] = OrderedDict()
         self.sending: set[Any] = set()
         self.sweeping = False
 
@@ -61,18 +85,25 @@ class Watch:
             self.sweeping = True
             loop.call_later(SWEEP_SECONDS, self.sweep, loop)
 
-    def wait(self, protocol: Any, deadline: float | None) -> None:
-        self.waiting.pop(protocol, None)
-        self.waiting[protocol] = None
-        protocol.deadline = deadline
-
     def evict_one(self, newcomer: Any) -> bool:
+        """Closes the connection that has waited longest without a complete request; False if every one has a call."""
+        passed = []
+        chosen = None
         for protocol in self.waiting:
-            if protocol is not newcomer:
-                self.forget(protocol)
-                protocol.transport.close()
-                return True
-        return False
+            if protocol is newcomer:
+                continue
+            if protocol.phase == CALLED:
+                passed.append(protocol)
+                continue
+            chosen = protocol
+            break
+        for protocol in passed:  # back in at their answers: each call is passed at most once
+            del self.waiting[protocol]
+        if chosen is None:
+            return False
+        self.forget(chosen)
+        chosen.transport.close()
+        return True
 
     def forget(self, protocol: Any) -> None:
         self.waiting.pop(protocol, None)
@@ -81,7 +112,7 @@ class Watch:
     def sweep(self, loop: Any) -> None:
         loop.call_later(SWEEP_SECONDS, self.sweep, loop)
         now = time.monotonic()
-        for protocol in [waiting for waiting in self.waiting if waiting.deadline is not None and waiting.deadline <= now]:
+        for protocol in [waiting for waiting in self.waiting if waiting.phase < KEPT_ALIVE and waiting.deadline <= now]:
             protocol.timed_out(now)
         for protocol in list(self.sending):
             protocol.check_sending(now)
@@ -99,82 +130,106 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
         )
     )
     bounds = watch.bounds
+    waiting = watch.waiting
+    to_the_end = waiting.move_to_end
+    header_timeout, body_timeout = bounds.header, bounds.body
+    monotonic = time.monotonic
+    # uvicorn's methods called straight from the class: on Python 3.11 a zero-argument super()
+    # builds an object per call, and these two run for every request.
+    uvicorn = HttpToolsProtocol
+    uvicorn_data_received = uvicorn.data_received
+    uvicorn_response_complete = uvicorn.on_response_complete
 
     class LimitedHttpToolsProtocol(HttpToolsProtocol):
-        deadline: float | None = None
-        started = False  # a request's first byte came, and it is not complete yet
-        in_body = False  # its head is complete: the call (the current cycle) has begun
-        kept_alive = False
-        send_left = 0
-        send_deadline = 0.0
+        # Slots, not instance attributes: uvicorn's protocol sets 28 of those, and past 30 CPython
+        # stops sharing an instance dict's keys, which slows every attribute uvicorn reads.
+        __slots__ = ("phase", "deadline", "send_left", "send_deadline")
+        phase: int
+        deadline: float
+        send_left: int
+        send_deadline: float
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            self.phase, self.deadline = ACCEPTED, monotonic() + header_timeout
+            self.send_left, self.send_deadline = 0, 0.0
+            uvicorn.connection_made(self, transport)
             watch.start(self.loop)
             if bounds.connections and len(self.connections) > bounds.connections and not watch.evict_one(self):
                 bounds.rejected()
                 transport.write(OVERLOADED.wire)
                 transport.close()
                 return
-            watch.wait(self, time.monotonic() + bounds.header)
+            waiting[self] = None
 
         def connection_lost(self, exc: Exception | None) -> None:
             watch.forget(self)
-            super().connection_lost(exc)
+            uvicorn.connection_lost(self, exc)
+
+        def handle_websocket_upgrade(self) -> None:
+            # The connection is the websocket protocol's from here on, and never comes back.
+            self.phase = CALLED
+            watch.forget(self)
+            uvicorn.handle_websocket_upgrade(self)
 
         def data_received(self, data: bytes) -> None:
-            if not self.started and self in watch.waiting:
-                self.started = True
-                if self.kept_alive:  # the next request began: its head has its own deadline
-                    self.kept_alive = False
-                    self.deadline = time.monotonic() + bounds.header
-            super().data_received(data)
-
-        def on_headers_complete(self) -> None:
-            super().on_headers_complete()
-            if self in watch.waiting:
-                self.in_body = True
-                self.deadline = time.monotonic() + bounds.body
-
-        def on_body(self, body: bytes) -> None:
-            super().on_body(body)
-            if self in watch.waiting:
-                self.deadline = time.monotonic() + bounds.body  # a pause, from now
-
-        def on_message_complete(self) -> None:
-            super().on_message_complete()
-            self.started = self.in_body = False
-            watch.waiting.pop(self, None)
+            phase = self.phase
+            if phase == CALLED:  # what comes during a call is uvicorn's (a pipelined request)
+                uvicorn_data_received(self, data)
+                return
+            before = self.cycle
+            uvicorn_data_received(self, data)
+            cycle = self.cycle
+            if cycle is before and phase != BODY:  # no new cycle: the head is not complete yet
+                if phase != HEAD:
+                    if phase == KEPT_ALIVE:  # the next request began: its head has its own deadline
+                        self.deadline = monotonic() + header_timeout
+                    self.phase = HEAD
+            elif not cycle.more_body or self.pipeline:  # complete (and a pipelined one behind it, perhaps)
+                self.phase = CALLED
+            else:  # the head is complete, not the body: a pause, from now
+                self.phase = BODY
+                self.deadline = monotonic() + body_timeout
 
         def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                # Idle until the next request: uvicorn's keep-alive timer closes it; evictable meanwhile.
-                self.kept_alive = True
-                watch.wait(self, None)
+            uvicorn_response_complete(self)
+            if self.timeout_keep_alive_task is not None:  # uvicorn waits for the next request: idle, evictable
+                if self.phase == CALLED:
+                    self.phase = KEPT_ALIVE
+                else:  # answered before its body came whole: the rest of it is still timed, from its next byte
+                    self.deadline = NO_DEADLINE
+            elif self.pipeline or self.transport.is_closing() or not self.cycle.more_body:
+                return  # closing, or a pipelined call started with its body here: the call has it
+            else:  # a pipelined call started before its body came whole: timed as any body
+                self.phase = BODY
+                self.deadline = monotonic() + body_timeout
+            try:
+                to_the_end(self)
+            except KeyError:  # an eviction passed it during its call
+                waiting[self] = None
 
         def timed_out(self, now: float) -> None:
-            if self.in_body and (self.flow.read_paused or self.cycle.waiting_for_100_continue):
+            phase = self.phase
+            if phase == BODY and (self.flow.read_paused or self.cycle.waiting_for_100_continue):
                 # Not the client's pause: the function has not taken the body so far, or not asked for it
                 # yet (uvicorn sends 100 Continue at the first read; funcwsgi reads before the call).
-                self.deadline = now + bounds.body
+                self.deadline = now + body_timeout
                 return
             watch.forget(self)
             # A 408 for a request begun and not answered yet; closing an idle connection says nothing,
             # since a 408 there could be read as the answer to the request the client is about to send.
-            if self.started and not (self.in_body and self.cycle.response_started):
+            if phase == HEAD or (phase == BODY and not self.cycle.response_started):
                 self.transport.write(REQUEST_TIMEOUT.wire)
             self.transport.close()
 
         def pause_writing(self) -> None:
-            super().pause_writing()
+            uvicorn.pause_writing(self)
             self.send_left = self.transport.get_write_buffer_size()
-            self.send_deadline = time.monotonic() + bounds.send
+            self.send_deadline = monotonic() + bounds.send
             watch.sending.add(self)
 
         def resume_writing(self) -> None:
             watch.sending.discard(self)
-            super().resume_writing()
+            uvicorn.resume_writing(self)
 
         def check_sending(self, now: float) -> None:
             left = self.transport.get_write_buffer_size()

@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .report import paired
+
 SPAN = re.compile(r"<!-- bench:(?P<name>[a-z0-9-]+) -->(?P<value>.*?)<!-- /bench -->")
 PAGES = ("docs/performance.md", "docs/scaling.md", "docs/migration-kyma-python314.md", "docs/observability.md", "docs/servers.md")
 
@@ -100,6 +102,11 @@ def figures(results: dict[str, Any]) -> dict[str, str]:
         entry = next((entry for entry in results["targets"] if entry["name"] == target and entry.get("summary")), None)
         if entry is not None:
             found[f"cpu-{target}"] = f"{entry['summary']['c16']['cpu_us_per_request']:.1f} µs"
+    # nodejs26's ratios on server CPU per request, read as its req/s targets are (the other's ÷ nodejs26's).
+    for name, other in (("bare-node", "bare-node-http"), ("express", "kyma-nodejs26-shaped"), ("express-traced", "kyma-nodejs26-shaped-traced")):
+        ratio = paired(results, other, "nodejs26", "c16.cpu_us_per_request")
+        if ratio is not None:
+            found[f"cpu-ratio-nodejs26-over-{name}"] = f"{ratio:.2f}×"
     node_cpu = {row["id"]: row["cpu_us"] for row in results.get("inprocess_node", [])}
     if "node-bare" in node_cpu:
         found["inprocess-node-bare"] = f"{node_cpu['node-bare']:.1f} µs"

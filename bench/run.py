@@ -1,7 +1,8 @@
 """``make bench``: every target side by side, interleaved, with medians and ratios.
 
-Each round starts every target in turn (A B C …, the next round in reverse
-order), times its cold start, warms it up, loads it with wrk at 16
+Each round starts every target in turn (A B C …, the Node targets side by
+side, the next round in reverse order), times its cold start, warms it up (a
+Node server until V8 has compiled its hot code), loads it with wrk at 16
 connections and at 1, reads its CPU time and memory, and stops it. Medians
 over the rounds are reported, and ratios are medians of the per-round
 ratios, so drift on a shared machine cancels out as far as it can.
@@ -31,7 +32,7 @@ from . import callgrind, chart, figures, history, report
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_wrk
 from .processes import ServerFailed, cores, free_port, get, start, worker_rss_mb
-from .targets import NODE, Target, all_targets, environment
+from .targets import NODE, Target, all_targets, environment, node_target_names
 
 EXPECTED_BODY = b"Hello, world!"
 RESULTS = REPO / "bench" / "results" / "results.json"
@@ -58,6 +59,14 @@ CALLGRIND_LOOP_VARIANTS = ("loop-bare", "loop-hello", "loop-io", "loop-io-gc700"
 
 FULL = Mode("full", rounds=4, seconds=2, warmup_seconds=1, connections=(16, 1), inprocess_rounds=7, inprocess_calls=10000, callgrind=True)
 QUICK = Mode("quick", rounds=1, seconds=1, warmup_seconds=0, connections=(16, 1), inprocess_rounds=3, inprocess_calls=3000, callgrind=False)
+
+
+#: V8 compiles a Node server's code while it serves, so its CPU per request falls over its first tens of
+#: thousands of calls (from about 2x the settled cost for Express, 1.5x for nodejs26 and node:http;
+#: docs/performance.md), and the more slowly the more the machine is loaded. A Node target is warmed up
+#: until it has answered this many requests, in 1-s runs of wrk, at most NODE_WARMUP_RUNS of them.
+NODE_WARMUP_REQUESTS = 60_000
+NODE_WARMUP_RUNS = 4
 
 
 def log(message: str) -> None:
@@ -142,12 +151,32 @@ def run_node_inprocess(mode: Mode, core: int | None) -> list[dict[str, Any]]:
         return json.loads(out.read_text())  # type: ignore[no-any-return]
 
 
-def warm_up(port: int, pid: int, mode: Mode, load_core: int | None) -> None:
+def warm_up(port: int, pid: int, mode: Mode, load_core: int | None, *, node: bool = False) -> int | None:
+    """Load the server before it is measured; a Node server's warm-up answers how many requests it took."""
+    if node:
+        served = 0
+        for _ in range(NODE_WARMUP_RUNS):
+            served += run_wrk(port, pid, connections=16, seconds=1, core=load_core).requests
+            if served >= NODE_WARMUP_REQUESTS:
+                break
+        return served
     if mode.warmup_seconds:
         run_wrk(port, pid, connections=16, seconds=mode.warmup_seconds, core=load_core)
     else:
         for _ in range(50):
             get(port)
+    return None
+
+
+def round_order(targets: list[Target], round_number: int) -> list[Target]:
+    """The targets in the table's order with the Node ones side by side at the end; every other round reversed.
+
+    A round takes minutes and the load of a shared machine moves meanwhile; side by side, the
+    Node rows whose ratios are targets are measured seconds apart.
+    """
+    node = node_target_names()
+    order = [t for t in targets if t.name not in node] + [t for t in targets if t.name in node]
+    return order if round_number % 2 == 0 else order[::-1]
 
 
 def resolve_command(target: Target, port: int, alternatives_bin: Path) -> list[str]:
@@ -165,8 +194,10 @@ def run_round(target: Target, alternatives_bin: Path, trace_endpoint: str | None
     env = environment(target, port, alternatives_bin, trace_endpoint)
     server = start(command, env, target.cwd, port, logs / f"{target.name}.log", core=server_core, expect=EXPECTED_BODY)
     try:
-        warm_up(port, server.pid, mode, load_core)
+        warmed = warm_up(port, server.pid, mode, load_core, node=target.name in node_target_names())
         sample: dict[str, Any] = {"cold_start_ms": round(server.cold_start_ms, 1)}
+        if warmed is not None:
+            sample["warmup_requests"] = warmed
         for connections in mode.connections:
             sample[f"c{connections}"] = run_wrk(port, server.pid, connections=connections, seconds=mode.seconds, core=load_core).as_dict()
         sample["rss_mb"] = round(worker_rss_mb(server.pid), 1)
@@ -294,8 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                 results["callgrind"] = {key: count for key, (count, _) in counts.items()}
                 results["callgrind_loop"] = {key: how for key, (_, how) in counts.items() if how is not None}
         for round_number in range(mode.rounds):
-            order = runnable if round_number % 2 == 0 else list(reversed(runnable))
-            for target in order:
+            for target in round_order(runnable, round_number):
                 entry = state[target.name]
                 log(f"round {round_number + 1}/{mode.rounds}: {target.name}")
                 try:

@@ -51,7 +51,7 @@ from urllib.parse import quote
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, DEADLINE_KEY
 from ..eventloop.bridge import on_loop_path, wait_for
 from ..replies import status_line
-from ..timeouts.cancelling import until_deadline
+from ..timeouts.cancelling import wait_until_deadline
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -360,7 +360,7 @@ class _OnTheLoop(_Side):
 
     def begin(self, call: AppCall, deadline: float | None) -> tuple[Message, bytes | None]:
         began = call.begin()
-        started: tuple[Message, bytes | None] = wait_for(began if deadline is None else until_deadline(began, deadline, call.name))
+        started: tuple[Message, bytes | None] = wait_for(began) if deadline is None else wait_until_deadline(began, deadline, call.name)
         return started
 
     def wait(self, call: AppCall, coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..current import current_environ
 from ..environ import DEADLINE_KEY
-from ..timeouts.cancelling import until_deadline
+from ..timeouts.cancelling import wait_until_deadline
 from .asgi import AsgiInput
 from .bridge import on_loop_path, wait_for
 
@@ -64,7 +64,7 @@ def await_on_loop(coroutine: Any, name: str) -> Any:
         if type(stream) is AsgiInput:
             stream.preload()
         deadline = environ.get(DEADLINE_KEY)
-    return wait_for(coroutine if deadline is None else until_deadline(coroutine, deadline, name))
+    return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name)
 
 
 class Resumed:

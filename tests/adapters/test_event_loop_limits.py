@@ -107,6 +107,13 @@ def stalled_body(runtime: Runtime) -> tuple[bytes, float]:
         return until_closed(sock)
 
 
+def pipelined_stalled_body(runtime: Runtime) -> tuple[bytes, float]:
+    """A request, and behind it in the same write one whose body stops: uvicorn starts its call once the first is answered."""
+    with connect(runtime) as sock:
+        sock.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\nPOST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nab")
+        return until_closed(sock)
+
+
 def trickling_body(runtime: Runtime) -> bytes:
     with connect(runtime) as sock:
         sock.sendall(b"POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\nConnection: close\r\n\r\n")
@@ -144,7 +151,7 @@ def slowly_read_response(runtime: Runtime) -> int:
 
 CLIENTS: dict[str, Callable[[Runtime], object]] = {
     client.__name__: client
-    for client in (slow_head, slow_next_head, silent, stalled_body, trickling_body, unread_response, slowly_read_response)
+    for client in (slow_head, slow_next_head, silent, stalled_body, pipelined_stalled_body, trickling_body, unread_response, slowly_read_response)
 }
 
 
@@ -165,6 +172,13 @@ def test_a_request_not_complete_in_time_gets_the_threads_408_and_is_closed(timed
     """Mutation caught: the 408 left out when the connection's previous cycle was answered (``slow_next_head``)."""
     answer, took = outcome(timed, client)
     assert answer == REQUEST_TIMEOUT.wire
+    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+
+
+def test_a_pipelined_request_whose_body_stalls_gets_the_408_after_the_answer_before_it(timed):
+    """Mutation caught: the pipelined call left untimed once uvicorn starts it (it held its connection for ever)."""
+    answer, took = outcome(timed, "pipelined_stalled_body")
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\nhello" + REQUEST_TIMEOUT.wire), answer  # type: ignore[union-attr]
     assert EARLIEST < took < LATEST, f"{took:.2f} s"
 
 
@@ -204,6 +218,67 @@ def test_at_the_connection_limit_the_longest_waiting_connection_makes_room(launc
         assert [is_closed(sock) for sock in idle[-2:]] == [False, False], "a newer connection was closed before an older one"
     finally:
         for sock in idle:
+            sock.close()
+
+
+def answered(sock: socket.socket, path: str, ending: bytes) -> None:
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+    answer = b""
+    while not answer.endswith(ending):
+        answer += sock.recv(65536)
+
+
+def one_more(runtime: Runtime, opened: list[socket.socket]) -> None:
+    """One connection over the limit; returns once one of ``opened`` is closed for it."""
+    before = sum(is_closed(sock) for sock in opened)
+    opened.append(connect(runtime))
+    wait_for(lambda: sum(is_closed(sock) for sock in opened) > before, 3, "a connection closed for the new one")
+
+
+def test_at_the_connection_limit_a_connection_waits_from_its_last_answer(launches):
+    """Mutation caught: a kept-alive connection left where its accept put it in the order, not moved at its answer."""
+    runtime = launches["connections"]
+    opened: list[socket.socket] = []
+    try:
+        for _ in range(CONNECTIONS):
+            opened.append(connect(runtime))
+            time.sleep(0.02)
+        answered(opened[0], "/hello", b"hello")  # the first accepted is now the last answered
+        first = opened[:CONNECTIONS]
+        one_more(runtime, opened)
+        assert [is_closed(sock) for sock in first] == [False, True, False, False]
+        one_more(runtime, opened)
+        assert [is_closed(sock) for sock in first] == [False, True, True, False]
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+def test_a_connection_an_eviction_passes_during_its_call_is_evictable_again_after_its_answer(launches):
+    """Mutation caught: a connection taken out of the order while its call ran, never put back (then never evicted)."""
+    runtime = launches["connections"]
+    calling = connect(runtime)
+    opened = [calling]
+    try:
+        calling.sendall(b"GET /sleep?seconds=1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        time.sleep(0.2)
+        for _ in range(CONNECTIONS - 1):
+            opened.append(connect(runtime))
+            time.sleep(0.02)
+        first = opened[:CONNECTIONS]
+        one_more(runtime, opened)
+        assert [is_closed(sock) for sock in first] == [False, True, False, False], "the call was not passed over"
+        calling.settimeout(10)  # is_closed() left it non-blocking
+        answer = b""
+        while not answer.endswith(b"slept"):
+            answer += calling.recv(65536)
+        for _ in range(3):  # the two left of those accepted with it, and the first newcomer: all waited longer
+            one_more(runtime, opened)
+            assert not is_closed(calling)
+        one_more(runtime, opened)
+        assert is_closed(calling)
+    finally:
+        for sock in opened:
             sock.close()
 
 
