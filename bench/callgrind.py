@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 FEW, MANY = 200, 1200
 #: Multiples of every loop variant's calls in flight, so each run ends with all of them busy to the last wave.
 LOOP_FEW, LOOP_MANY = 800, 4000
-#: Runs of each call count of a loop variant, the fewest instructions kept (see counted()).
+#: Runs of each call count of a loop variant, the median kept (see counted()).
 LOOP_REPEATS = 3
 TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
@@ -81,9 +82,10 @@ def counted(variant: str, trace_endpoint: str | None = None) -> tuple[int, dict[
         # Side by side, one per core: an instruction count does not depend on what else runs (only a loop's timers do: below).
         with ThreadPoolExecutor(max_workers=2) as pool:
             runs = {calls: [pool.submit(run, calls, number) for number in range(repeats)] for calls in (few_calls, many_calls)}
-            # A loop variant's timers fire in larger batches when the machine is busy, which brings collections
-            # a quiet run does not have: the fewest instructions of its runs is the quiet machine's count.
-            few, many = (min(future.result() for future in runs[calls]) for calls in (few_calls, many_calls))
+            # A loop variant's timers go by the clock: when the machine is busy its sleeps end in other batches,
+            # which can bring a collection more or one less than a quiet run has. The median run of each count
+            # leaves such a run out.
+            few, many = (statistics.median_low(future.result() for future in runs[calls]) for calls in (few_calls, many_calls))
         how = None
         if is_loop(variant):
             how = {**json.loads((Path(tmp) / f"{many_calls}.0" / "described.json").read_text()), "calls": [few_calls, many_calls], "runs_each": repeats}

@@ -193,7 +193,7 @@ def loop_callgrind_table(counts: dict[str, int], described: dict[str, dict[str, 
     calls = " and ".join(f"{count:,}" for count in sorted(runs.pop())) + " calls" if len(runs) == 1 else "two call counts"
     repeats = {how["runs_each"] for how in described.values() if "runs_each" in how}
     if len(repeats) == 1 and (repeat := repeats.pop()) > 1:
-        calls += f" (each count run {repeat} times, its fewest instructions kept)"
+        calls += f" (each count run {repeat} times, its median kept)"
     bare = loop_counts.get("loop-bare")
     lines = [
         "The event-loop path under callgrind (`python -m bench.callgrind loop-bare loop-hello loop-io loop-io-gc700`): "
