@@ -45,6 +45,7 @@ BAD_VALUES: dict[str, str] = {
     "SERVER_MAX_INFLIGHT": "lots",
     "SERVER_EVENT_LOOP": "sometimes",
     "SERVER_LOOP_BLOCKED_SECONDS": "inf",
+    "SERVER_GC_THRESHOLD": "-1",
     "SERVER_LOG_FORMAT": "xml",
     "SERVER_LOG_LEVEL": "loud",
     "SERVER_ACCESS_LOG": "2",
