@@ -10,10 +10,10 @@ from werkzeug.wrappers import Request
 
 from .environ import CLOUD_EVENT_KEY
 
-#: What werkzeug's ``Request.__init__`` computes from the environ (method, path,
-#: headers, ...), found by asking werkzeug itself rather than listing them here.
 #: Where werkzeug keeps a request in its environ, shared by everyone who asks for the call's request.
 REQUEST_KEY = "werkzeug.request"
+#: What werkzeug's ``Request.__init__`` computes from the environ (method, path,
+#: headers, ...), found by asking werkzeug itself rather than listing them here.
 _COMPUTED_IN_INIT = frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
 
 

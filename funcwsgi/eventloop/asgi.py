@@ -28,13 +28,11 @@ from .watch import LOOP_WATCH
 log = logging.getLogger("funcwsgi")
 
 class FunctionService(Protocol):
-    """What the edge needs of :class:`funcwsgi.application.FunctionService`: its configuration, its function, its stack, and the WSGI call."""
+    """What the edge needs of :class:`funcwsgi.application.FunctionService`: its configuration, its function and its stack."""
 
     config: Any
     loaded: Any
     wsgi: Any
-
-    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]: ...
 
 
 Scope = dict[str, Any]
