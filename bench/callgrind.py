@@ -40,22 +40,27 @@ def available() -> bool:
     return shutil.which("valgrind") is not None
 
 
-def instructions(variant: str, calls: int, workdir: Path, trace_endpoint: str | None = None, describe: Path | None = None) -> int:
-    out = workdir / f"callgrind.{variant}.{calls}"
+def counted_run(module_args: list[str], out: Path, what: str, timeout: float = 600) -> int:
+    """Instructions of one ``python -m`` run under callgrind, its profile written to ``out``."""
     # The interpreter binary itself (a venv's python is a symlink to it, never a shell shim).
-    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", "bench.inprocess", "--only", variant, "--calls", str(calls)]
-    if trace_endpoint:
-        command += ["--trace-endpoint", trace_endpoint]
-    if describe is not None:
-        command += ["--describe", str(describe)]
+    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", *module_args]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    result = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+    result = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
     if result.returncode != 0:
-        raise RuntimeError(f"callgrind run of {variant} failed: {result.stderr.decode(errors='replace')[-1500:]}")
+        raise RuntimeError(f"callgrind run of {what} failed: {result.stderr.decode(errors='replace')[-1500:]}")
     match = TOTALS.search(out.read_bytes())
     if match is None:
         raise RuntimeError(f"no totals in {out}")
     return int(match.group(1))
+
+
+def instructions(variant: str, calls: int, workdir: Path, trace_endpoint: str | None = None, describe: Path | None = None) -> int:
+    module_args = ["bench.inprocess", "--only", variant, "--calls", str(calls)]
+    if trace_endpoint:
+        module_args += ["--trace-endpoint", trace_endpoint]
+    if describe is not None:
+        module_args += ["--describe", str(describe)]
+    return counted_run(module_args, workdir / f"callgrind.{variant}.{calls}", variant)
 
 
 def is_loop(variant: str) -> bool:

@@ -21,14 +21,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from .callgrind import TOTALS, available
+from .callgrind import available, counted_run
 
 REPO = Path(__file__).resolve().parent.parent
 HELLO_ASYNC = REPO / "bench" / "apps" / "hello_async"
@@ -136,19 +134,8 @@ def drive(protocol_name: str, app_name: str, request: bytes, requests: int) -> i
 
 
 def instructions(protocol_name: str, app_name: str, request: str, requests: int, workdir: Path) -> int:
-    out = workdir / f"callgrind.{protocol_name}.{request}.{requests}"
-    command = [
-        "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-        sys.executable, "-m", "bench.protocol_cost", "--drive", protocol_name, "--app", app_name, "--request", request, "--requests", str(requests),
-    ]  # fmt: skip
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    result = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
-    if result.returncode != 0:
-        raise RuntimeError(f"callgrind run of {protocol_name} failed: {result.stderr.decode(errors='replace')[-1500:]}")
-    match = TOTALS.search(out.read_bytes())
-    if match is None:
-        raise RuntimeError(f"no totals in {out}")
-    return int(match.group(1))
+    module_args = ["bench.protocol_cost", "--drive", protocol_name, "--app", app_name, "--request", request, "--requests", str(requests)]
+    return counted_run(module_args, workdir / f"callgrind.{protocol_name}.{request}.{requests}", protocol_name, timeout=900)
 
 
 def per_request(protocol_name: str, app_name: str, request: str) -> int:
