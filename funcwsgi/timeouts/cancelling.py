@@ -40,11 +40,6 @@ class DeadlineSweep:
         self.expired: set[asyncio.Task[Any]] = set()
         self.scheduled = False
 
-    def add(self, task: asyncio.Task[Any], deadline: float) -> None:
-        self.calls[task] = deadline
-        if not self.scheduled:
-            self.start()
-
     def start(self) -> None:
         """Look at the calls in flight every TICK while there are any."""
         self.scheduled = True
@@ -89,7 +84,7 @@ def wait_until_deadline(awaitable: Awaitable[Any], deadline: float, name: str) -
     if sweep is None:
         sweep = _sweeps[loop] = DeadlineSweep(loop)
     calls = sweep.calls
-    calls[task] = deadline  # sweep.add() without its method call: this is every awaiting call's path
+    calls[task] = deadline  # registered here, not through a method: this is every awaiting call's path
     if not sweep.scheduled:
         sweep.start()
     try:
