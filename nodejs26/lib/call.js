@@ -17,6 +17,19 @@ export const TIMEOUT_BODY = Buffer.from('Timeout while processing the function')
 /** The reason phrases funcwsgi's own answers use (Python's http.HTTPStatus), for identical status lines. */
 export const REASONS = { 400: 'Bad Request', 403: 'Forbidden', 408: 'Request Timeout', 413: 'Request Entity Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
+/**
+ * Once an answer is written, node:http drains a request nobody read (IncomingMessage._dump: a
+ * resume, a flow and three ticks, about a sixth of a hello world's instructions). A request
+ * without a body has nothing on the wire to drain: unless the function listens for the end of
+ * its stream, it is marked as being read, with the flag node:http's own _read() sets.
+ * (test/connections.test.js checks that node:http still honours the flag, test/http.test.js the listeners.)
+ */
+function leaveUndrained(incoming) {
+  const headers = incoming.headers;
+  if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return;
+  if (incoming.listenerCount('end') === 0 && incoming.listenerCount('close') === 0) incoming._consuming = true;
+}
+
 export class Call {
   /**
    * @param {object} runtime the server's shared parts (config, metrics, tracing, cors)
@@ -91,6 +104,7 @@ export class Call {
     if (reason === undefined) outgoing.writeHead(status, all);
     else outgoing.writeHead(status, reason, all);
     if (body !== undefined) this.bytesSent = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    leaveUndrained(this.incoming);
     outgoing.end(body);
     this.finish();
     return true;

@@ -7,8 +7,12 @@
 //   funcwsgi's 408 and the connection is closed; a connection that sent nothing
 //   is closed quietly. (node:http would answer its own bare 408 to the second
 //   too, and nothing at all on a connection that already had an answer.)
-// - SERVER_KEEPALIVE_TIMEOUT is node:http's keepAliveTimeout, without the extra
-//   second node:http adds. When the next head has begun on a kept-alive
+// - SERVER_KEEPALIVE_TIMEOUT: a connection with no request in hand that has read
+//   nothing since its last answer is closed quietly once it has waited that long
+//   (found by the sweep, so up to 2 x SWEEP_MS late, never early). node:http's own
+//   keepAliveTimeout is off: it re-arms a socket timer twice per call, about 5%
+//   of a hello world's CPU, and sends a Keep-Alive header funcwsgi's Python
+//   servers do not send. When the next head has begun on a kept-alive
 //   connection, that head is left to the header timeout from its first byte
 //   (node:http would close it quietly at the keep-alive timeout).
 // - SERVER_BODY_TIMEOUT bounds a pause in the body, as funcwsgi does; then 408
@@ -60,6 +64,7 @@ class Connection {
     this.waitingSince = order; // place in the eviction order, meaningful while no request is in hand
     this.readingBody = false; // in Connections.receiving
     this.sent = null; // [bytes written, bytes pending, since] of a response that waits for its client
+    this.idleSeenAt = -1; // when a sweep first found it waiting with nothing read since its last answer; 0 not yet, -1 no answer yet
   }
 }
 
@@ -70,8 +75,7 @@ export function serverOptions(config) {
   return {
     headersTimeout: milliseconds(config.serverHeaderTimeout),
     requestTimeout: 0,
-    keepAliveTimeout: milliseconds(config.serverKeepaliveTimeout),
-    keepAliveTimeoutBuffer: 0,
+    keepAliveTimeout: 0, // Connections.sweep() keeps SERVER_KEEPALIVE_TIMEOUT
     connectionsCheckingInterval: SWEEP_MS,
   };
 }
@@ -87,6 +91,7 @@ export class Connections {
     this.limit = config.serverMaxConnections;
     this.bodyMs = config.serverBodyTimeout * 1000;
     this.sendMs = config.serverSendTimeout * 1000;
+    this.keepAliveMs = config.serverKeepaliveTimeout * 1000;
     this.rejected = rejected;
     this.released = released;
     this.open = new Set();
@@ -179,6 +184,7 @@ export class Connections {
     const socket = outgoing.req.socket;
     const state = socket[STATE];
     state.idleMark = socket.bytesRead;
+    state.idleSeenAt = 0;
     this.stopReading(socket, state);
     if (mark === undefined) return;
     if (mark & ADMITTED) this.released();
@@ -186,7 +192,7 @@ export class Connections {
     if (state.inHand === 0) state.waitingSince = ++this.order;
   }
 
-  /** The runtime's only socket timeout is the keep-alive one: idle, closed quietly; a head that began is the header timeout's. */
+  /** A socket timeout: only a call's own (req.setTimeout / res.setTimeout) arms one. */
   idle(socket) {
     const response = socket._httpMessage;
     if (response) {
@@ -230,7 +236,24 @@ export class Connections {
         socket.destroy();
       }
     }
-    for (const socket of this.open) this.checkSending(socket, now);
+    for (const socket of this.open) {
+      this.checkWaiting(socket, now);
+      this.checkSending(socket, now);
+    }
+  }
+
+  /** Closes, quietly, a connection that has waited SERVER_KEEPALIVE_TIMEOUT with nothing read since its last answer. */
+  checkWaiting(socket, now) {
+    const state = socket[STATE];
+    if (state.idleSeenAt < 0) return; // a new connection that sent nothing is the header timeout's
+    if (state.inHand !== 0 || socket.bytesRead !== state.idleMark) {
+      state.idleSeenAt = 0; // busy, or a head has begun (the header timeout's)
+    } else if (state.idleSeenAt === 0) {
+      state.idleSeenAt = now;
+    } else if (now - state.idleSeenAt >= this.keepAliveMs) {
+      this.forget(socket);
+      socket.destroy();
+    }
   }
 
   /** Closes a connection whose pending response bytes have not moved for SERVER_SEND_TIMEOUT. */

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { fromEnv } from '../lib/config.js';
 import { loadFunction } from '../lib/loader.js';
 import { configureLogging } from '../lib/logs.js';
+import { SWEEP_MS } from '../lib/connections.js';
 import { Runtime } from '../lib/server.js';
 import { freePort, functions, rawRequest } from './helpers.js';
 
@@ -88,6 +89,23 @@ test('refused, oversized and abandoned calls leave nothing counted', async () =>
   await atRest('after refused and abandoned calls');
 });
 
+test('node:http leaves a body-less request undrained once the runtime has marked it read (Call.answer)', async () => {
+  const seen = [];
+  const keep = (incoming) => seen.push(incoming);
+  runtime.server.on('request', keep);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    assert.equal((await get(agent, '/hello')).status, 200);
+    assert.equal((await get(agent, '/echo', { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain' } })).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // node:http's drain would have run by now
+    // Had node:http drained the first (a resume, then 'end'), its stream would have ended.
+    assert.deepEqual(seen.map((incoming) => [incoming.url, incoming.readableEnded]), [['/hello', false], ['/echo', true]]);
+  } finally {
+    runtime.server.off('request', keep);
+    agent.destroy();
+  }
+});
+
 /** A raw connection, once connected, and a promise of its close (by the runtime). */
 async function openConnection() {
   const socket = net.connect(port, '127.0.0.1');
@@ -117,4 +135,33 @@ test('the connection made room for is the one that has waited longest; a call pu
   }
   assert.equal(runtime.connections.evictOne(), false, 'no connection was left to close');
   assert.deepEqual(order, ['second', 'third', 'first']);
+});
+
+test('the keep-alive timeout closes only a connection waiting after an answer; a silent one and a begun head are the header timeout\'s', { timeout: 5000 }, async () => {
+  const config = fromEnv({ HANDLER_FOLDER: functions('paths'), SERVER_HOST: '127.0.0.1', SERVER_PORT: String(await freePort()), SERVER_KEEPALIVE_TIMEOUT: '0.3', SERVER_HEADER_TIMEOUT: '5' });
+  const own = new Runtime(config, await loadFunction(config));
+  const server = await own.listen();
+  const sockets = [];
+  const connect = async () => {
+    const socket = net.connect(server.address().port, '127.0.0.1');
+    sockets.push(socket);
+    socket.on('error', () => {});
+    const closed = new Promise((resolve) => socket.once('close', () => resolve(performance.now())));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    return { socket, closed };
+  };
+  try {
+    const [answered, silent, begun] = [await connect(), await connect(), await connect()];
+    answered.socket.write('GET /hello HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => answered.socket.once('data', resolve));
+    const answeredAt = performance.now();
+    begun.socket.write('GET /hello HTTP/1.1\r\nHost:');
+    const waited = (await answered.closed) - answeredAt;
+    assert.ok(waited >= 300 && waited < 300 + 3 * SWEEP_MS, `closed ${waited.toFixed(0)} ms after its answer`);
+    await new Promise((resolve) => setTimeout(resolve, 3 * SWEEP_MS));
+    assert.deepEqual([silent.socket.destroyed, begun.socket.destroyed], [false, false]);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await own.stop();
+  }
 });

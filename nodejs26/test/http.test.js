@@ -171,6 +171,12 @@ describe('the request', () => {
   test('sdk.getRequest() is the call request', async () => {
     assert.deepEqual(JSON.parse((await get('/sdk-request')).text), { same: true, tracer: 'function' });
   });
+  test("a function listening for the end of a body-less request's stream hears it, as on node:http", async () => {
+    assert.equal((await get('/raw/listens')).text, 'listening');
+    let heard = [];
+    for (let tries = 0; tries < 50 && heard.length < 2; tries += 1) heard = JSON.parse((await get('/raw/heard')).text);
+    assert.deepEqual(heard, ['end', 'close']);
+  });
 });
 
 describe('failures', () => {

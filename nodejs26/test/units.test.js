@@ -136,11 +136,12 @@ describe('the slow-client settings, as funcwsgi reads them', () => {
       assert.throws(() => config({ [name]: value }), { name: 'ConfigError', message: `${name}=${pyRepr(value)} is invalid: expected ${expected}` });
     });
   }
-  test("node:http's own limits from the settings: milliseconds, its extra keep-alive second off, no whole-request bound", () => {
+  test("node:http's own limits from the settings: milliseconds, its keep-alive timer off (the sweep's), no whole-request bound", () => {
     const options = serverOptions(config({ SERVER_HEADER_TIMEOUT: '1.5', SERVER_KEEPALIVE_TIMEOUT: '0.0001' }));
-    assert.deepEqual(options, { headersTimeout: 1500, requestTimeout: 0, keepAliveTimeout: 1, keepAliveTimeoutBuffer: 0, connectionsCheckingInterval: SWEEP_MS });
+    assert.deepEqual(options, { headersTimeout: 1500, requestTimeout: 0, keepAliveTimeout: 0, connectionsCheckingInterval: SWEEP_MS });
     // Node takes a timer past 2^31-1 ms for 1 ms: a very long setting is the longest timer instead.
-    assert.equal(serverOptions(config({ SERVER_KEEPALIVE_TIMEOUT: '1e9' })).keepAliveTimeout, 2 ** 31 - 1);
+    assert.equal(serverOptions(config({ SERVER_HEADER_TIMEOUT: '1e9' })).headersTimeout, 2 ** 31 - 1);
+    assert.equal(serverOptions(config({ SERVER_HEADER_TIMEOUT: '0.0001' })).headersTimeout, 1);
   });
   test("the runtime's own 408 and 503 are funcwsgi's bytes", () => {
     assert.equal(REQUEST_TIMEOUT.toString('latin1'), 'HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 34\r\nConnection: close\r\n\r\nthe request did not arrive in time');

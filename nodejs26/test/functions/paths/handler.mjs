@@ -4,6 +4,7 @@ import { CloudEvent } from 'cloudevents';
 
 let isReady = true;
 let isAlive = true;
+let heard = []; // what /raw/listens heard of its request stream
 
 export function main(req, res) {
   // Express style: answer from a callback after returning nothing (a sync function).
@@ -56,6 +57,8 @@ async function paths(req, res) {
     case '/cloudevent/echo': { const e = getCloudEvent(); return e === null ? { cloudevent: null } : { cloudevent: { type: e.type, source: e.source, id: e.id, specversion: e.specversion, conformanceext: e.conformanceext }, data: e.data, same: req.cloudEvent === e }; }
     case '/cloudevent/reply': return new CloudEvent({ type: 'node.reply', source: '/node', data: { ok: true } });
     case '/cloudevent/emit': await emitCloudEvent('node.emitted', '/node', { n: Number(req.query.n) }, { subject: 'sub' }); res.setCode(204); return;
+    case '/raw/listens': heard = []; req.raw.on('end', () => heard.push('end')); req.raw.on('close', () => heard.push('close')); return 'listening';
+    case '/raw/heard': return heard;
     case '/express/send': res.status(201).send('sent'); return;
     case '/express/json': res.json({ j: 1 }); return;
     case '/express/sendStatus': res.sendStatus(404); return;
