@@ -36,7 +36,7 @@ from typing import Any
 
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, venv_python
 from .load import run_wrk
-from .processes import ServerFailed, cores, free_port, start
+from .processes import ServerFailed, free_port, server_and_load_cores, start
 from .targets import ALTERNATIVES, APPS, PYTHON, THREADS, Target, environment
 
 RESULTS = REPO / "bench" / "results" / "event_loop.json"
@@ -331,8 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     except SetupError as error:
         print(f"bench.event_loop: error: {error}", file=sys.stderr)
         return 2
-    available = cores()
-    server_core, load_core = (available[0], available[1]) if len(available) >= 2 else (None, None)
+    server_core, load_core = server_and_load_cores()
     chosen = [t for t in targets() if not args.only or t.name in args.only]
     results: dict[str, Any] = {
         "meta": {

@@ -110,6 +110,12 @@ def figures(results: dict[str, Any]) -> dict[str, str]:
     node_cpu = {row["id"]: row["cpu_us"] for row in results.get("inprocess_node", [])}
     if "node-bare" in node_cpu:
         found["inprocess-node-bare"] = f"{node_cpu['node-bare']:.1f} µs"
+    for entry in results["targets"]:
+        system = entry.get("summary", {}).get("c16", {}).get("system_us_per_request")
+        if entry["name"] in CPU_TARGETS and system is not None:
+            found[f"system-cpu-{entry['name']}"] = f"{system:.1f} µs"
+    for name, count in results.get("node_callgrind", {}).items():
+        found[f"node-instructions-{name}"] = f"{count['instructions_per_request']:,}"
     counts = results.get("callgrind", {})
     for key, value in counts.items():
         found[f"instructions-{key}"] = f"{value:,}"

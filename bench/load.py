@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .processes import cpu_seconds, pinned
+from .processes import cpu_times, pinned
 
 REPORT_SCRIPT = Path(__file__).with_name("wrk_report.lua")
 MARKER = "BENCH-JSON "
@@ -24,6 +24,7 @@ class LoadResult:
     mean_us: float
     errors: int  # non-2xx/3xx answers plus socket errors
     cpu_us_per_request: float
+    system_us_per_request: float  # the kernel's part of it: the sockets, loopback TCP included
 
     def as_dict(self) -> dict[str, float | int]:
         return asdict(self)
@@ -36,13 +37,14 @@ def run_wrk(port: int, server_pid: int, *, connections: int, seconds: float, cor
         ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--timeout", "5s", "-s", str(REPORT_SCRIPT), f"http://127.0.0.1:{port}/"],
         core,
     )
-    cpu_before = cpu_seconds(server_pid)
+    user_before, system_before = cpu_times(server_pid)
     finished = subprocess.run(command, capture_output=True, text=True, timeout=duration + 30)
-    cpu_after = cpu_seconds(server_pid)
+    user_after, system_after = cpu_times(server_pid)
     if finished.returncode != 0:
         raise RuntimeError(f"wrk failed ({finished.returncode}): {finished.stderr.strip() or finished.stdout.strip()}")
     report = parse_report(finished.stdout)
     requests = int(report["requests"])
+    per_request = 1e6 / requests if requests else 0.0
     elapsed = report["duration_us"] / 1e6
     errors = sum(int(report[key]) for key in ("status_errors", "connect_errors", "read_errors", "write_errors", "timeouts"))
     return LoadResult(
@@ -54,7 +56,8 @@ def run_wrk(port: int, server_pid: int, *, connections: int, seconds: float, cor
         p99_us=int(report["p99_us"]),
         mean_us=float(report["mean_us"]),
         errors=errors,
-        cpu_us_per_request=round((cpu_after - cpu_before) * 1e6 / requests, 1) if requests else 0.0,
+        cpu_us_per_request=round((user_after - user_before + system_after - system_before) * per_request, 1),
+        system_us_per_request=round((system_after - system_before) * per_request, 1),
     )
 
 

@@ -25,6 +25,12 @@ def cores() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
+def server_and_load_cores() -> tuple[int | None, int | None]:
+    """The core a measured server is pinned to and the one its load runs on (none pinned on one core)."""
+    available = cores()
+    return (available[0], available[1]) if len(available) >= 2 else (None, None)
+
+
 def pinned(command: list[str], core: int | None) -> list[str]:
     """``command`` run on one core only (children inherit it), when the machine has two or more."""
     if core is None:
@@ -58,14 +64,20 @@ def process_tree(pid: int) -> list[int]:
 
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time of ``pid`` and its descendants, in seconds."""
-    ticks = 0
+    return sum(cpu_times(pid))
+
+
+def cpu_times(pid: int) -> tuple[float, float]:
+    """User and system CPU time of ``pid`` and its descendants, in seconds."""
+    user = system = 0
     for member in process_tree(pid):
         try:
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
-    return ticks / CLOCK_TICKS
+        user += int(fields[11])  # utime and stime: fields 14 and 15 of stat
+        system += int(fields[12])
+    return user / CLOCK_TICKS, system / CLOCK_TICKS
 
 
 def worker_rss_mb(pid: int) -> float:

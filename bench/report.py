@@ -150,6 +150,43 @@ def http_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: The Node rows of the CPU split, and the one the 2x target is against.
+NODE_ROWS = ("bare-node-http", "nodejs26", "kyma-nodejs26-shaped", "kyma-nodejs26-shaped-traced")
+EXPRESS = "kyma-nodejs26-shaped"
+
+
+def node_cost_table(results: dict[str, Any]) -> list[str]:
+    """The Node servers' CPU per request split into the kernel's and their own, with their instructions."""
+    c16 = {entry["name"]: entry["summary"]["c16"] for entry in results["targets"] if entry["name"] in NODE_ROWS and entry.get("summary")}
+    split = {name: (row["cpu_us_per_request"], row["system_us_per_request"]) for name, row in c16.items() if row.get("system_us_per_request") is not None}
+    if "nodejs26" not in split:
+        return []
+    counts = results.get("node_callgrind", {})
+    labels = {entry["name"]: entry["label"] for entry in results["targets"]}
+    lines = [
+        "| Node server | CPU µs/request @16 | of it, the kernel's (system) | of it, its own (user) | instructions/request, user space (callgrind) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name in NODE_ROWS:
+        if name in split:
+            cpu, system = split[name]
+            count = counts.get(name, {}).get("instructions_per_request")
+            lines.append(f"| {labels[name]} | {cpu:.1f} | {system:.1f} | {cpu - system:.1f} | {'–' if count is None else f'{count:,}'} |")
+    if EXPRESS in split:
+        budget = split[EXPRESS][0] / 2
+        cpu, system = split["nodejs26"]
+        bare = split.get("bare-node-http")
+        lines += [
+            "",
+            f"2× the Express shape's requests per second needs nodejs26 to cost at most half the Express shape's CPU per request, "
+            f"{budget:.1f} µs. The kernel's part of a request (the socket's reads and writes over loopback TCP, the same work for "
+            f"every Node server) is {system:.1f} µs of nodejs26's {cpu:.1f} µs, which leaves {budget - system:.1f} µs for its own "
+            f"code against the {cpu - system:.1f} µs it used"
+            + (f"; bare node:http's hello world used {bare[0] - bare[1]:.1f} µs." if bare else "."),
+        ]
+    return lines
+
+
 def inprocess_table(results: dict[str, Any]) -> list[str]:
     rows = results.get("inprocess")
     if not rows:
@@ -237,6 +274,9 @@ def render(results: dict[str, Any], *, chart_path: str) -> str:
         suffix = "×" if check["unit"] == "×" else ""
         out.append(f"| {check['check']} | {check['value']:.2f}{suffix}{unit} | {check['limit']} | {'yes' if check['ok'] else '**no**'} |")
     out += ["", "### Over HTTP", "", f"![requests/s and p99 latency per target]({chart_path})", "", *http_table(results), ""]
+    node_costs = node_cost_table(results)
+    if node_costs:
+        out += ["### Where a Node server's CPU goes", "", *node_costs, ""]
     if meta.get("trace_exports"):
         exports = meta["trace_exports"]
         out += [f"The stand-in trace receiver got {exports['exports']:,} OTLP exports ({exports['bytes']:,} bytes) during the run.", ""]

@@ -28,10 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import callgrind, chart, figures, history, report
+from . import callgrind, chart, figures, history, node_callgrind, report
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_wrk
-from .processes import ServerFailed, cores, free_port, get, start, worker_rss_mb
+from .processes import ServerFailed, free_port, get, server_and_load_cores, start, worker_rss_mb
 from .targets import NODE, Target, all_targets, environment, node_target_names
 
 EXPECTED_BODY = b"Hello, world!"
@@ -216,7 +216,7 @@ def summarize(samples: list[dict[str, Any]], mode: Mode) -> dict[str, Any]:
         key = f"c{connections}"
         runs = [s[key] for s in samples if key in s]
         summary[key] = {
-            field: median([run[field] for run in runs]) for field in ("requests_per_s", "p50_us", "p99_us", "cpu_us_per_request")
+            field: median([run[field] for run in runs]) for field in ("requests_per_s", "p50_us", "p99_us", "cpu_us_per_request", "system_us_per_request")
         }
         summary[key]["errors"] = sum(run["errors"] for run in runs)
         summary[key]["requests"] = sum(run["requests"] for run in runs)
@@ -266,8 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     except SetupError as error:
         print(f"bench: error: {error}", file=sys.stderr)
         return 2
-    available = cores()
-    server_core, load_core = (available[0], available[1]) if len(available) >= 2 else (None, None)
+    server_core, load_core = server_and_load_cores()
     targets = all_targets()
     if args.only:
         unknown = set(args.only) - {t.name for t in targets}
@@ -324,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
                 counts = {key: callgrind.counted(key, sink.endpoint if sink else None) for key in chosen}
                 results["callgrind"] = {key: count for key, (count, _) in counts.items()}
                 results["callgrind_loop"] = {key: how for key, (_, how) in counts.items() if how is not None}
+                node_names = tuple(name for name in node_callgrind.TARGETS if name in {target.name for target in runnable})
+                if node_names:
+                    log("callgrind: instructions per request of the Node servers over HTTP")
+                    results["node_callgrind"] = node_callgrind.count_all(node_names, server_core, load_core)
         for round_number in range(mode.rounds):
             for target in round_order(runnable, round_number):
                 entry = state[target.name]

@@ -44,6 +44,7 @@ def test_quick_mode_starts_every_target_and_gets_200s(quick_run):
             load = summary[f"c{connections}"]
             assert load["requests"] > 0 and load["errors"] == 0, (entry["name"], connections, load)
             assert load["cpu_us_per_request"] > 0, entry["name"]
+            assert 0 <= load["system_us_per_request"] <= load["cpu_us_per_request"], (entry["name"], load)
         assert summary["cold_start_ms"] > 0 and summary["rss_mb"] > 0, entry["name"]
 
 
@@ -271,3 +272,24 @@ def test_the_callgrind_tables_keep_the_loop_variants_apart_with_how_each_ran():
     assert "| loop-bare | bare ASGI | 16 | 700 | 19,400 | – |" in loop
     assert "| loop-hello | async hello | 16 | 10,000 | 113,700 | +94,300 |" in loop
     assert "| loop-io-gc700 | – | – | – | 170,000 | +150,600 |" in loop  # counted without its description (bench.report --callgrind)
+
+
+def test_the_node_cost_table_splits_cpu_and_says_what_the_2x_target_leaves_nodejs26():
+    def target(name, label, cpu, system):
+        return {"name": name, "label": label, "summary": {"c16": {"cpu_us_per_request": cpu, "system_us_per_request": system}}}
+
+    results = {
+        "targets": [target("bare-node-http", "bare node:http", 9.0, 5.0), target("nodejs26", "nodejs26", 9.5, 5.2), target("kyma-nodejs26-shaped", "Express shape", 18.0, 5.4)],
+        "node_callgrind": {"nodejs26": {"instructions_per_request": 39048, "requests": 25000}},
+    }
+    table = report.node_cost_table(results)
+    assert table[2:5] == [
+        "| bare node:http | 9.0 | 5.0 | 4.0 | – |",
+        "| nodejs26 | 9.5 | 5.2 | 4.3 | 39,048 |",
+        "| Express shape | 18.0 | 5.4 | 12.6 | – |",
+    ]
+    assert "at most half the Express shape's CPU per request, 9.0 µs" in table[-1]
+    assert "5.2 µs of nodejs26's 9.5 µs, which leaves 3.8 µs for its own code against the 4.3 µs it used" in table[-1]
+    assert table[-1].endswith("bare node:http's hello world used 4.0 µs.")
+    del results["targets"][1]
+    assert report.node_cost_table(results) == []

@@ -1,0 +1,103 @@
+"""Instructions per request of the Node servers over HTTP, under callgrind.
+
+A Node server's CPU per request moves by a tenth between runs on a loaded
+machine, which is as much as the nodejs26 targets' margins. Instructions do
+not move: each Node target (bare node:http, nodejs26, the Express shape) is
+started under callgrind, V8's generated code included, warmed up until V8 has
+compiled its hot code, its counters zeroed, loaded with wrk for a few
+seconds, and its instructions divided by the requests wrk counted. Two runs
+of the same server agree within about 1%.
+
+Only user space is counted. The kernel's part of a request (the socket reads
+and writes, loopback TCP and waking the client up) is the same for every Node
+server and is what the system CPU column of the HTTP runs measures.
+
+    python -m bench.node_callgrind                 # the three Node hello worlds
+    python -m bench.node_callgrind nodejs26        # one of them
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .callgrind import available
+from .environment import node_binary
+from .load import run_wrk
+from .processes import free_port, server_and_load_cores, start
+from .targets import NODE, Target, all_targets, environment
+
+#: The Node rows whose instructions are counted, in the table's order.
+TARGETS = ("bare-node-http", "nodejs26", "kyma-nodejs26-shaped")
+#: Requests before counting, as the HTTP runs warm a Node server up (bench/run.py NODE_WARMUP_REQUESTS).
+WARMUP_REQUESTS = 40_000
+WARMUP_LIMIT_S = 120
+COUNTED_SECONDS = 8
+TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
+
+
+def callgrind_command(out_dir: Path, command: list[str]) -> list[str]:
+    # --trace-children: nodejs26's bin/serve is a shell script that execs node (the pid stays the same).
+    return [
+        "valgrind", "--tool=callgrind", "--trace-children=yes", "--smc-check=all-non-file",
+        f"--callgrind-out-file={out_dir}/callgrind.%p", *command,
+    ]
+
+
+def control(action: str, pid: int) -> None:
+    subprocess.run(["callgrind_control", action, str(pid)], check=True, capture_output=True, timeout=60)
+
+
+def counted(target: Target, server_core: int | None, load_core: int | None) -> dict[str, int]:
+    """Instructions per request of ``target`` warmed up, and the requests they were counted over."""
+    port = free_port()
+    command = [str(node_binary()) if part == NODE else part for part in target.command(port)]
+    with tempfile.TemporaryDirectory(prefix=f"bench-node-callgrind-{target.name}-") as tmp:
+        out_dir = Path(tmp)
+        server = start(
+            callgrind_command(out_dir, command), environment(target, port, None, None), target.cwd, port,
+            out_dir / "server.log", core=server_core, expect=b"Hello, world!", timeout=180,
+        )
+        try:
+            served, began = 0, time.monotonic()
+            while served < WARMUP_REQUESTS and time.monotonic() - began < WARMUP_LIMIT_S:
+                served += run_wrk(port, server.pid, connections=16, seconds=2, core=load_core).requests
+            control("--zero", server.pid)
+            requests = run_wrk(port, server.pid, connections=16, seconds=COUNTED_SECONDS, core=load_core).requests
+            control("--dump", server.pid)
+            dumped = out_dir / f"callgrind.{server.pid}.1"
+            match = TOTALS.search(dumped.read_bytes())
+            if match is None:
+                raise RuntimeError(f"no totals in the callgrind dump of {target.name}")
+        finally:
+            server.stop()
+    return {"instructions_per_request": round(int(match.group(1)) / max(1, requests)), "requests": requests, "warmup_requests": served}
+
+
+def count_all(names: tuple[str, ...] = TARGETS, server_core: int | None = None, load_core: int | None = None) -> dict[str, dict[str, int]]:
+    by_name = {target.name: target for target in all_targets()}
+    return {name: counted(by_name[name], server_core, load_core) for name in names}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.node_callgrind", description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"Node targets to count: {', '.join(TARGETS)} (default: all)")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.targets if name not in TARGETS]
+    if unknown:
+        parser.error(f"unknown target {unknown[0]!r}: expected one of {', '.join(TARGETS)}")
+    if not available():
+        print("bench.node_callgrind: valgrind is not installed (make setup installs it)", file=sys.stderr)
+        return 2
+    for name, count in count_all(tuple(args.targets) or TARGETS, *server_and_load_cores()).items():
+        print(f"{name}: {count['instructions_per_request']:,} instructions per request over {count['requests']:,} requests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
