@@ -29,7 +29,7 @@ from pathlib import Path
 from .callgrind import available
 from .environment import node_binary
 from .load import run_wrk
-from .processes import free_port, server_and_load_cores, start
+from .processes import free_port, get, server_and_load_cores, start
 from .targets import NODE, Target, all_targets, environment
 
 #: The Node rows whose instructions are counted, in the table's order.
@@ -49,8 +49,22 @@ def callgrind_command(out_dir: Path, command: list[str]) -> list[str]:
     ]
 
 
-def control(action: str, pid: int) -> None:
-    subprocess.run(["callgrind_control", action, str(pid)], check=True, capture_output=True, timeout=60)
+def control(action: str, pid: int, env: dict[str, str]) -> None:
+    # The server's environment: valgrind names the pipe callgrind_control talks through after
+    # $USER and $HOST, and the bare node:http target's HOST is its listening address.
+    subprocess.run(["callgrind_control", action, str(pid)], env=env, check=True, capture_output=True, timeout=60)
+
+
+def dump_of(path: Path, port: int, name: str, timeout: float = 30) -> bytes:
+    """The dump callgrind_control asked for: a server waiting in epoll takes the request only when it wakes up."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"callgrind wrote no dump of {name} within {timeout:.0f} s")
+        get(port)  # one request after the count: it wakes the server, which then writes the dump first
+        time.sleep(0.2)
+    time.sleep(0.5)  # the dump is written at once; let it finish
+    return path.read_bytes()
 
 
 def counted(target: Target, server_core: int | None, load_core: int | None) -> dict[str, int]:
@@ -59,19 +73,19 @@ def counted(target: Target, server_core: int | None, load_core: int | None) -> d
     command = [str(node_binary()) if part == NODE else part for part in target.command(port)]
     with tempfile.TemporaryDirectory(prefix=f"bench-node-callgrind-{target.name}-") as tmp:
         out_dir = Path(tmp)
+        env = environment(target, port, None, None)
         server = start(
-            callgrind_command(out_dir, command), environment(target, port, None, None), target.cwd, port,
+            callgrind_command(out_dir, command), env, target.cwd, port,
             out_dir / "server.log", core=server_core, expect=b"Hello, world!", timeout=180,
         )
         try:
             served, began = 0, time.monotonic()
             while served < WARMUP_REQUESTS and time.monotonic() - began < WARMUP_LIMIT_S:
                 served += run_wrk(port, server.pid, connections=16, seconds=2, core=load_core).requests
-            control("--zero", server.pid)
+            control("--zero", server.pid, env)
             requests = run_wrk(port, server.pid, connections=16, seconds=COUNTED_SECONDS, core=load_core).requests
-            control("--dump", server.pid)
-            dumped = out_dir / f"callgrind.{server.pid}.1"
-            match = TOTALS.search(dumped.read_bytes())
+            control("--dump", server.pid, env)
+            match = TOTALS.search(dump_of(out_dir / f"callgrind.{server.pid}.1", port, target.name))
             if match is None:
                 raise RuntimeError(f"no totals in the callgrind dump of {target.name}")
         finally:
