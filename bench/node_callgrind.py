@@ -56,7 +56,7 @@ def control(action: str, pid: int, env: dict[str, str]) -> None:
 
 
 def dump_of(path: Path, port: int, name: str, timeout: float = 30) -> bytes:
-    """The dump callgrind_control asked for: a server waiting in epoll takes the request only when it wakes up."""
+    """The dump callgrind_control asked for, which a server asleep in epoll writes only once something wakes it."""
     deadline = time.monotonic() + timeout
     while not path.exists():
         if time.monotonic() > deadline:
