@@ -185,6 +185,9 @@ export class Connections {
     const state = socket[STATE];
     state.idleMark = socket.bytesRead;
     state.idleSeenAt = 0;
+    // A call's own socket timeout (req.raw.setTimeout) ends with its answer, as node:http's
+    // keep-alive timer used to replace it: left, it would cut off the connection's next call.
+    if (socket.timeout) socket.setTimeout(0);
     this.stopReading(socket, state);
     if (mark === undefined) return;
     if (mark & ADMITTED) this.released();

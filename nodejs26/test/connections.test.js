@@ -106,6 +106,16 @@ test('node:http leaves a body-less request undrained once the runtime has marked
   }
 });
 
+test("a call's own socket timeout ends with its answer: the next call on the connection is not cut off by it", async () => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    assert.equal((await get(agent, '/raw/timeout?ms=100')).status, 200);
+    assert.deepEqual(await get(agent, '/sleep?seconds=0.3'), { status: 200, body: 'slept' });
+  } finally {
+    agent.destroy();
+  }
+});
+
 /** A raw connection, once connected, and a promise of its close (by the runtime). */
 async function openConnection() {
   const socket = net.connect(port, '127.0.0.1');

@@ -59,6 +59,7 @@ async function paths(req, res) {
     case '/cloudevent/emit': await emitCloudEvent('node.emitted', '/node', { n: Number(req.query.n) }, { subject: 'sub' }); res.setCode(204); return;
     case '/raw/listens': heard = []; req.raw.on('end', () => heard.push('end')); req.raw.on('close', () => heard.push('close')); return 'listening';
     case '/raw/heard': return heard;
+    case '/raw/timeout': req.raw.setTimeout(Number(req.query.ms)); return 'timed';
     case '/express/send': res.status(201).send('sent'); return;
     case '/express/json': res.json({ j: 1 }); return;
     case '/express/sendStatus': res.sendStatus(404); return;
