@@ -48,9 +48,14 @@ def counted_run(module_args: list[str], out: Path, what: str, timeout: float = 6
     result = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
     if result.returncode != 0:
         raise RuntimeError(f"callgrind run of {what} failed: {result.stderr.decode(errors='replace')[-1500:]}")
-    match = TOTALS.search(out.read_bytes())
+    return total_instructions(out.read_bytes(), str(out))
+
+
+def total_instructions(profile: bytes, what: str) -> int:
+    """The instructions a callgrind profile (or dump) counted in all."""
+    match = TOTALS.search(profile)
     if match is None:
-        raise RuntimeError(f"no totals in {out}")
+        raise RuntimeError(f"no totals in {what}")
     return int(match.group(1))
 
 

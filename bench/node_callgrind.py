@@ -19,14 +19,13 @@ server and is what the system CPU column of the HTTP runs measures.
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .callgrind import available
+from .callgrind import available, total_instructions
 from .environment import node_binary
 from .load import run_wrk
 from .processes import free_port, get, server_and_load_cores, start
@@ -38,7 +37,6 @@ TARGETS = ("bare-node-http", "nodejs26", "kyma-nodejs26-shaped")
 WARMUP_REQUESTS = 40_000
 WARMUP_LIMIT_S = 120
 COUNTED_SECONDS = 8
-TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
 
 def callgrind_command(out_dir: Path, command: list[str]) -> list[str]:
@@ -85,12 +83,10 @@ def counted(target: Target, server_core: int | None, load_core: int | None) -> d
             control("--zero", server.pid, env)
             requests = run_wrk(port, server.pid, connections=16, seconds=COUNTED_SECONDS, core=load_core).requests
             control("--dump", server.pid, env)
-            match = TOTALS.search(dump_of(out_dir / f"callgrind.{server.pid}.1", port, target.name))
-            if match is None:
-                raise RuntimeError(f"no totals in the callgrind dump of {target.name}")
+            instructions = total_instructions(dump_of(out_dir / f"callgrind.{server.pid}.1", port, target.name), f"the callgrind dump of {target.name}")
         finally:
             server.stop()
-    return {"instructions_per_request": round(int(match.group(1)) / max(1, requests)), "requests": requests, "warmup_requests": served}
+    return {"instructions_per_request": round(instructions / max(1, requests)), "requests": requests, "warmup_requests": served}
 
 
 def count_all(names: tuple[str, ...] = TARGETS, server_core: int | None = None, load_core: int | None = None) -> dict[str, dict[str, int]]:
