@@ -9,7 +9,6 @@
 // them in that order, and the work of each lives in its own module. A step that is
 // off costs nothing per call.
 import http from 'node:http';
-import { AsyncResource } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { Call, REASONS } from './call.js';
 import { maxInflight, SETTINGS } from './config.js';
@@ -108,16 +107,6 @@ export class Runtime {
     // As funcwsgi's worker, the probes and /metrics answer past SERVER_MAX_INFLIGHT; any other call counts.
     this.probes = new Set(probes);
     this.invoke = makeInvoker(loaded, config);
-    // The call's context without tracing: AsyncLocalStorage.run() makes two context frames per
-    // call (the call's and one to restore the one before); entering the call's frame inside one
-    // scope made here, which restores the frame before without making one, costs one. The scope's
-    // frame is the one node:http's callbacks run in (taken at start-up, as the server's).
-    const invoke = this.invoke;
-    this.scope = new AsyncResource('funcwsgi.call');
-    this.enterAndInvoke = (call) => {
-      currentCall.enterWith(call);
-      invoke(call);
-    };
     this.onEnd = this.endOfCall();
     this.routes = this.reservedRoutes();
     this.handle = this.handle.bind(this);
@@ -174,6 +163,13 @@ export class Runtime {
     let requestId = headers['x-request-id'];
     if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
     const call = new Call(this, incoming, outgoing, requestId);
+    // As funcwsgi's request-id layer, the call is the current one from here on (probes and the
+    // runtime's own answers included), for sdk.getRequest() and the ids of its log records.
+    // enterWith() costs one context frame, where run() or a scope costs two and the async-hook
+    // bookkeeping (about 4% of a hello world's instructions). node:http calls this listener from
+    // a callback of its parser, one per request (pipelined ones too), and node restores that
+    // callback's own frame when it returns: the call's frame reaches no other request.
+    currentCall.enterWith(call);
     try {
       if (this.config.serverAccessLog) call.onEnd = logAccess;
       const method = incoming.method;
@@ -223,7 +219,9 @@ export class Runtime {
       chunks.push(chunk);
     });
     incoming.on('end', () => {
-      if (!call.answered) this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), performance.now());
+      if (call.answered) return;
+      currentCall.enterWith(call); // a later callback of the socket: outside the call's frame
+      this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), performance.now());
     });
     incoming.on('error', () => {}); // the client went away: its call has nobody to answer
   }
@@ -266,8 +264,8 @@ export class Runtime {
         return;
       }
     }
-    if (call.traceContext !== null) this.tracing.within(call, () => currentCall.run(call, this.invoke, call));
-    else this.scope.runInAsyncScope(this.enterAndInvoke, null, call);
+    if (call.traceContext !== null) this.tracing.within(call, () => this.invoke(call));
+    else this.invoke(call);
   }
 
   /** Serve on the configured host and port; resolves once listening. */

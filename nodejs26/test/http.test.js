@@ -260,6 +260,19 @@ describe('reserved routes', () => {
     await get('/alive?value=true');
     assert.equal((await get('/health/liveness')).status, 200);
   });
+  test('a probe runs in its own call: a pipelined one behind a call too (its hook sees its request and id)', async () => {
+    await get('/ready?value=log');
+    try {
+      const both = 'GET /hello HTTP/1.1\r\nHost: x\r\nX-Request-Id: pipelined-call\r\n\r\n'
+        + 'GET /health/readiness HTTP/1.1\r\nHost: x\r\nX-Request-Id: pipelined-probe\r\n\r\n';
+      const raw = await rawRequest(runtime.port, both);
+      assert.match(raw, /^HTTP\/1.1 200 OK[\s\S]*\r\n\r\nhelloHTTP\/1.1 200 OK[\s\S]*\r\n\r\nOK$/);
+      const asked = await runtime.waitFor((r) => r.records().find((x) => x.message.startsWith('readiness asked')), "the hook's record");
+      assert.deepEqual([asked.message, asked.request_id], ['readiness asked on /health/readiness', 'pipelined-probe']);
+    } finally {
+      await get('/ready?value=true');
+    }
+  });
   test('HEAD on a probe: the length, no body', async () => {
     const raw = await rawRequest(runtime.port, 'HEAD /health/readiness HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     assert.match(raw, /Content-Length: 2\r\n/);

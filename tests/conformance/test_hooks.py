@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -67,6 +68,17 @@ def test_a_hook_that_throws_is_a_503_without_its_error(hooks):
         assert (response.status_code, response.text) == (503, "ready() failed")
         assert SECRET not in response.text
     hooks.wait_for_log(SECRET)
+
+
+def _hook_failures(runtime, request_id):
+    return [r for r in runtime.log_records() if r.get("request_id") == request_id and SECRET in json.dumps(r)]
+
+
+def test_a_hooks_failure_is_logged_with_the_probes_request_id(hooks):
+    # The probes run inside the request-id layer, as the function does: their records carry the id.
+    with flagged(hooks, "ready-raises"):
+        assert hooks.get("/health/readiness", headers={"X-Request-Id": "kit-probe-1"}).status_code == 503
+        wait_for(lambda: bool(_hook_failures(hooks, "kit-probe-1")), 5, "the hook's failure with the probe's id", hooks.read_log)
 
 
 def test_a_failing_start_hook_stops_start_up_with_one_line(launcher, tmp_path):

@@ -3,6 +3,7 @@ import { emitCloudEvent, getCloudEvent, getLogger, getRequest, getTracer } from 
 import { CloudEvent } from 'cloudevents';
 
 let isReady = true;
+let readyLogs = false; // /ready?value=log: ready() logs which request asked
 let isAlive = true;
 let heard = []; // what /raw/listens heard of its request stream
 
@@ -66,12 +67,15 @@ async function paths(req, res) {
     case '/express/end': res.statusCode = 200; res.setHeader('Content-Type', 'text/html'); res.end('<b>end</b>'); return;
     case '/express/write': res.write('one,'); setTimeout(() => { res.write('two'); res.end(); }, 10); return;
     case '/express/redirect': res.redirect('/hello'); return;
-    case '/ready': isReady = req.query.value === 'true'; return 'set';
+    case '/ready': isReady = req.query.value !== 'false'; readyLogs = req.query.value === 'log'; return 'set';
     case '/alive': isAlive = req.query.value === 'true'; return 'set';
     case '/bad-return': return () => 1;
     default: res.setCode(404); return 'no such path';
   }
 }
 
-export function ready() { return isReady || 'not ready yet'; }
+export function ready() {
+  if (readyLogs) getLogger().info(`readiness asked on ${getRequest()?.path}`);
+  return isReady || 'not ready yet';
+}
 export function alive() { return isAlive; }
