@@ -4,6 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import { chunkBytes, encodeBody } from './coerce.js';
 import { isCloudEvent, toBinary } from './cloudevents.js';
+import { storeOwnHead } from './head.js';
 import { getLogger, write } from './logs.js';
 import { FunctionRequest, HttpError } from './request.js';
 import { BINARY, TEXT } from './response.js';
@@ -89,10 +90,14 @@ export class Call {
   // -- the runtime's own short answers -------------------------------------------------
   /** Answer with a fixed status and text body; false when an answer was already made. */
   reply(status, body, reason = REASONS[status]) {
-    return this.answer(status, ['Content-Type', TEXT, 'Content-Length', String(body.length)], body, reason);
+    return this.answer(status, ['Content-Type', TEXT, 'Content-Length', String(body.length)], body, reason, true);
   }
 
-  answer(status, headers, body, reason) {
+  /**
+   * The whole answer. `ownHeaders`: every header in `headers` is the runtime's own (names and
+   * values it made or checked), so that a plain head may skip writeHead()'s checks (head.js).
+   */
+  answer(status, headers, body, reason, ownHeaders = false) {
     if (this.answered) return false;
     this.answered = true;
     this.ended = true;
@@ -101,7 +106,10 @@ export class Call {
     const outgoing = this.outgoing;
     const all = this.withOwnHeaders(headers);
     if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
-    if (reason === undefined) outgoing.writeHead(status, all);
+    const plain = ownHeaders && body !== undefined && this.extraHeaders === null && (reason === undefined || reason === STATUS_CODES[status]);
+    if (plain && storeOwnHead(outgoing, status, all)) {
+      // stored as writeHead() would have
+    } else if (reason === undefined) outgoing.writeHead(status, all);
     else outgoing.writeHead(status, reason, all);
     if (body !== undefined) this.bytesSent = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     leaveUndrained(this.incoming);
@@ -200,7 +208,7 @@ export class Call {
       const status = res ? res.statusCode : 200;
       const headers = responseHeaders(res, contentType, data);
       if (data !== undefined) {
-        this.answer(status, headers, data, STATUS_CODES[status] === undefined ? 'Unknown' : undefined);
+        this.answer(status, headers, data, STATUS_CODES[status] === undefined ? 'Unknown' : undefined, !res || res._headers === null);
         return;
       }
       this.startStream(status, headers);

@@ -136,9 +136,9 @@ export class Runtime {
     const probe = (checks) => async (call) => {
       const problem = await firstProblem(checks);
       const body = problem ? Buffer.from(problem) : OK;
-      call.answer(problem ? 503 : 200, HEALTH_HEADERS(body), body, problem ? REASONS[503] : undefined);
+      call.answer(problem ? 503 : 200, HEALTH_HEADERS(body), body, problem ? REASONS[503] : undefined, true);
     };
-    const healthz = (call) => call.answer(200, ['Content-Type', TEXT, 'Content-Length', '2'], OK);
+    const healthz = (call) => call.answer(200, ['Content-Type', TEXT, 'Content-Length', '2'], OK, undefined, true);
     routes.set('/healthz', liveness.length ? probe(liveness) : healthz);
     routes.set('/favicon.ico', (call) => call.answer(204, [], undefined));
     routes.set('/health/readiness', probe(readiness));
@@ -149,7 +149,7 @@ export class Runtime {
 
   async serveMetrics(call) {
     const { body, contentType } = await this.metrics.exposition();
-    call.answer(200, ['Content-Type', contentType, 'Content-Length', String(body.length)], body);
+    call.answer(200, ['Content-Type', contentType, 'Content-Length', String(body.length)], body, undefined, true);
   }
 
   /** The request listener of the calls' port. */
