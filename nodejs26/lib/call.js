@@ -107,10 +107,10 @@ export class Call {
     const all = this.withOwnHeaders(headers);
     if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
     const plain = ownHeaders && body !== undefined && this.extraHeaders === null && (reason === undefined || reason === STATUS_CODES[status]);
-    if (plain && storeOwnHead(outgoing, status, all)) {
-      // stored as writeHead() would have
-    } else if (reason === undefined) outgoing.writeHead(status, all);
-    else outgoing.writeHead(status, reason, all);
+    if (!plain || !storeOwnHead(outgoing, status, all)) {
+      if (reason === undefined) outgoing.writeHead(status, all);
+      else outgoing.writeHead(status, reason, all);
+    }
     if (body !== undefined) this.bytesSent = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     leaveUndrained(this.incoming);
     outgoing.end(body);
