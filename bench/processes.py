@@ -62,11 +62,6 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of ``pid`` and its descendants, in seconds."""
-    return sum(cpu_times(pid))
-
-
 def cpu_times(pid: int) -> tuple[float, float]:
     """User and system CPU time of ``pid`` and its descendants, in seconds."""
     user = system = 0
