@@ -106,8 +106,8 @@ export class Call {
     const outgoing = this.outgoing;
     const all = this.withOwnHeaders(headers);
     if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
-    const plain = ownHeaders && body !== undefined && this.extraHeaders === null && (reason === undefined || reason === STATUS_CODES[status]);
-    if (!plain || !storeOwnHead(outgoing, status, all)) {
+    const plain = ownHeaders && body !== undefined && this.extraHeaders === null;
+    if (!plain || !storeOwnHead(outgoing, status, reason, all)) {
       if (reason === undefined) outgoing.writeHead(status, all);
       else outgoing.writeHead(status, reason, all);
     }

@@ -38,10 +38,12 @@ function date() {
 /**
  * Store the head of `outgoing` from a flat [name, value, ...] list the runtime made (one
  * Content-Length among them, names and values it checked); false when writeHead() must do it.
+ * `reason`: the status line's, undefined for the standard one.
  */
-export function storeOwnHead(outgoing, status, headers) {
+export function storeOwnHead(outgoing, status, reason, headers) {
   const statusLine = typeof status === 'number' ? STATUS_LINES[status] : undefined;
-  if (statusLine === undefined || !outgoing.shouldKeepAlive || !outgoing.sendDate || outgoing.maxRequestsOnConnectionReached) return false;
+  if (statusLine === undefined || (reason !== undefined && reason !== STATUS_CODES[status])) return false;
+  if (!outgoing.shouldKeepAlive || !outgoing.sendDate || outgoing.maxRequestsOnConnectionReached) return false;
   if (outgoing._header !== null || (outgoing._expect_continue && !outgoing._sent100) || outgoing.getHeaderNames().length !== 0) return false;
   let head = statusLine;
   for (let at = 0; at < headers.length; at += 2) head += `${headers[at]}: ${headers[at + 1]}\r\n`;

@@ -18,7 +18,7 @@ before(async () => {
     const status = Number(url.searchParams.get('status') ?? '200');
     const body = url.searchParams.get('body') ?? 'hello';
     const headers = ['Content-Type', TEXT, 'Content-Length', String(Buffer.byteLength(body)), 'X-Request-Id', 'id-1'];
-    if (url.pathname === '/own') stored.push(storeOwnHead(res, status, headers) || res.writeHead(status, headers) === null);
+    if (url.pathname === '/own') stored.push(storeOwnHead(res, status, undefined, headers) || res.writeHead(status, headers) === null);
     else res.writeHead(status, headers);
     res.end(body);
   });
@@ -88,9 +88,11 @@ test('a response with headers of its own (node:http setHeader) or a head already
   const res = new http.ServerResponse(req);
   res.shouldKeepAlive = true;
   res.setHeader('X-Own', 'yes');
-  assert.equal(storeOwnHead(res, 200, ['Content-Length', '0']), false);
+  assert.equal(storeOwnHead(res, 200, undefined, ['Content-Length', '0']), false);
   res.removeHeader('X-Own');
-  assert.equal(storeOwnHead(res, 200, ['Content-Length', '0']), true);
-  assert.equal(storeOwnHead(res, 200, ['Content-Length', '0']), false);
-  assert.equal(storeOwnHead(new http.ServerResponse(req), '200', ['Content-Length', '0']), false, 'a status that is not a number');
+  assert.equal(storeOwnHead(res, 200, undefined, ['Content-Length', '0']), true);
+  assert.equal(storeOwnHead(res, 200, undefined, ['Content-Length', '0']), false);
+  assert.equal(storeOwnHead(new http.ServerResponse(req), '200', undefined, ['Content-Length', '0']), false, 'a status that is not a number');
+  assert.equal(storeOwnHead(new http.ServerResponse(req), 413, 'Request Entity Too Large', ['Content-Length', '0']), false, "a reason that is not node:http's");
+  assert.equal(storeOwnHead(new http.ServerResponse(req), 503, 'Service Unavailable', ['Content-Length', '0']), true, "node:http's own reason, given");
 });
