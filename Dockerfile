@@ -27,7 +27,6 @@ WORKDIR /src
 COPY pyproject.toml setup.cfg README.md ./
 COPY funcwsgi ./funcwsgi
 COPY sdk ./sdk
-COPY adapters ./adapters
 ARG EXTRAS=""
 RUN --mount=type=secret,id=pip-cert \
     if [ -s /run/secrets/pip-cert ]; then export PIP_CERT=/run/secrets/pip-cert; fi \

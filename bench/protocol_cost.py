@@ -1,6 +1,6 @@
 """Instructions per request of the event-loop worker's HTTP protocol, next to uvicorn's own, under callgrind.
 
-The slow-client limits (:mod:`adapters._event_loop_limits`) subclass
+The slow-client limits (:mod:`funcwsgi.adapters._event_loop_limits`) subclass
 uvicorn's httptools protocol; what they add to a request is too small for a
 wall-clock benchmark on a shared machine to see. Here one connection's
 protocol is driven in-process on the worker's own loop (uvloop, as
@@ -73,7 +73,7 @@ def protocol_class(name: str, settings: Any) -> type[asyncio.Protocol]:
 
     if name == "plain":
         return HttpToolsProtocol
-    from adapters._event_loop_limits import limited_protocol
+    from funcwsgi.adapters._event_loop_limits import limited_protocol
 
     return limited_protocol(settings)
 
@@ -100,7 +100,7 @@ def drive(protocol_name: str, app_name: str, request: bytes, requests: int) -> i
     from uvicorn.server import ServerState
 
     app, settings = application(app_name)
-    # As the worker configures uvicorn (adapters/_event_loop_worker.py), forwarded headers included.
+    # As the worker configures uvicorn (funcwsgi/adapters/_event_loop_worker.py), forwarded headers included.
     config = UvicornConfig(
         app,
         http=protocol_class(protocol_name, settings),

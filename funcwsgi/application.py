@@ -128,13 +128,13 @@ def default_app(config: Config | None = None) -> FunctionService:
 #: The command that serves ``funcwsgi:app`` with gunicorn and the runtime's settings.
 GUNICORN_COMMAND = "gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app"
 #: The module that holds those settings, imported (under either of its names) by a gunicorn that read them.
-GUNICORN_SETTINGS_MODULE = "adapters.gunicorn_conf"
+GUNICORN_SETTINGS_MODULE = "funcwsgi.adapters.gunicorn_conf"
 
 
 def refuse_unconfigured_gunicorn() -> None:
     """Stop a gunicorn that loads ``funcwsgi:app`` without having read :mod:`funcwsgi.gunicorn_conf`.
 
-    (That is :mod:`adapters.gunicorn_conf` under its public name; the check
+    (That is :mod:`funcwsgi.adapters.gunicorn_conf` under its public name; the check
     looks for the module itself, named by a string: the core imports no adapter.)
 
     Such a gunicorn listens where its own defaults say (``127.0.0.1:8000``,

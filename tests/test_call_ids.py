@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 
-from adapters import HTTP_ADAPTERS
+from funcwsgi.adapters import HTTP_ADAPTERS
 
 from .conftest import function_folder
 from .servers import BIN, Server, base_env, free_port

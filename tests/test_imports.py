@@ -1,16 +1,16 @@
 """The layout's rules (docs/architecture.md), read from the source.
 
-- no import circle among ``funcwsgi``, ``sdk`` and ``adapters``, counting every
+- no import circle among ``funcwsgi`` and ``sdk``, counting every
   import: module level, inside functions and under ``TYPE_CHECKING``;
 - the core (``funcwsgi`` outside its wings ``cli/``, ``compat/`` and
   ``devtools/``) imports no module of the wings, except ``funcwsgi.compat``
   itself, the one place that chooses a contract (and ``funcwsgi.__main__``,
-  which is the CLI's entry point), and no module of ``adapters/``;
+  which is the CLI's entry point), and no module of ``funcwsgi/adapters/``;
 - nothing outside ``funcwsgi.cli`` imports the CLI;
 - the top level of ``funcwsgi/`` is the request's path: at most
   ``CORE_LIMIT`` modules, each named in docs/architecture.md. The only other
   modules there are the public names in ``PUBLIC_NAMES``: a docstring and a
-  re-export of one module that lives in a wing or in ``adapters/``, nothing
+  re-export of one module that lives in a wing or in ``funcwsgi/adapters/``, nothing
   else, and not counted. Our own code imports the module itself, never its
   public name.
 """
@@ -24,14 +24,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("funcwsgi", "sdk", "adapters")
+PACKAGES = ("funcwsgi", "sdk")
+#: The servers' package: it serves the core, and the core never imports it.
+ADAPTERS = "funcwsgi.adapters"
 CHOOSING_PLACE = "funcwsgi.compat"
 CLI_ENTRY = "funcwsgi.__main__"
 WINGS = ("funcwsgi.cli", "funcwsgi.compat", "funcwsgi.devtools")
 #: Public import paths kept where users know them, for modules that are not on the request's path.
 PUBLIC_NAMES = {
     "funcwsgi.testing": "funcwsgi.devtools.testing",  # from funcwsgi.testing import FunctionClient
-    "funcwsgi.gunicorn_conf": "adapters.gunicorn_conf",  # gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app
+    "funcwsgi.gunicorn_conf": "funcwsgi.adapters.gunicorn_conf",  # gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app
 }
 #: Request-path modules the top level of funcwsgi/ may hold (issue 14: at most 18).
 CORE_LIMIT = 18
@@ -123,8 +125,12 @@ def is_wing(name: str) -> bool:
     return any(name == wing or name.startswith(wing + ".") for wing in WINGS)
 
 
+def is_adapter(name: str) -> bool:
+    return name == ADAPTERS or name.startswith(ADAPTERS + ".")
+
+
 def is_core(name: str) -> bool:
-    return name.startswith("funcwsgi") and not is_wing(name) and name != CLI_ENTRY and name not in PUBLIC_NAMES
+    return name.startswith("funcwsgi") and not is_wing(name) and not is_adapter(name) and name != CLI_ENTRY and name not in PUBLIC_NAMES
 
 
 def test_the_graph_sees_the_imports(graph):
@@ -132,9 +138,9 @@ def test_the_graph_sees_the_imports(graph):
     assert "funcwsgi.stack" in graph["funcwsgi.application"]
     assert "funcwsgi.compat" in graph["funcwsgi.function_app"]
     assert "funcwsgi.compat.flask" in graph["funcwsgi.compat"]  # imported inside a function
-    assert "funcwsgi.config" in graph["adapters"]
+    assert "funcwsgi.config" in graph[ADAPTERS]
     assert graph["funcwsgi.testing"] == {"funcwsgi.devtools.testing"}
-    assert graph["funcwsgi.gunicorn_conf"] == {"adapters.gunicorn_conf"}
+    assert graph["funcwsgi.gunicorn_conf"] == {"funcwsgi.adapters.gunicorn_conf"}
 
 
 def test_no_import_circle(graph):
@@ -158,7 +164,7 @@ def test_the_core_reaches_the_wings_only_through_the_choosing_place(graph):
 
 def test_the_core_imports_no_adapter(graph):
     # The adapters serve the core; gunicorn's settings module is an adapter's, under a public name.
-    crossings = [(name, target) for name, targets in graph.items() if is_core(name) for target in targets if target.startswith("adapters")]
+    crossings = [(name, target) for name, targets in graph.items() if is_core(name) for target in targets if is_adapter(target)]
     assert crossings == []
 
 
@@ -219,7 +225,7 @@ def public_name_problems(name: str, path: Path, target: str) -> list[str]:
 @pytest.mark.parametrize("name", sorted(PUBLIC_NAMES))
 def test_a_public_name_only_re_exports_its_module(name):
     target = PUBLIC_NAMES[name]
-    assert not is_core(target) and (is_wing(target) or target.startswith("adapters.")), target
+    assert not is_core(target) and (is_wing(target) or is_adapter(target)), target
     assert public_name_problems(name, modules()[name], target) == []
 
 

@@ -65,10 +65,10 @@ def test_the_bundled_pip_installs_the_wheel_and_it_imports(bundled: Path, wheel:
     installed = pip(bundled, "install", "--quiet", str(path), timeout=900)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     code = (
-        "import funcwsgi, sdk, adapters, funcwsgi.cli.scaffolding as s\n"
+        "import funcwsgi, sdk, funcwsgi.adapters, funcwsgi.cli.scaffolding as s\n"
         "assert funcwsgi.__file__.startswith(sys.prefix), funcwsgi.__file__\n"
         "assert (s.DEFAULT_SCAFFOLDING / 'service.py').is_file() and (s.TEMPLATES / 'http' / 'handler.py').is_file()\n"
-        # The public names of modules that live in a wing or in adapters/ (docs/architecture.md).
+        # The public names of modules that live in a wing or in funcwsgi/adapters/ (docs/architecture.md).
         "from funcwsgi.testing import FunctionClient\n"
         "assert FunctionClient.__module__ == 'funcwsgi.devtools.testing'\n"
         "import funcwsgi.gunicorn_conf as conf\n"

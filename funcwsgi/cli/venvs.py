@@ -129,6 +129,6 @@ def _link_runtime(environment: Path) -> None:
     for candidates in (folders, [*folders, runtime_location()]):
         unique = list(dict.fromkeys(os.path.realpath(path) for path in candidates))
         pth.write_text("import site; " + "; ".join(f"site.addsitedir({path!r})" for path in unique) + "\n")
-        if subprocess.run([python, "-c", "import funcwsgi, adapters"], capture_output=True).returncode == 0:
+        if subprocess.run([python, "-c", "import funcwsgi"], capture_output=True).returncode == 0:
             return
     raise StartupError(f"the funcwsgi runtime at {runtime_location()} cannot be imported by {python}; reinstall funcwsgi")

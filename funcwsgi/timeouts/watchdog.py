@@ -60,7 +60,7 @@ def _answer(head_only: bool, request_id: str | None) -> bytes:
 
 
 class ServerThreads(Protocol):
-    """A server worker whose threads calls may run on (gunicorn's, in :mod:`adapters.gunicorn`)."""
+    """A server worker whose threads calls may run on (gunicorn's, in :mod:`funcwsgi.adapters.gunicorn`)."""
 
     def call_stuck(self, environ: WSGIEnvironment, extra_threads: int) -> None:
         """The call was answered with 408 but its thread is stuck in it: keep ``extra_threads`` more threads."""

@@ -1,5 +1,5 @@
 // Slow and hostile clients: the limits funcwsgi's gunicorn worker keeps
-// (adapters/gunicorn_worker.py), kept on node:http so that a client sees the
+// (funcwsgi/adapters/gunicorn_worker.py), kept on node:http so that a client sees the
 // same answers from both runtimes (docs/nodejs26.md#slow-and-hostile-clients).
 //
 // - SERVER_HEADER_TIMEOUT is node:http's headersTimeout, checked every SWEEP_MS
@@ -35,7 +35,7 @@ export const RETRY_AFTER_SECONDS = 1;
 export const OVERLOADED_TEXT = 'the function is busy; retry later';
 const TIMER_MAX_MS = 2 ** 31 - 1; // longer socket timeouts are taken for 1 ms by Node
 
-/** A whole answer as funcwsgi's worker writes it on the wire before closing (adapters/_requests.py Refusal). */
+/** A whole answer as funcwsgi's worker writes it on the wire before closing (funcwsgi/adapters/_requests.py Refusal). */
 function refusal(status, reason, text, extra = '') {
   return Buffer.from(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${extra}Connection: close\r\n\r\n${text}`, 'latin1');
 }

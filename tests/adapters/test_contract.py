@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from adapters import HTTP_ADAPTERS
+from funcwsgi.adapters import HTTP_ADAPTERS
 
 from ..conftest import function_folder
 from ..servers import BIN, Server, base_env, free_port, run_to_exit

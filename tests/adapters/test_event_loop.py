@@ -209,7 +209,7 @@ def test_gunicorn_funcwsgi_app_serves_an_async_function_on_the_loop_worker(tmp_p
         server.wait_ready()
         answers = many_calls(port, [("/sleep?s=1", {})] * 200)
         assert [status for status, _, _ in answers] == [200] * 200
-        assert "Using worker: adapters._event_loop_worker.EventLoopWorker" in server.stderr + server.stdout
+        assert "Using worker: funcwsgi.adapters._event_loop_worker.EventLoopWorker" in server.stderr + server.stdout
     finally:
         server.stop()
 

@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from adapters._requests import OVERLOADED, REQUEST_TIMEOUT
+from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT
 
 from ..conformance.kit import Runtime, metric_total, serve_many, wait_for
 from ..conformance.launchers import local_launchers

@@ -68,7 +68,7 @@ def test_the_named_command_serves_where_server_settings_say_from_any_folder(else
         assert requests.get(server.url + "/code").status_code == 201
         assert server.stdout.splitlines()[3] == f"Starting python314 server 127.0.0.1:{port}"
         assert f"Listening at: http://127.0.0.1:{port}" in server.stderr
-        assert "Using worker: adapters.gunicorn_worker.FunctionWorker" in server.stderr
+        assert "Using worker: funcwsgi.adapters.gunicorn_worker.FunctionWorker" in server.stderr
     finally:
         server.stop()
 

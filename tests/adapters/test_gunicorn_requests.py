@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters._requests import (
+from funcwsgi.adapters._requests import (
     BAD_CHUNKS,
     BODY_IN_MEMORY,
     HEAD_LIMIT,

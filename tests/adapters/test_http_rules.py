@@ -11,7 +11,7 @@ import http.client
 
 import pytest
 
-from adapters import HTTP_ADAPTERS
+from funcwsgi.adapters import HTTP_ADAPTERS
 
 from ..conftest import function_folder
 from ..servers import BIN, Server, base_env, free_port

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from adapters import ADAPTERS, InFlight, host_port, load_adapter
+from funcwsgi.adapters import ADAPTERS, InFlight, host_port, load_adapter
 from funcwsgi.config import SERVER_ADAPTERS
 
 

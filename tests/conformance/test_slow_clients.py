@@ -25,7 +25,7 @@ import pytest
 
 from .kit import Runtime, main_line, metric_total, serve_many, wait_for
 
-#: The runtime's own answers, byte for byte (funcwsgi's adapters/_requests.py Refusal).
+#: The runtime's own answers, byte for byte (funcwsgi's funcwsgi/adapters/_requests.py Refusal).
 REQUEST_TIMEOUT = (
     b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 34\r\n"
     b"Connection: close\r\n\r\nthe request did not arrive in time"

@@ -666,7 +666,7 @@ def run_adapter(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from adapters import HTTP_ADAPTERS
+    from funcwsgi.adapters import HTTP_ADAPTERS
 
     parser = argparse.ArgumentParser(prog="python -m tests.reliability.hostile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--adapter", action="append", choices=HTTP_ADAPTERS, help="an adapter to run (repeatable; default: all)")

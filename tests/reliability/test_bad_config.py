@@ -172,7 +172,7 @@ def _serve_as_unprivileged_user(**settings: str) -> tuple[int, str]:
     user may not be allowed to start this checkout's interpreter at all.
     """
     # Imported before dropping privileges: nobody may not read this interpreter's library.
-    import adapters.gunicorn  # noqa: F401
+    import funcwsgi.adapters.gunicorn  # noqa: F401
     import funcwsgi.cli.commands.serve  # noqa: F401
     import funcwsgi.compat.aws_lambda  # noqa: F401 - the platform signals are asked at every start
     import funcwsgi.compat.azure  # noqa: F401

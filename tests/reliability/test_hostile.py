@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from adapters import ADAPTERS, HTTP_ADAPTERS
+from funcwsgi.adapters import ADAPTERS, HTTP_ADAPTERS
 
 from .harness import log_records
 from .hostile import (

@@ -24,7 +24,7 @@ def test_the_tables_in_the_page_are_generated_from_the_results_file():
 
 def test_the_start_up_warnings_name_what_the_results_file_measured():
     """An adapter's hostile_gaps (the start-up warning) are the attacks it did not hold in the measured run."""
-    from adapters import ADAPTERS
+    from funcwsgi.adapters import ADAPTERS
 
     results = json.loads(RESULTS.read_text())
     for result in results["adapters"]:
@@ -33,7 +33,7 @@ def test_the_start_up_warnings_name_what_the_results_file_measured():
 
 
 def test_the_results_file_covers_every_adapter_and_attack():
-    from adapters import HTTP_ADAPTERS
+    from funcwsgi.adapters import HTTP_ADAPTERS
 
     results = json.loads(RESULTS.read_text())
     assert [result["adapter"] for result in results["adapters"]] == list(HTTP_ADAPTERS)

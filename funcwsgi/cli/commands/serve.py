@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from adapters import load_adapter
+    from funcwsgi.adapters import load_adapter
 
     config = Config.from_env()
     adapter = load_adapter(config.server_adapter)

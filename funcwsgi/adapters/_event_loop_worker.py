@@ -1,6 +1,6 @@
 """gunicorn's worker for async functions: gunicorn's process model, uvicorn's event loop in each worker.
 
-:mod:`adapters.gunicorn` picks it in ``on_starting`` once the loaded function
+:mod:`funcwsgi.adapters.gunicorn` picks it in ``on_starting`` once the loaded function
 turns out to be async (and no other worker class was asked for); imported only
 then, so a sync function's server never loads uvicorn.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from uvicorn_worker import UvicornWorker  # type: ignore[import-untyped]  # uvicorn-worker ships no type hints
 
-from adapters._event_loop_limits import limited_protocol
+from funcwsgi.adapters._event_loop_limits import limited_protocol
 from funcwsgi.application import FunctionService
 
 
@@ -43,5 +43,5 @@ class EventLoopWorker(UvicornWorker):  # type: ignore[misc]  # uvicorn-worker is
         loaded: Any = getattr(self, "wsgi", None)
         service = loaded if isinstance(loaded, FunctionService) else getattr(loaded, "service", loaded)
         self.wsgi = service.asgi
-        # The slow-client limits the thread worker keeps, kept on the loop too (adapters/_event_loop_limits.py).
+        # The slow-client limits the thread worker keeps, kept on the loop too (funcwsgi/adapters/_event_loop_limits.py).
         self.config.http = limited_protocol(service.config)

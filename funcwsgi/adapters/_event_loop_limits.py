@@ -6,7 +6,7 @@ never ends, a body that stalls, a client that stops reading and a flood of
 connections would each hold a connection for ever. :func:`limited_protocol`
 makes uvicorn's httptools protocol keep the other limits of
 docs/servers.md#slow-and-hostile-clients with the same answers, byte for
-byte, as :mod:`adapters.gunicorn_worker` (:mod:`adapters._requests` holds them):
+byte, as :mod:`funcwsgi.adapters.gunicorn_worker` (:mod:`funcwsgi.adapters._requests` holds them):
 
 - ``SERVER_HEADER_TIMEOUT``: the head, from the accept (on a kept-alive
   connection, from the next request's first byte); then ``408`` and close,
@@ -43,7 +43,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS
+from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS
 from funcwsgi.config import Config
 from funcwsgi.eventloop.asgi import rejected_counter
 

@@ -4,7 +4,7 @@ gunicorn's ``gthread`` worker hands a connection to a thread as soon as it
 is readable, and the thread then blocks until the whole head has arrived:
 fifty clients that send half a head (the default fifty threads) stop the
 service. This worker reads each request on the worker's event loop instead
-(:mod:`adapters._requests`), head and body, and gives it to a thread only
+(:mod:`funcwsgi.adapters._requests`), head and body, and gives it to a thread only
 when it is complete, so slow and stalled clients cost a connection, never a
 function thread. Around that:
 
@@ -50,9 +50,9 @@ from typing import IO, Any
 from gunicorn import http
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-from adapters._outbox import SEND_SIZE, SpillingSocket, send_some
-from adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
-from adapters.gunicorn import WORKER_BOOT_ERROR
+from funcwsgi.adapters._outbox import SEND_SIZE, SpillingSocket, send_some
+from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
+from funcwsgi.adapters.gunicorn import WORKER_BOOT_ERROR
 from funcwsgi.config import Config
 from funcwsgi.timeouts.watchdog import use_server_threads
 

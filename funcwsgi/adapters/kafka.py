@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from adapters._signals import StopRequest
+from funcwsgi.adapters._signals import StopRequest
 from funcwsgi.application import default_app
 from funcwsgi.kafka.consumer import KafkaTrigger
 from funcwsgi.kafka.metrics import register_trigger_metrics

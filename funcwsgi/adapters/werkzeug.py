@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from werkzeug.serving import WSGIRequestHandler, is_running_from_reloader, make_server, run_simple
 
-from adapters import InFlight, warn_about_hostile_gaps
-from adapters._signals import StopRequest
+from funcwsgi.adapters import InFlight, warn_about_hostile_gaps
+from funcwsgi.adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.errors import StartupError, print_startup_error

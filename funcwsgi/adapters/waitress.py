@@ -15,8 +15,8 @@ from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer, create_server
 
-from adapters import host_port, warn_about_hostile_gaps
-from adapters._signals import StopRequest
+from funcwsgi.adapters import host_port, warn_about_hostile_gaps
+from funcwsgi.adapters._signals import StopRequest
 from funcwsgi.application import default_app
 from funcwsgi.process import start_process, stop_process
 

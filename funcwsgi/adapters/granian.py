@@ -25,7 +25,7 @@ from granian.http import HTTP1Settings
 from granian.log import LogLevels
 from granian.server import Server
 
-from adapters import warn_about_hostile_gaps
+from funcwsgi.adapters import warn_about_hostile_gaps
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.config import Config

@@ -4,7 +4,7 @@ Its public name is :mod:`funcwsgi.gunicorn_conf`, which re-exports it:
 ``gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app``, or the
 repository's ``gunicorn.conf.py`` that star-imports it, serves exactly like
 the gunicorn adapter (``SERVER_ADAPTER=gunicorn funcwsgi serve``): both take
-their settings and hooks from :func:`adapters.gunicorn.gunicorn_settings`.
+their settings and hooks from :func:`funcwsgi.adapters.gunicorn.gunicorn_settings`.
 The environment is parsed once, here, into :data:`runtime_config`.
 :func:`funcwsgi.application.refuse_unconfigured_gunicorn` looks for this
 module among the imported ones to know that gunicorn read these settings.
@@ -23,7 +23,7 @@ try:
 except StartupError as error:  # gunicorn would print a traceback wall; one line instead
     report_and_exit(error)
 
-from adapters.gunicorn import gunicorn_settings  # noqa: E402 - after the configuration is known to be valid
+from funcwsgi.adapters.gunicorn import gunicorn_settings  # noqa: E402 - after the configuration is known to be valid
 
 _settings: dict[str, Any] = gunicorn_settings(runtime_config)
 # bind, worker_class, workers, threads, graceful_timeout, max_requests, loglevel,

@@ -46,21 +46,21 @@ class AdapterSpec:
 
 
 ADAPTERS: dict[str, AdapterSpec] = {
-    "gunicorn": AdapterSpec("adapters.gunicorn", "gunicorn", None),
+    "gunicorn": AdapterSpec("funcwsgi.adapters.gunicorn", "gunicorn", None),
     # Stops accepting at SERVER_MAX_CONNECTIONS and closes nothing to make room.
-    "waitress": AdapterSpec("adapters.waitress", "waitress", "waitress", hostile_gaps=("idle-keep-alive", "connection-flood")),
+    "waitress": AdapterSpec("funcwsgi.adapters.waitress", "waitress", "waitress", hostile_gaps=("idle-keep-alive", "connection-flood")),
     # A request body is read on the call's thread, so stalled bodies take every call thread.
     "werkzeug": AdapterSpec(
-        "adapters.werkzeug", "werkzeug", None, hostile_gaps=("stalled-bodies", "trickling-bodies", "expect-100-never-sent")
+        "funcwsgi.adapters.werkzeug", "werkzeug", None, hostile_gaps=("stalled-bodies", "trickling-bodies", "expect-100-never-sent")
     ),
     # As werkzeug, and its accept queue overflows under a flood of connections.
     "granian": AdapterSpec(
-        "adapters.granian",
+        "funcwsgi.adapters.granian",
         "granian",
         "granian",
         hostile_gaps=("stalled-bodies", "trickling-bodies", "connection-flood", "expect-100-never-sent", "invalid-chunked"),
     ),
-    "kafka": AdapterSpec("adapters.kafka", "confluent_kafka", "kafka", http=False),
+    "kafka": AdapterSpec("funcwsgi.adapters.kafka", "confluent_kafka", "kafka", http=False),
 }
 #: The adapters that serve the function over HTTP (the contract suite runs on each).
 HTTP_ADAPTERS = tuple(name for name, spec in ADAPTERS.items() if spec.http)

@@ -1,10 +1,10 @@
 """gunicorn, the default: ``SERVER_WORKERS`` processes x ``SERVER_NUMTHREADS`` threads.
 
 The worker is gthread with requests read on its event loop
-(:mod:`adapters.gunicorn_worker`).
+(:mod:`funcwsgi.adapters.gunicorn_worker`).
 
 :func:`gunicorn_settings` is shared with the repository's ``gunicorn.conf.py``
-(through :mod:`adapters.gunicorn_conf`, public name :mod:`funcwsgi.gunicorn_conf`), so ``gunicorn funcwsgi:app`` and
+(through :mod:`funcwsgi.adapters.gunicorn_conf`, public name :mod:`funcwsgi.gunicorn_conf`), so ``gunicorn funcwsgi:app`` and
 ``funcwsgi serve`` run the same server with the same hooks.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
 
-from adapters import host_port
+from funcwsgi.adapters import host_port
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
 from funcwsgi.process import start_process, stop_process, worker_exited
@@ -109,10 +109,10 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
             )
         service = service_of(server)
         if service.on_loop and server.cfg.worker_class_str == settings["worker_class"]:
-            from adapters._event_loop_worker import EventLoopWorker  # here: a sync function's server never imports uvicorn
+            from funcwsgi.adapters._event_loop_worker import EventLoopWorker  # here: a sync function's server never imports uvicorn
 
             server.worker_class = EventLoopWorker
-            server.cfg.set("worker_class", "adapters._event_loop_worker.EventLoopWorker")
+            server.cfg.set("worker_class", "funcwsgi.adapters._event_loop_worker.EventLoopWorker")
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
         boots.append(BootReports())
 
@@ -157,7 +157,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     settings: dict[str, Any] = {
         "bind": [host_port(config.server_host, config.server_port)],
-        "worker_class": "adapters.gunicorn_worker.FunctionWorker",
+        "worker_class": "funcwsgi.adapters.gunicorn_worker.FunctionWorker",
         "worker_connections": config.server_max_connections,
         "keepalive": max(1, math.ceil(config.server_keepalive_timeout)),
         "workers": config.server_workers,

@@ -1,0 +1,5 @@
+from adapters import KIND
+
+
+def main(req, res):
+    return KIND
