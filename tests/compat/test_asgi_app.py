@@ -1,5 +1,5 @@
 """The one ASGI bridge, in process, on the server-thread side (the loop side runs under real servers in
-tests/corpus/test_knative.py and tests/adapters/test_event_loop.py)."""
+tests/compat/test_knative.py and tests/adapters/test_event_loop.py)."""
 
 from __future__ import annotations
 
