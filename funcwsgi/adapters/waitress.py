@@ -5,6 +5,11 @@ event loop one step at a time: after SIGTERM it closes the listening
 sockets, keeps the loop going until every connection has no request in
 progress and no unsent output (or ``SERVER_GRACEFUL_TIMEOUT`` passed), then
 stops the task threads.
+
+A HEAD answer of unknown length carries waitress's ``Transfer-Encoding:
+chunked`` (the header a GET would get) but not the chunked terminator that
+waitress writes after it: a HEAD response ends at its header section
+(RFC 9112 section 6.3), so those bytes would be read as the next response.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer, create_server
+from waitress.task import WSGITask
 
 from funcwsgi.adapters import host_port, warn_about_hostile_gaps
 from funcwsgi.adapters._signals import StopRequest
@@ -51,6 +57,8 @@ def serve(config: Config) -> int:
     # One listener keeps its socket map as .map, several share ._map (which waitress's stubs omit).
     socket_map: dict[int, Any] = getattr(server, "map", None) or server._map  # type: ignore[union-attr]
     listeners = [d for d in socket_map.values() if isinstance(d, BaseWSGIServer)]
+    for listener in listeners:
+        listener.channel_class = Channel
     stop = StopRequest(on_stop=lambda: listeners[0].pull_trigger())
     stop.install(config.server_graceful_timeout)
     try:
@@ -65,6 +73,21 @@ def serve(config: Config) -> int:
         wasyncore.close_all(socket_map)
         stop_process(service)
     return 0
+
+
+class HeadTask(WSGITask):
+    """waitress's task, without the chunked terminator after a HEAD answer."""
+
+    def finish(self) -> None:
+        if getattr(self.request, "command", None) == "HEAD":  # typed as parser or error; a WSGITask has a parser
+            if not self.wrote_header:
+                self.write(b"")
+            self.chunked_response = False
+        super().finish()
+
+
+class Channel(HTTPChannel):
+    task_class = HeadTask
 
 
 def _drained(socket_map: dict[int, Any]) -> bool:

@@ -32,7 +32,14 @@ RELOADER_INTERVAL = 0.5  # seconds between two looks at the files
 
 
 class QuietRequestHandler(WSGIRequestHandler):
-    """No request line per call: funcwsgi's own access log records calls."""
+    """No request line per call: funcwsgi's own access log records calls; a PEP 3333 environ."""
+
+    def make_environ(self) -> WSGIEnvironment:
+        environ = super().make_environ()
+        # werkzeug puts the peer's port in REMOTE_PORT as an int; PEP 3333 wants every CGI variable a str.
+        for key in [key for key, value in environ.items() if "." not in key and not isinstance(value, str)]:
+            environ[key] = str(environ[key])
+        return environ
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass

@@ -1,4 +1,4 @@
-"""HTTP's rules on every server: no body for HEAD, nothing of a body on 204/304, write() works.
+"""HTTP's rules on every server: no body for HEAD, nothing of a body on 204/304, write() works, a PEP 3333 environ.
 
 Each server is started once for the module. Responses are read with
 ``http.client`` on one kept-alive connection: a body sent after a HEAD response
@@ -8,6 +8,8 @@ would be read as the next response's status line.
 from __future__ import annotations
 
 import http.client
+import json
+import socket
 
 import pytest
 
@@ -85,3 +87,21 @@ def test_no_content_headers_on_204_and_304(server, path, status):
 def test_write_works_on_every_server(server):
     [(status, _, body)] = exchange(server, ("GET", "/write"))
     assert (status, body) == (200, b"written returned")
+
+
+def test_nothing_follows_a_streamed_head_answer(server):
+    # waitress answers a HEAD of unknown length with Transfer-Encoding: chunked and then
+    # used to send the chunked terminator, bytes a client reads as its next response.
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as connection:
+        connection.sendall(b"HEAD /generator HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    head, _, rest = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and rest == b""
+
+
+def test_the_environ_is_pep_3333_clean(server):
+    # werkzeug's development server puts the peer's port in REMOTE_PORT as an int.
+    [(status, _, body)] = exchange(server, ("POST", "/environ?a=1"))
+    assert (status, json.loads(body)) == (200, {"problems": []})

@@ -1,4 +1,6 @@
 # Responses that HTTP constrains: streamed bodies (for HEAD), 204 and 304, and write().
+import wsgiref.validate
+
 from werkzeug.wrappers import Response
 
 
@@ -35,4 +37,16 @@ def main(req, res):
         return Response(status=304, headers={"ETag": '"v1"'})
     if path == "/not-modified-tuple":
         return "", 304, {"Content-Type": "text/plain", "ETag": '"v1"'}
+    if path == "/environ":
+        return pep3333_problems(req.environ)
     return "plain"
+
+
+def pep3333_problems(environ):
+    # Every CGI variable a str, and what wsgiref's validator asks of the rest (PEP 3333).
+    problems = [f"{key} is {type(value).__name__}" for key, value in environ.items() if "." not in key and type(value) is not str]
+    try:
+        wsgiref.validate.check_environ(environ)
+    except AssertionError as error:
+        problems.append(f"wsgiref.validate: {error}")
+    return {"problems": problems}
