@@ -3,6 +3,12 @@
 // request that Kyma's nodejs26 functions use (req.body parsed by content type,
 // req.query, req.params, req.get(), req.is(), req.headers), on one object.
 // The body has been read before the function runs; every parse is lazy.
+// The target reads as Kyma's nodejs26 gives it through its one route,
+// app.all('*path') on Express 5: req.path the raw pathname, req.params.path the
+// pathname's segments decoded, req.query node:querystring's (Express's 'simple'
+// query parser), req.get() Express's own checks.
+
+import { parse as parseQuery } from 'node:querystring';
 
 export const STRUCTURED = 'application/cloudevents+json';
 
@@ -56,6 +62,16 @@ export function typeMatches(media, pattern) {
 
 const NOT_PARSED = Symbol('not parsed');
 
+/** A path segment decoded as Express's router decodes a route parameter; one that does not decode is a 400. */
+function decodeSegment(segment) {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, 'Bad Request', 'The request path is not valid percent-encoding.');
+  }
+}
+
 export class FunctionRequest {
   /**
    * @param {import('node:http').IncomingMessage} incoming
@@ -79,9 +95,12 @@ export class FunctionRequest {
   }
 
   // -- the target ---------------------------------------------------------------
-  /** Express's req.params (a function has no route parameters), made on first use. */
+  /**
+   * Express's req.params through Kyma's catch-all route '*path': { path: the pathname's
+   * segments, each decoded } ('/' is ['', '']). A segment that does not decode answers 400.
+   */
   get params() {
-    if (this._params === null) this._params = {};
+    if (this._params === null) this._params = { path: this.path.split('/').map(decodeSegment) };
     return this._params;
   }
 
@@ -92,11 +111,11 @@ export class FunctionRequest {
     return at < 0 ? '' : this.url.slice(at + 1);
   }
 
+  /** Express's req.path: the pathname as sent, not decoded. */
   get path() {
     if (this._path === null) {
       const at = this.url.indexOf('?');
-      const raw = at < 0 ? this.url : this.url.slice(0, at);
-      try { this._path = raw.includes('%') ? decodeURIComponent(raw) : raw; } catch { this._path = raw; }
+      this._path = at < 0 ? this.url : this.url.slice(0, at);
     }
     return this._path;
   }
@@ -109,9 +128,9 @@ export class FunctionRequest {
     return this._args;
   }
 
-  /** The query as Express gives it: { name: value } or { name: [values] } when repeated. */
+  /** The query as Express 5 gives it (node:querystring): { name: value } or { name: [values] } when repeated. */
   get query() {
-    if (this._query === null) this._query = paramsObject(this.args);
+    if (this._query === null) this._query = parseQuery(this.queryString);
     return this._query;
   }
 
@@ -127,10 +146,12 @@ export class FunctionRequest {
   get httpVersion() { return this.raw.httpVersion; }
 
   // -- headers --------------------------------------------------------------------
-  /** A header's value, any case (Express's req.get); 'referrer' and 'referer' are one. */
+  /** A header's value, any case (Express's req.get, its errors too); 'referrer' and 'referer' are one. */
   get(name) {
+    if (!name) throw new TypeError('name argument is required to req.get');
+    if (typeof name !== 'string') throw new TypeError('name must be a string to req.get');
     const lower = name.toLowerCase();
-    if (lower === 'referer' || lower === 'referrer') return this.headers.referrer ?? this.headers.referer;
+    if (lower === 'referer' || lower === 'referrer') return this.headers.referrer || this.headers.referer;
     return this.headers[lower];
   }
 

@@ -77,8 +77,31 @@ describe("Kyma nodejs26: main(req, res) on Express-style objects", () => {
     const { text } = await call(runtime, '/get', { method: 'POST', body: '{}', headers: { 'x-custom': 'c', 'content-type': 'application/json; charset=utf-8' } });
     assert.deepEqual(JSON.parse(text), { viaGet: 'c', viaHeaders: 'c', host: '127.0.0.1', is: 'json' });
   });
-  test('req.params is an object', async () => {
-    assert.deepEqual(JSON.parse((await call(runtime, '/params')).text), {});
+  test("req.params from Kyma's catch-all route '*path': the pathname's segments, decoded", async () => {
+    // What Express 5.3 (router 2.3, path-to-regexp 8.4) gives through app.all('*path'), run beside Kyma's server.mjs.
+    assert.deepEqual(JSON.parse((await call(runtime, '/params')).text), { path: ['', 'params'] });
+    assert.deepEqual(JSON.parse((await call(runtime, '/route/a%20b/c%2Fd/')).text), { method: 'GET', params: { path: ['', 'route', 'a b', 'c/d', ''] }, path: '/route/a%20b/c%2Fd/' });
+    assert.deepEqual(JSON.parse((await call(runtime, '/route//x')).text), { method: 'GET', params: { path: ['', 'route', '', 'x'] }, path: '/route//x' });
+  });
+  test("every method and every path but Kyma's GET routes reach the function", async () => {
+    // Kyma registers GET /healthz, /metrics and /favicon.ico before app.all('*path').
+    for (const [method, target] of [['POST', '/healthz'], ['DELETE', '/favicon.ico'], ['GET', '/healthz/x'], ['PATCH', '/']]) {
+      const { status, text } = await call(runtime, target, { method });
+      assert.equal(status, 404, `${method} ${target}`);
+      assert.deepEqual(JSON.parse(text), { method, params: { path: target.split('/') }, path: target });
+    }
+  });
+  test("req.path as sent, req.query as Express 5's parser gives it, req.get() with Express's checks", async () => {
+    const { text } = await call(runtime, '/route?x=1&x=2&y&c=1+2&d=%ZZ&a[b]=1', { headers: { 'x-custom': 'c', referer: 'r' } });
+    assert.deepEqual(JSON.parse(text), {
+      params: { path: ['', 'route'] }, path: '/route', query: { x: ['1', '2'], y: '', c: '1 2', d: '%ZZ', 'a[b]': '1' },
+      get: ['c', 'r', null], noName: 'TypeError: name argument is required to req.get',
+    });
+  });
+  test('a path segment that does not decode is a 400 with no detail, as Express answers', async () => {
+    const { status, text } = await call(runtime, '/route/%ZZ');
+    assert.equal(status, 400);
+    assert.equal(text, 'Bad Request: The request path is not valid percent-encoding.');
   });
   test('req.body is a string for text/*', async () => {
     assert.equal((await call(runtime, '/text-body', { method: 'POST', body: 'hi', headers: { 'content-type': 'text/plain' } })).text, 'string:hi');
