@@ -23,6 +23,7 @@ import stat
 from pathlib import Path
 
 from .. import __version__
+from ..compat import TEMPLATES as PLATFORM_TEMPLATES
 from .project import NODEJS26, RUNTIME, Project, ProjectError
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -32,7 +33,7 @@ TEMPLATES = DATA / "templates"
 #: The built-in templates of each runtime: funcwsgi's own, then (Python) one per other platform,
 #: in that platform's own layout (docs/platforms.md); a Node template lives in templates/nodejs26/.
 TEMPLATES_OF = {
-    RUNTIME: ("http", "cloudevent", "aws-lambda", "azure", "openfaas", "fission", "knative"),
+    RUNTIME: ("http", "cloudevent", *PLATFORM_TEMPLATES),
     NODEJS26: ("http",),
 }
 BUILTIN_TEMPLATES = TEMPLATES_OF[RUNTIME]

@@ -16,19 +16,22 @@ contract is one module beside it:
   the one ASGI bridge, which :mod:`.knative` calls through too.
 
 Which platform a function was written for is decided here, once, by
-:func:`resolve`, from the platform's own signals only, in the order of
-:data:`RECOGNITION_ORDER`; ``HANDLER_PLATFORM`` overrides. A function that
+:func:`resolve`, from the platform's own signals only, in the order of their
+:attr:`Platform.precedence`; ``HANDLER_PLATFORM`` overrides. A function that
 imports neither Flask nor bottle and comes from no other platform costs nothing
-and never loads those modules. A new platform is one new module here, one
-entry in :data:`RECOGNITION_ORDER` and one branch in :func:`contract_invoker`.
+and never loads those modules. Every platform is declared once, in
+:data:`PLATFORMS`: a new platform is one new module here and one record there.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..config import PLATFORMS as PLATFORM_NAMES
 from ..signatures import Invoker, Signature
 from .cloudevents_lib import is_cloud_event, to_binary
 
@@ -37,7 +40,10 @@ if TYPE_CHECKING:
     from ..loader import LoadedFunction
 
 __all__ = [
+    "PLATFORMS",
     "RECOGNITION_ORDER",
+    "Platform",
+    "TEMPLATES",
     "contract_invoker",
     "is_cloud_event",
     "load_function",
@@ -54,10 +60,79 @@ FUNCTIONS_FRAMEWORK_MODULES = frozenset({"functions_framework"})
 FLASK_MODULES = frozenset({"flask"}) | FUNCTIONS_FRAMEWORK_MODULES
 BOTTLE_MODULES = frozenset({"bottle"})
 
-#: The platforms recognised from their signals, in the order they are asked (docs/platforms.md).
-RECOGNITION_ORDER = ("knative", "aws-lambda", "azure", "openfaas", "fission")
-#: Platforms whose function files the runtime finds and loads itself (several functions, or a package).
-OWN_LOADERS = frozenset({"azure", "knative", "fission", "openfaas"})
+
+@dataclass(frozen=True)
+class Platform:
+    """One platform whose functions are called with its contract: everything funcwsgi knows of it, in one place.
+
+    A platform with a ``module`` (under this package) is recognised from its
+    signals: the module has ``signal(config)`` (why the function is that
+    platform's, or ``None``), ``locate(config)`` (where its files are), and
+    ``invoker(loaded, config, function)`` (the contract's call); with
+    ``own_loader``, ``load(config)`` too (several functions, or a package).
+    A platform without a module is called through funcwsgi's own loader and
+    the parameters of its function (``main(event, context)`` for Kyma <=3.12
+    and Kubeless).
+    """
+
+    title: str
+    page: str  # its page in docs/
+    #: What recognises it, as docs/platforms.md says (tests/compat/test_platforms.py checks the table).
+    signals: str
+    module: str | None = None
+    #: Its place in the order the signals are asked, first first; None: HANDLER_PLATFORM or the parameters only.
+    precedence: int | None = None
+    own_loader: bool = False
+    #: The `funcwsgi create` template that writes a function in its layout, if any.
+    template: str | None = None
+
+    def contract(self) -> Any:
+        """Its module (imported only now: recognising platforms must not import every contract)."""
+        assert self.module is not None, f"{self.title} has no module of its own"
+        return importlib.import_module(f"{__name__}.{self.module}")
+
+
+_PARAMETERS = "none of the above: the parameters decide (`main(req, res)`, `main(req)`, `main()`, `main(event, context)`)"
+
+#: Every platform HANDLER_PLATFORM names (docs/platforms.md), in config.PLATFORMS's order.
+PLATFORMS: dict[str, Platform] = {
+    "funcwsgi": Platform("funcwsgi", "handler-api.md", _PARAMETERS),
+    "kyma": Platform("Kyma", "migration-kyma-legacy.md", _PARAMETERS),
+    "kubeless": Platform("Kubeless", "migration-kubeless.md", _PARAMETERS),
+    "aws-lambda": Platform(
+        "AWS Lambda", "migration-aws-lambda.md",
+        "`_HANDLER`, `AWS_LAMBDA_FUNCTION_NAME` or `AWS_EXECUTION_ENV`; or a SAM `template.yaml` declaring an `AWS::Serverless::Function`",
+        module="aws_lambda", precedence=2, template="aws-lambda",
+    ),
+    "azure": Platform(
+        "Azure Functions", "migration-azure.md",
+        "`FUNCTIONS_WORKER_RUNTIME=python`; or `host.json` beside `function_app.py` or `*/function.json`",
+        module="azure", precedence=3, own_loader=True, template="azure",
+    ),
+    "openfaas": Platform(
+        "OpenFaaS", "migration-openfaas.md",
+        "`function/handler.py` defining `handle` (with or without the watchdog's `fprocess`/`mode=http`)",
+        module="openfaas", precedence=4, own_loader=True, template="openfaas",
+    ),
+    "fission": Platform(
+        "Fission", "migration-fission.md",
+        "`USERFUNCVOL`, or `/userfunc` existing while no `handler.py` does",
+        module="fission", precedence=5, own_loader=True, template="fission",
+    ),
+    "knative": Platform(
+        "Knative func-python", "migration-knative.md",
+        "`function/func.py` (or `function/__init__.py`) defining `new` or `handle`, together with `LISTEN_ADDRESS` or a `func.yaml` with `runtime: python`",
+        module="knative", precedence=1, own_loader=True, template="knative",
+    ),
+}
+assert tuple(PLATFORMS) == PLATFORM_NAMES, "config.PLATFORMS and compat.PLATFORMS name the same platforms"
+
+#: The platforms recognised from their signals, in the order they are asked.
+RECOGNITION_ORDER = tuple(
+    sorted((name for name, platform in PLATFORMS.items() if platform.precedence is not None), key=lambda name: PLATFORMS[name].precedence or 0)
+)
+#: The `funcwsgi create` templates of the platforms.
+TEMPLATES = tuple(platform.template for platform in PLATFORMS.values() if platform.template)
 
 _warned: set[str] = set()
 
@@ -74,16 +149,7 @@ def recognise(config: Config) -> tuple[str, str, list[str]]:
     """(platform, why, other platforms whose signals are present too) for ``config``'s function."""
     if config.handler_platform:
         return config.handler_platform, "HANDLER_PLATFORM", []
-    from . import aws_lambda, azure, fission, knative, openfaas
-
-    signals: dict[str, Callable[[Config], str | None]] = {
-        "knative": knative.signal,
-        "aws-lambda": aws_lambda.signal,
-        "azure": azure.signal,
-        "openfaas": openfaas.signal,
-        "fission": fission.signal,
-    }
-    found = [(name, why) for name in RECOGNITION_ORDER if (why := signals[name](config))]
+    found = [(name, why) for name in RECOGNITION_ORDER if (why := PLATFORMS[name].contract().signal(config))]
     if not found:
         return "funcwsgi", "", []
     return found[0][0], found[0][1], [name for name, _ in found[1:]]
@@ -97,18 +163,9 @@ def resolve(config: Config) -> Config:
     platform's signals are present too.
     """
     platform, why, others = recognise(config)
-    if platform == "funcwsgi" or platform in ("kyma", "kubeless"):
+    if PLATFORMS[platform].module is None:
         return config if config.handler_platform else config.replace(handler_platform=platform)
-    from . import aws_lambda, azure, fission, knative, openfaas
-
-    locators: dict[str, Callable[[Config], Config]] = {
-        "aws-lambda": aws_lambda.locate,
-        "azure": azure.locate,
-        "openfaas": openfaas.locate,
-        "fission": fission.locate,
-        "knative": knative.locate,
-    }
-    resolved = locators[platform](config.replace(handler_platform=platform))
+    resolved: Config = PLATFORMS[platform].contract().locate(config.replace(handler_platform=platform))
     if others:
         _once(
             f"ambiguous:{platform}",
@@ -121,14 +178,10 @@ def resolve(config: Config) -> Config:
 
 def load_function(config: Config) -> LoadedFunction:
     """The function ``config`` names, loaded as its platform lays it out (``config`` already resolved)."""
-    platform = config.handler_platform
-    if platform in OWN_LOADERS:
-        from . import azure, fission, knative, openfaas
-
-        loaders: dict[str, Callable[[Config], LoadedFunction]] = {
-            "azure": azure.load, "knative": knative.load, "fission": fission.load, "openfaas": openfaas.load,
-        }
-        return loaders[platform](config)
+    platform = PLATFORMS[config.handler_platform or "funcwsgi"]
+    if platform.own_loader:
+        own: LoadedFunction = platform.contract().load(config)
+        return own
     from ..loader import load_function as load_module_function
 
     loaded = load_module_function(config)
@@ -169,27 +222,10 @@ def contract_invoker(loaded: LoadedFunction, config: Config, function: Callable[
     ``None`` means funcwsgi's own contract (``main(req, res)``, ``main(req)``,
     ``main()`` without Flask), which :mod:`funcwsgi.function_app` calls itself.
     """
-    platform = config.handler_platform
-    if platform == "aws-lambda":
-        from . import aws_lambda
-
-        return aws_lambda.invoker(loaded, config, function)
-    if platform == "openfaas":
-        from . import openfaas
-
-        return openfaas.invoker(loaded, config, function)
-    if platform == "azure":
-        from . import azure
-
-        return azure.invoker(loaded, config)
-    if platform == "knative":
-        from . import knative
-
-        return knative.invoker(loaded, config)
-    if platform == "fission":
-        from . import fission
-
-        return fission.invoker(loaded, config)
+    platform = PLATFORMS[config.handler_platform or "funcwsgi"]
+    if platform.module is not None:
+        invoker: Invoker[None] = platform.contract().invoker(loaded, config, function)
+        return invoker
     signature = loaded.signature
     if signature is Signature.ASGI:
         from . import asgi_app

@@ -360,7 +360,7 @@ def _body(environ: dict[str, Any]) -> bytes:
     return b""
 
 
-def invoker(loaded: LoadedFunction, config: Config) -> Invoker[None]:
+def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]) -> Invoker[None]:
     router = loaded.function
 
     def call(environ: dict[str, Any]) -> tuple[Any, None]:

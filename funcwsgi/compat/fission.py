@@ -161,7 +161,7 @@ class Specialiser:
         return SPECIALISED
 
 
-def invoker(loaded: LoadedFunction, config: Config) -> Invoker[None]:
+def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]) -> Invoker[None]:
     specialiser = loaded.function
     if not isinstance(specialiser, Specialiser):  # pragma: no cover - load() always makes one
         raise LoadError("the fission contract needs its own loader")

@@ -167,7 +167,7 @@ class EventSender:
 NOT_A_CLOUD_EVENT = Reply(400, "expected a CloudEvent (binary or structured mode)")
 
 
-def invoker(loaded: LoadedFunction, config: Config) -> Invoker[None]:
+def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]) -> Invoker[None]:
     """Each call runs the ASGI ``handle`` through the runtime's one ASGI bridge (:mod:`.asgi_app`), streamed.
 
     With ``invoke: cloudevent`` in ``func.yaml`` (func-python's CloudEvent

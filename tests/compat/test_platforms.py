@@ -95,3 +95,39 @@ def test_two_openfaas_projects_in_one_process():
     flask_style = Client(make_app(handler_folder=str(FUNCTIONS / "openfaas_flask")))
     assert http.post("/", data="x").text == "Hello from OpenFaaS! x"
     assert flask_style.post("/", data="y").text == "str:'y'"
+
+
+def test_the_platforms_table_is_the_registry():
+    """docs/platforms.md's table of signals says what compat.PLATFORMS declares, in its order."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "platforms.md").read_text()
+    table = page.split("| order | platform | signals | page |\n|---|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in table.splitlines()]
+    expected = [
+        [str(compat.PLATFORMS[name].precedence), compat.PLATFORMS[name].title, compat.PLATFORMS[name].signals]
+        for name in compat.RECOGNITION_ORDER
+    ]
+    unrecognised = [platform for platform in compat.PLATFORMS.values() if platform.precedence is None]
+    expected.append(["—", ", ".join(platform.title for platform in unrecognised), unrecognised[0].signals])
+    assert [row[:3] for row in rows] == expected
+    assert [row[3].split("](")[1].rstrip(")") for row in rows[:-1]] == [compat.PLATFORMS[name].page for name in compat.RECOGNITION_ORDER]
+
+
+def test_every_platform_declared_once_has_its_module_template_and_page():
+    from pathlib import Path
+
+    from funcwsgi.cli.project import RUNTIME
+    from funcwsgi.cli.scaffolding import TEMPLATES, TEMPLATES_OF
+    from funcwsgi.config import PLATFORMS
+
+    assert tuple(compat.PLATFORMS) == PLATFORMS
+    for name, platform in compat.PLATFORMS.items():
+        assert (Path(__file__).resolve().parents[2] / "docs" / platform.page).is_file(), name
+        if platform.module is None:
+            assert platform.precedence is None and not platform.own_loader and platform.template is None, name
+            continue
+        module = platform.contract()
+        assert callable(module.signal) and callable(module.locate) and callable(module.invoker), name
+        assert callable(getattr(module, "load", None)) is platform.own_loader, name
+        assert platform.template in TEMPLATES_OF[RUNTIME] and (TEMPLATES / platform.template).is_dir(), name
