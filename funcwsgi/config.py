@@ -197,6 +197,14 @@ def parse_list(raw: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in raw.split(",") if item.strip())
 
 
+def parse_folders(raw: str) -> tuple[str, ...]:
+    """``:``-separated absolute folder paths, as ``PATH`` writes them; blanks dropped."""
+    folders = tuple(item.strip() for item in raw.split(":") if item.strip())
+    if not all(folder.startswith("/") for folder in folders):
+        raise ValueError(raw)
+    return folders
+
+
 def parse_methods(raw: str) -> tuple[str, ...]:
     methods = tuple(item.upper() for item in parse_list(raw))
     if not all(method.isalpha() for method in methods):
@@ -267,6 +275,10 @@ KNATIVE = "Knative func-python"
 #: the reference document's '/' first, then the volume Kubeless and Kyma <=3.12
 #: mount the function's ConfigMap at, then the runtime image's /function.
 DEFAULT_FOLDERS: tuple[str, ...] = ("/", "/kubeless", "/function")
+#: Where platforms mount secrets, in the order sdk.secret() looks: OpenFaaS's documented
+#: folder, Docker's and Compose's, Knative func's (its docs' func.yaml volume), and the
+#: mount path of Kyma's Function reference sample (Kyma leaves it to the Function).
+DEFAULT_SECRET_FOLDERS: tuple[str, ...] = ("/var/openfaas/secrets", "/run/secrets", "/workspace/secret", "/secret/mount/path")
 #: Module files looked for when no HANDLER_MODULE_NAME (nor an alias) is set:
 #: the reference document's handler.py, then the Functions Framework's main.py.
 DEFAULT_MODULES: tuple[str, ...] = ("handler", "main")
@@ -462,6 +474,11 @@ class Config:
         "How a Functions Framework function is called; unset: as its decorator registered it, else http.",
         aliases=(Alias("FUNCTION_SIGNATURE_TYPE", FUNCTIONS_FRAMEWORK),),
         default_doc="from the decorator",
+    )
+    handler_secrets_path: tuple[str, ...] = setting(
+        "HANDLER_SECRETS_PATH", DEFAULT_SECRET_FOLDERS, parse_folders, "a ':'-separated list of absolute folder paths",
+        "Folders sdk.secret(name) reads the file name from, the first holding it winning (docs/sdk.md#secrets).",
+        default_doc=":".join(DEFAULT_SECRET_FOLDERS),
     )
     handler_platform: str | None = setting(
         "HANDLER_PLATFORM", None, optional_choice(*PLATFORMS), "one of " + ", ".join(PLATFORMS),

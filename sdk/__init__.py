@@ -13,8 +13,9 @@ The names match Kyma's python314 ``sdk``, so its functions run unchanged::
 Importable and usable without a server, so a function's unit tests can call
 it: the tracer is then a no-op one, the logger a plain :mod:`logging` logger,
 :func:`get_request` and :func:`get_cloud_event` return ``None``, the metadata
-comes from the environment, and publishing raises :class:`PublisherNotConfigured`
-unless ``PUBLISHER_PROXY_ADDRESS`` is set.
+comes from the environment, publishing raises :class:`PublisherNotConfigured`
+unless ``PUBLISHER_PROXY_ADDRESS`` is set, and :func:`secret` reads the folders of
+``HANDLER_SECRETS_PATH`` in the environment.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from funcwsgi.environ import CLOUD_EVENT_KEY
 from funcwsgi.logs import OncePerBurst
 from funcwsgi.request import FunctionRequest, get_or_create_request
 
+from .secrets import SecretNotFound
+from .secrets import read_secret as _read_secret
+
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
@@ -36,6 +40,7 @@ __all__ = [
     "CloudEvent",
     "PublishError",
     "PublisherNotConfigured",
+    "SecretNotFound",
     "emit_cloud_event",
     "emit_cloud_event_async",
     "get_annotations",
@@ -52,6 +57,7 @@ __all__ = [
     "publishCloudEvent",
     "publish_cloud_event",
     "publish_cloud_event_async",
+    "secret",
 ]
 
 #: The logger :func:`get_logger` returns; its records carry the call's ids like every other.
@@ -234,6 +240,19 @@ def _add_trace_context(headers: dict[str, str]) -> None:
             value = environ.get(key)
             if value is not None:
                 headers[name] = value
+
+
+# -- secrets -------------------------------------------------------------------
+
+
+def secret(name: str) -> str:
+    """The text of the secret file ``name`` from the first folder of ``HANDLER_SECRETS_PATH`` holding it.
+
+    One trailing newline is removed; a rotated file is read again. Raises
+    :class:`SecretNotFound` naming the secret and every folder searched (never
+    a value), and ``ValueError`` for a name with a ``/``.
+    """
+    return _read_secret(name)
 
 
 # -- metadata --------------------------------------------------------------------

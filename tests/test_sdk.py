@@ -149,3 +149,27 @@ def test_each_mounted_service_sees_its_own_metadata():
     second = Client(make_app(environ={"FUNC_NAME": "second"}, handler_folder=function_folder("observed")))
     assert first.get("/metadata").get_json()["name"] == "first"
     assert second.get("/metadata").get_json()["name"] == "second"
+
+
+def test_without_a_server_a_secret_is_read_from_the_environments_folders(monkeypatch, tmp_path):
+    (tmp_path / "api-key").write_text("k-123\n")
+    monkeypatch.setenv("HANDLER_SECRETS_PATH", f"{tmp_path / 'none'}:{tmp_path}")
+    assert sdk.secret("api-key") == "k-123"
+    with pytest.raises(sdk.SecretNotFound) as caught:
+        sdk.secret("other")
+    assert str(caught.value) == f"secret 'other' not found: no file 'other' in {tmp_path / 'none'}, {tmp_path} (HANDLER_SECRETS_PATH)"
+    assert isinstance(caught.value, LookupError)
+
+
+@pytest.mark.parametrize("name", ["", "..", "a/b", "../etc/passwd"])
+def test_a_secret_name_with_a_path_is_refused(monkeypatch, tmp_path, name):
+    monkeypatch.setenv("HANDLER_SECRETS_PATH", str(tmp_path))
+    with pytest.raises(ValueError, match="expected a file name"):
+        sdk.secret(name)
+
+
+def test_the_default_secret_folders_are_the_platforms_mounts(monkeypatch):
+    monkeypatch.delenv("HANDLER_SECRETS_PATH", raising=False)
+    with pytest.raises(sdk.SecretNotFound) as caught:
+        sdk.secret("funcwsgi-test-no-such-secret")
+    assert "/var/openfaas/secrets, /run/secrets, /workspace/secret, /secret/mount/path" in str(caught.value)

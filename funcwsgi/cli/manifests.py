@@ -12,6 +12,12 @@ pod agree by construction. Targets:
   ``autoscaling/v2`` HorizontalPodAutoscaler;
 - ``kyma``: a ``serverless.kyma-project.io/v1alpha2`` Function with the
   handler's source inline and the function's image as the runtime image.
+
+func.yaml's ``secrets`` are mounted read-only where ``sdk.secret()`` looks:
+one projected volume at :data:`SECRETS_MOUNT` (every key of every Secret a
+file there) on Knative and Kubernetes; on Kyma, whose Function mounts each
+Secret at a path of its own, one folder per Secret under it, listed in
+``HANDLER_SECRETS_PATH``.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import ConfigError
-from .project import DEPLOY_TARGETS, FUNC_YAML, Project, ProjectError
+from .project import DEPLOY_TARGETS, FUNC_YAML, SECRETS_ENV, Project, ProjectError
 
 DEFAULT_TARGET = "knative"
 DEFAULT_SCALE = (1, 10)
@@ -50,6 +56,9 @@ KYMA_RESERVED_ENV = frozenset({
     "MOD_NAME", "NODE_PATH", "PYTHONPATH",
 })
 KYMA_RESERVED_PREFIX = "serverless.kyma-project.io/"
+#: Where func.yaml's secrets are mounted: Knative func's documented folder, one of HANDLER_SECRETS_PATH's defaults.
+SECRETS_MOUNT = "/workspace/secret"
+SECRETS_VOLUME = "secrets"
 # Kubernetes label syntax: an optional DNS-subdomain prefix, a name of at most 63 characters.
 _LABEL_NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
 LABEL_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}$")
@@ -193,6 +202,13 @@ class Plan:
             "seccompProfile": {"type": "RuntimeDefault"},
         }
 
+    def secrets_volume(self) -> dict[str, Any]:
+        """func.yaml's secrets in one folder, each key a file, as OpenFaaS lays them out."""
+        return {"name": SECRETS_VOLUME, "projected": {"sources": [{"secret": {"name": name}} for name in self.project.secrets]}}
+
+    def secrets_mount(self) -> dict[str, Any]:
+        return {"name": SECRETS_VOLUME, "mountPath": SECRETS_MOUNT, "readOnly": True}
+
     @property
     def calls_per_pod(self) -> int:
         return self.config.server_workers * self.config.server_numthreads
@@ -223,10 +239,14 @@ class Plan:
             **self.probes(self.config.server_port),
             "securityContext": self.container_security(),
         }
+        if self.project.secrets:
+            container["volumeMounts"] = [self.secrets_mount()]
         revision: dict[str, Any] = {"containerConcurrency": self.calls_per_pod}
         if self.request_timeout is not None:
             revision["timeoutSeconds"] = self.request_timeout
         revision["containers"] = [container]
+        if self.project.secrets:
+            revision["volumes"] = [self.secrets_volume()]
         template = {"metadata": {"labels": self.labels(), "annotations": self.pod_annotations(platform)}, "spec": revision}
         return [{"apiVersion": KNATIVE_API, "kind": "Service", "metadata": self.metadata(), "spec": {"template": template}}]
 
@@ -250,7 +270,7 @@ class Plan:
             # Keep serving while the endpoint leaves every node's routing; then SIGTERM starts the drain.
             "lifecycle": {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}},
             "securityContext": {**self.container_security(), "readOnlyRootFilesystem": True},
-            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, *([self.secrets_mount()] if self.project.secrets else [])],
         }
         grace = PRE_STOP_SECONDS + math.ceil(self.config.server_graceful_timeout) + PRE_STOP_SECONDS
         pod = {
@@ -261,7 +281,7 @@ class Plan:
                 "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
                 "containers": [container],
                 # The only place the runtime writes.
-                "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
+                "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}, *([self.secrets_volume()] if self.project.secrets else [])],
             },
         }
         deployment = {
@@ -327,6 +347,10 @@ class Plan:
         dependencies = dependencies_path.read_text(encoding="utf-8") if dependencies_path.is_file() else ""
         # The controller writes the source as handler.py and names that module itself.
         env = self.env_list(leave_out=frozenset({"HANDLER_MODULE_NAME"}))
+        # A Kyma Function mounts each Secret at a path of its own, so the runtime is told every one.
+        mounts = [{"secretName": name, "mountPath": f"{SECRETS_MOUNT}/{name}"} for name in self.project.secrets]
+        if mounts:
+            env.append({"name": SECRETS_ENV, "value": ":".join(mount["mountPath"] for mount in mounts)})
         spec: dict[str, Any] = {
             "runtime": runtime.name,
             "runtimeImageOverride": self.image,
@@ -336,6 +360,8 @@ class Plan:
             "annotations": self.pod_annotations({}),
             "scaleConfig": {"minReplicas": self.scale_min, "maxReplicas": self.scale_max},
         }
+        if mounts:
+            spec["secretMounts"] = mounts
         if self.requests or self.limits:
             spec["resourceConfiguration"] = {"function": {"resources": self.resources()}}
         return [{"apiVersion": KYMA_API, "kind": "Function", "metadata": self.metadata(), "spec": spec}]

@@ -43,6 +43,10 @@ DEPLOY_TARGETS = ("knative", "kubernetes", "kyma")
 RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
 #: A Kubernetes quantity, as the API server parses one (``500m``, ``256Mi``, ``1``).
 QUANTITY_PATTERN = re.compile(r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
+#: A Kubernetes object name (RFC 1123 subdomain): what a Secret's name must be.
+SECRET_NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+#: The setting that lists where sdk.secret() looks (funcwsgi/config.py).
+SECRETS_ENV = "HANDLER_SECRETS_PATH"
 #: Longest call timeout, in seconds: what Knative accepts as a revision's request timeout at most.
 MAX_TIMEOUT = 3600
 
@@ -76,6 +80,8 @@ class Project:
     requests: dict[str, str] | None = None
     limits: dict[str, str] | None = None
     deploy_target: str = ""
+    secrets: tuple[str, ...] = ()
+    run_secrets: str = ""
 
     @property
     def is_node(self) -> bool:
@@ -85,6 +91,14 @@ class Project:
     def func_dir(self) -> Path:
         """The project's private working folder (``.func``), never under source control."""
         return self.root / ".func"
+
+    @property
+    def local_secrets(self) -> Path:
+        """The folder ``funcwsgi run`` serves secrets from: ``run.secrets``, else one per function outside the project."""
+        if self.run_secrets:
+            return (self.root / Path(self.run_secrets).expanduser()).resolve()
+        config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        return Path(config_home) / "funcwsgi" / "secrets" / self.name
 
     @property
     def dist(self) -> Path:
@@ -231,6 +245,20 @@ def _resources(value: Any) -> dict[str, str] | None:
     return result
 
 
+def _secret_names(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    expected = "a list of Kubernetes Secret names, such as [db-credentials, api-keys]"
+    if not isinstance(value, list):
+        raise ValueError(expected)
+    for item in value:
+        if not isinstance(item, str) or len(item) > 253 or not SECRET_NAME_PATTERN.match(item):
+            raise ValueError(f"{expected}; {_describe(item)} is not one")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{expected}, each once")
+    return tuple(value)
+
+
 def _target(value: Any) -> str:
     if value is None:
         return ""
@@ -277,6 +305,8 @@ SCHEMA: tuple[Key, ...] = (
     Key("annotations", "annotations", _string_map(None), "Annotations, given to the function as FUNC_ANNOTATIONS."),
     Key("build.args", "build_args", _args, "Extra arguments appended to the image build command (build.sh)."),
     Key("run.args", "run_args", _args, "Extra arguments appended to the service command (run.sh)."),
+    Key("run.secrets", "run_secrets", _string, "Folder 'funcwsgi run' serves sdk.secret() from (default ~/.config/funcwsgi/secrets/NAME)."),
+    Key("secrets", "secrets", _secret_names, f"Kubernetes Secrets 'funcwsgi deploy' mounts where sdk.secret() reads them ({SECRETS_ENV}), each key a file."),
     Key("scaffolded", "scaffolded", _bool, "true once 'funcwsgi scaffold' wrote ./dist: run and build then use its scripts."),
     Key("timeout", "timeout", _timeout, f"Seconds a call may take ({CALL_TIMEOUT_ENV}); on Knative also the request timeout, a little longer."),
     Key("scale.min", "scale_min", _replicas, "Fewest pods 'funcwsgi deploy' keeps (default 1; 0 scales to zero, Knative only)."),
@@ -359,6 +389,8 @@ def check_consistent(project: Project, where: str) -> None:
         raise ProjectError(f"{where}: timeout and envs.{CALL_TIMEOUT_ENV} both set the call timeout; keep one of them")
     if project.scale_min is not None and project.scale_max is not None and project.scale_min > project.scale_max:
         raise ProjectError(f"{where}: scale.min {project.scale_min} is above scale.max {project.scale_max}: expected min <= max")
+    if project.secrets and SECRETS_ENV in project.envs:
+        raise ProjectError(f"{where}: secrets and envs.{SECRETS_ENV} both say where secrets are; keep secrets, deploy mounts them where the runtime looks")
     if project.scale_max == 0:
         raise ProjectError(f"{where}: scale.max is 0: expected at least 1 pod")
 
@@ -411,6 +443,8 @@ build:
   args: []             # appended to the image build command, e.g. ["--network", "host"]
 run:
   args: []             # appended to the service command
+  # secrets: ~/.config/funcwsgi/secrets/{name}   # sdk.secret(NAME) reads NAME here locally
+secrets: []            # Kubernetes Secrets deploy mounts, e.g. [db-credentials]; each key is a file
 scaffolded: false      # 'funcwsgi scaffold' sets this when it writes ./dist
 # What 'funcwsgi deploy' makes (image above: where the cluster pulls from).
 # timeout: 60          # seconds a call may take (SERVER_CALL_TIMEOUT, default 180)

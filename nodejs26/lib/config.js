@@ -82,6 +82,8 @@ export const TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 export const parseOrigins = (raw) => { const o = parseList(raw); return o.every((x) => ORIGIN.test(x)) ? o : bad(); };
 export const parseHeaderNames = (raw) => { const n = parseList(raw); return n.every((x) => x === '*' || TOKEN.test(x)) ? n : bad(); };
 export const parseMethods = (raw) => { const m = parseList(raw).map((x) => x.toUpperCase()); return m.every((x) => /^[A-Z]+$/.test(x)) ? m : bad(); };
+/** ':'-separated absolute folder paths, as PATH writes them; blanks dropped. */
+export const parseFolders = (raw) => { const f = raw.split(':').map((x) => x.trim()).filter(Boolean); return f.every((x) => x.startsWith('/')) ? f : bad(); };
 export const megabytes = (raw) => Math.trunc(nonNegativeFloat(raw) * 1024 * 1024);
 
 export function choice(...names) {
@@ -111,6 +113,8 @@ const FUNCTIONS_FRAMEWORK = 'Functions Framework';
 /** Folders looked in when nothing sets HANDLER_FOLDER: the reference document's '/', then
  * the folder Kyma's Node runtimes mount the function at. */
 export const DEFAULT_FOLDERS = ['/', '/usr/src/app/function'];
+/** Where platforms mount secrets, in the order sdk.secret() looks (funcwsgi/config.py's DEFAULT_SECRET_FOLDERS). */
+export const DEFAULT_SECRET_FOLDERS = ['/var/openfaas/secrets', '/run/secrets', '/workspace/secret', '/secret/mount/path'];
 /** Calls in flight when SERVER_MAX_INFLIGHT is unset: every call is served on the event loop, and an
  * awaiting call costs little memory, so the bound is funcwsgi's event-loop one (LOOP_MAX_INFLIGHT). */
 export const LOOP_MAX_INFLIGHT = 1000;
@@ -183,6 +187,7 @@ export const SETTINGS = Object.freeze([
     aliases: [alias('HANDLER_FUNC_NAME', KYMA_PY), alias('FUNC_HANDLER', KUBELESS), alias('FUNCTION_TARGET', FUNCTIONS_FRAMEWORK)],
   }),
   setting('HANDLER_SIGNATURE', null, optionalChoice(...SIGNATURES), `one of ${SIGNATURES.join(', ')}`, 'Force the calling convention instead of detecting it from the parameters.', { defaultDoc: 'detected' }),
+  setting('HANDLER_SECRETS_PATH', DEFAULT_SECRET_FOLDERS, parseFolders, "a ':'-separated list of absolute folder paths", 'Folders sdk.secret(name) reads the file name from, the first holding it winning (docs/sdk.md#secrets).', { defaultDoc: DEFAULT_SECRET_FOLDERS.join(':') }),
   // -- endpoints the controller injects
   setting('TRACE_COLLECTOR_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where spans are exported (OTLP/HTTP); unset disables tracing.', { defaultDoc: 'unset' }),
   setting('PUBLISHER_PROXY_ADDRESS', null, parseOptionalStr, 'a URL', 'Where sdk.emitCloudEvent posts events; unset disables publishing.', { defaultDoc: 'unset' }),

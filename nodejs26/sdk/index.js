@@ -5,8 +5,11 @@
 //
 // Usable without a server, so a function's unit tests can call it: the tracer is
 // then a no-op one, getRequest() and getCloudEvent() return null, the metadata
-// comes from the environment, and publishing rejects with PublisherNotConfigured
-// unless PUBLISHER_PROXY_ADDRESS is set.
+// comes from the environment, publishing rejects with PublisherNotConfigured
+// unless PUBLISHER_PROXY_ADDRESS is set, and secret() reads the folders of
+// HANDLER_SECRETS_PATH in the environment.
+import fs from 'node:fs';
+import path from 'node:path';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { currentCall } from '../lib/calls.js';
 import { decode, isCloudEvent, makeEvent, toStructured } from '../lib/cloudevents.js';
@@ -138,6 +141,56 @@ function addTraceContext(headers) {
   for (const name of TRACE_HEADERS) if (incoming[name] !== undefined) headers[name] = incoming[name];
 }
 
+// -- secrets ---------------------------------------------------------------------------
+
+/** No folder of HANDLER_SECRETS_PATH holds the secret (the message names it and every folder). */
+export class SecretNotFound extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'SecretNotFound';
+  }
+}
+
+/** path -> { key, text }: what was read last, to read a file again only when it changed (a rotated mount). */
+const secrets = new Map();
+
+/**
+ * The text of the secret file `name` from the first folder of HANDLER_SECRETS_PATH
+ * holding it, one trailing newline removed; read again when the file changed (a
+ * Kubernetes secret rotates by swapping its folder's ..data link). Throws
+ * SecretNotFound naming the secret and every folder searched (never a value),
+ * and a TypeError for a name with a '/'.
+ */
+export function secret(name) {
+  if (typeof name !== 'string' || name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+    throw new TypeError(`secret name ${JSON.stringify(name)} is invalid: expected a file name such as 'db-password', without '/'`);
+  }
+  const folders = config().handlerSecretsPath;
+  for (const folder of folders) {
+    const file = path.join(folder, name);
+    let status;
+    try {
+      status = fs.statSync(file, { bigint: true });
+    } catch {
+      continue;
+    }
+    const key = `${status.ino}:${status.size}:${status.mtimeNs}`;
+    const cached = secrets.get(file);
+    if (cached?.key === key) return cached.text;
+    let text;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new SecretNotFound(`secret '${name}' at ${file} cannot be read: ${error.code ?? error.message}`);
+    }
+    text = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text;
+    secrets.set(file, { key, text });
+    return text;
+  }
+  const where = folders.length ? folders.join(', ') : 'no folder (HANDLER_SECRETS_PATH is empty)';
+  throw new SecretNotFound(`secret '${name}' not found: no file '${name}' in ${where} (HANDLER_SECRETS_PATH)`);
+}
+
 // -- metadata ---------------------------------------------------------------------------
 
 /** FUNC_NAME. */
@@ -156,5 +209,5 @@ export const getLabels = () => ({ ...config().funcLabels });
 export const getAnnotations = () => ({ ...config().funcAnnotations });
 
 export default {
-  getRequest, getCloudEvent, getTracer, getLogger, emitCloudEvent, publishCloudEvent, getFunctionName, getNamespace, getRuntime, getTimeout, getBodySizeLimit, getLabels, getAnnotations, PublishError, PublisherNotConfigured,
+  getRequest, getCloudEvent, getTracer, getLogger, emitCloudEvent, publishCloudEvent, getFunctionName, getNamespace, getRuntime, getTimeout, getBodySizeLimit, getLabels, getAnnotations, PublishError, PublisherNotConfigured, secret, SecretNotFound,
 };

@@ -52,3 +52,26 @@ test('the logger: info, warning, error, exception', () => {
   const log = sdk.getLogger();
   for (const name of ['debug', 'info', 'warning', 'warn', 'error', 'critical', 'exception']) assert.equal(typeof log[name], 'function');
 });
+
+test('secret(): the first folder of HANDLER_SECRETS_PATH holding it, one newline off, read again when it changes', async () => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const top = fs.mkdtempSync(path.join(os.tmpdir(), 'sdk-secrets-'));
+  const saved = process.env.HANDLER_SECRETS_PATH;
+  sdk.setActiveConfig(null); // as in a function's unit tests: the environment at each call
+  try {
+    fs.writeFileSync(path.join(top, 'api-key'), 'k-123\n');
+    process.env.HANDLER_SECRETS_PATH = `${path.join(top, 'none')}:${top}`;
+    assert.equal(sdk.secret('api-key'), 'k-123');
+    fs.writeFileSync(path.join(top, 'staged'), 'k-456-rotated\n');
+    fs.renameSync(path.join(top, 'staged'), path.join(top, 'api-key'));
+    assert.equal(sdk.secret('api-key'), 'k-456-rotated');
+    assert.throws(() => sdk.secret('other'), (error) => error instanceof sdk.SecretNotFound
+      && error.message === `secret 'other' not found: no file 'other' in ${path.join(top, 'none')}, ${top} (HANDLER_SECRETS_PATH)`);
+    assert.throws(() => sdk.secret('../etc/passwd'), TypeError);
+  } finally {
+    if (saved === undefined) delete process.env.HANDLER_SECRETS_PATH; else process.env.HANDLER_SECRETS_PATH = saved;
+    fs.rmSync(top, { recursive: true, force: true });
+  }
+});

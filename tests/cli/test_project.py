@@ -90,7 +90,7 @@ def test_unknown_keys_are_reported_not_fatal(tmp_path: Path):
     assert project.name == "a"
     assert [w.split(": ", 1)[1] for w in warnings] == [
         "unknown key 'build.argz' ignored (did you mean 'build.args'?)",
-        "unknown key 'colour' ignored; known keys: name, namespace, runtime, template, image, handler.module, handler.function, envs, labels, annotations, build.args, run.args, scaffolded, "
+        "unknown key 'colour' ignored; known keys: name, namespace, runtime, template, image, handler.module, handler.function, envs, labels, annotations, build.args, run.args, run.secrets, secrets, scaffolded, "
         "timeout, scale.min, scale.max, resources.requests, resources.limits, deploy.target",
         "unknown key 'env' ignored (did you mean 'envs'?)",
     ]

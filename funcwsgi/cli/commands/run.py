@@ -16,7 +16,7 @@ from ...config import specs
 from ...errors import StartupError
 from .. import node_modules, scaffolding, venvs
 from ..containers import ENGINE_ENV, find_engine
-from ..project import Project, load_project
+from ..project import SECRETS_ENV, Project, load_project
 from ..runs import RunRecord, claim_port
 from .build import build_image, scaffolded_dir
 
@@ -33,7 +33,10 @@ Each run scaffolds the function into .func/runs/N (the lowest free N, so runs
 in several terminals do not collide), prepares a virtual environment with the
 function's requirements.txt (cached by its content under $FUNCWSGI_CACHE_DIR,
 default ~/.cache/funcwsgi, so the second run starts at once), and runs run.sh.
-The function sees func.yaml's envs, name, labels and annotations. Ctrl-C stops
+The function sees func.yaml's envs, name, labels and annotations, and
+sdk.secret(NAME) reads the file NAME of the local secrets folder (func.yaml's
+run.secrets, default ~/.config/funcwsgi/secrets/<name>: outside the project,
+so no secret is committed with it). Ctrl-C stops
 it and removes .func/runs/N unless --keep. In a scaffolded project
 (func.yaml scaffolded: true) ./dist/run.sh is used and nothing is generated.
 --container builds the image (see 'funcwsgi build') and runs it with host
@@ -43,6 +46,8 @@ exit status: 0 when stopped with Ctrl-C or SIGTERM, 2 for a start-up error
 (bad func.yaml, no docker for --container), else the function server's own.
 """
 ACCEPTS_EXTRA = True
+#: Where a container run mounts the local secrets folder: a folder of HANDLER_SECRETS_PATH's default.
+CONTAINER_SECRETS = "/workspace/secret"
 #: Seconds the server gets to stop after SIGTERM before it is killed.
 STOP_TIMEOUT = 10.0
 
@@ -107,6 +112,7 @@ def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int
     if record.port != args.port:
         say(f"Port {args.port} is taken; using {record.port}")
     env = {**os.environ, **project.function_env(), "SERVER_HOST": args.host, "SERVER_PORT": str(record.port)}
+    env.setdefault(SECRETS_ENV, str(announce_secrets(project)))
     if project.is_node:
         node_modules.prepare(project.root, progress=say)
     else:
@@ -124,6 +130,16 @@ def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int
     command = [str(scripts / "run.sh"), *project.run_args, *args.extra]
     process = subprocess.Popen(command, env=env, cwd=project.root, start_new_session=True)
     return supervise(project, process, record, scripts, reload=args.reload)
+
+
+def announce_secrets(project: Project) -> Path:
+    """The local secrets folder, said once so the developer knows where sdk.secret() looks."""
+    folder = project.local_secrets
+    if folder.is_dir():
+        say(f"Secrets: sdk.secret(NAME) reads the file NAME in {folder}")
+    else:
+        say(f"Secrets: {folder} does not exist; create it with one file per secret for sdk.secret(NAME) to find")
+    return folder
 
 
 def handler_folder_names() -> list[str]:
@@ -146,6 +162,9 @@ def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -
         say(f"Port {args.port} is taken; using {record.port}")
     settings = {**project.function_env(), "SERVER_HOST": args.host, "SERVER_PORT": str(record.port)}
     command = [engine, "run", "--rm", "--name", name, "--network", "host"]
+    secrets = announce_secrets(project)
+    if secrets.is_dir() and SECRETS_ENV not in settings:
+        command += ["--volume", f"{secrets}:{CONTAINER_SECRETS}:ro"]
     for key, value in settings.items():
         command += ["--env", f"{key}={value}"]
     command += [image, *project.run_args, *args.extra]

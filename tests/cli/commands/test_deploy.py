@@ -308,6 +308,9 @@ def test_the_kyma_function_is_served_as_kymas_controller_runs_it(dry_runs, tmp_p
         ("resources: {requests: {cpu: lots}}\n", "knative", "resources.requests.cpu is 'lots': expected a Kubernetes quantity"),
         ("deploy: {target: lambda}\n", "", "deploy.target is 'lambda': expected one of knative, kubernetes, kyma"),
         ("timeout: 30\nenvs: {SERVER_CALL_TIMEOUT: '9'}\n", "", "timeout and envs.SERVER_CALL_TIMEOUT both set the call timeout; keep one of them"),
+        ("secrets: [Bad_Name]\n", "", "secrets is a list: expected a list of Kubernetes Secret names, such as [db-credentials, api-keys]; 'Bad_Name' is not one"),
+        ("secrets: [db, db]\n", "", "expected a list of Kubernetes Secret names, such as [db-credentials, api-keys], each once"),
+        ("secrets: [db]\nenvs: {HANDLER_SECRETS_PATH: /s}\n", "", "secrets and envs.HANDLER_SECRETS_PATH both say where secrets are"),
     ],
 )
 def test_what_a_target_cannot_take_is_one_line(tmp_path: Path, extra: str, target: str, message: str):
@@ -316,6 +319,50 @@ def test_what_a_target_cannot_take_is_one_line(tmp_path: Path, extra: str, targe
     assert result.returncode == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith("funcwsgi: error: ") and message in line, line
+
+
+SECRETS = ("db-credentials", "api-keys")
+
+
+@pytest.fixture(scope="module")
+def secret_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    project = write_project(tmp_path_factory.mktemp("secrets") / "orders", FUNC_YAML + f"secrets: [{', '.join(SECRETS)}]\n")
+    documents = {}
+    for target in ("knative", "kubernetes", "kyma"):
+        result = funcwsgi("deploy", "--dry-run", "--target", target, cwd=project)
+        assert result.returncode == 0, result.stderr
+        documents[target] = [doc for doc in yaml.safe_load_all(result.stdout) if doc is not None]
+    return documents
+
+
+def test_secrets_are_one_read_only_projected_folder_on_knative_and_kubernetes(secret_runs):
+    (service,) = secret_runs["knative"]
+    assert crd_schemas.errors(crd_schemas.KNATIVE_SERVICE, service) == []
+    deployment = secret_runs["kubernetes"][0]
+    kubernetes.validate(deployment, KUBERNETES_VERSIONS[-1], strict=True)
+    expected = {"name": "secrets", "projected": {"sources": [{"secret": {"name": name}} for name in SECRETS]}}
+    for pod in (service["spec"]["template"]["spec"], deployment["spec"]["template"]["spec"]):
+        assert_valid(POD_SPEC, {k: v for k, v in pod.items() if k not in KNATIVE_REVISION_FIELDS}, "pod")
+        assert expected in pod["volumes"]
+        (container,) = pod["containers"]
+        assert {"name": "secrets", "mountPath": "/workspace/secret", "readOnly": True} in container["volumeMounts"]
+        # Where the runtime looks by default: no setting needed.
+        assert "HANDLER_SECRETS_PATH" not in env_of(container)
+        assert "/workspace/secret" in Config.from_env({}).handler_secrets_path
+
+
+def test_secrets_are_kyma_secret_mounts_the_runtime_is_told_of(secret_runs):
+    (function,) = secret_runs["kyma"]
+    assert crd_schemas.errors(crd_schemas.KYMA_FUNCTION, function) == []
+    mounts = function["spec"]["secretMounts"]
+    assert mounts == [{"secretName": name, "mountPath": f"/workspace/secret/{name}"} for name in SECRETS]
+    folders = env_of(function["spec"])["HANDLER_SECRETS_PATH"]
+    assert Config.from_env({"HANDLER_SECRETS_PATH": folders}).handler_secrets_path == tuple(m["mountPath"] for m in mounts)
+
+
+def test_without_secrets_nothing_is_mounted(dry_runs):
+    assert "volumes" not in dry_runs["knative"][0]["spec"]["template"]["spec"]
+    assert "secretMounts" not in dry_runs["kyma"][0]["spec"]
 
 
 def test_deploy_target_in_func_yaml_is_the_default(tmp_path: Path):

@@ -222,3 +222,22 @@ def test_run_container_without_an_engine(tmp_path: Path, cli):
         "install one (or set CONTAINER_ENGINE), or run without --container"
     )
     assert not (tmp_path / "boxed" / ".func" / "runs" / "0").exists()
+
+
+def test_run_serves_secrets_from_a_folder_outside_the_project(tmp_path: Path, module_env):
+    env = {**module_env, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    assert subprocess.run([*FUNCWSGI, "create", "vault"], cwd=tmp_path, env=env, capture_output=True).returncode == 0
+    project = tmp_path / "vault"
+    (project / "handler.py").write_text("import sdk\n\n\ndef main(req, res):\n    return sdk.secret(req.args['name'])\n")
+    folder = tmp_path / "config" / "funcwsgi" / "secrets" / "vault"
+    folder.mkdir(parents=True)
+    (folder / "token").write_text("local-token\n")
+    server, url, _ = start_run(project, env)
+    try:
+        assert f"Secrets: sdk.secret(NAME) reads the file NAME in {folder}" in server.stderr
+        assert requests.get(url + "/?name=token", timeout=10).text == "local-token"
+        missing = requests.get(url + "/?name=other", timeout=10)
+        assert missing.status_code == 500 and "local-token" not in server.stdout + server.stderr
+        assert f"secret 'other' not found: no file 'other' in {folder} (HANDLER_SECRETS_PATH)" in server.stdout
+    finally:
+        server.stop()
