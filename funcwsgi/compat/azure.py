@@ -307,22 +307,107 @@ async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
 
+class UnencodableResult(TypeError):
+    """The function returned what the worker cannot encode for an HTTP output: the host answers 500."""
+
+
 def to_response(result: Any) -> Any:
-    """An ``HttpResponse`` as the host sends it; ``str`` and ``None`` as the host treats a ``$return``."""
+    """What the host answers for a function's return value, as the Python worker encodes it and the host writes it.
+
+    azure-functions' ``HttpResponseConverter.encode`` and the worker's
+    ``datum_as_proto``, then the host's ``HttpBinding.CreateResult`` and
+    ``RawScriptResult`` (docs/migration-azure.md#what-the-caller-receives).
+    """
     import azure.functions as func
 
     if isinstance(result, func.HttpResponse):
-        response = Response(result.get_body(), status=result.status_code)
-        response.headers.clear()
-        for name, value in result.headers.items():
+        return _http_response(result)
+    if isinstance(result, str):
+        return _string_result(result)
+    # The converter encodes HttpResponse and str only; the worker fails the invocation.
+    raise UnencodableResult(f"the function returned {type(result).__name__}; an Azure HTTP function returns func.HttpResponse or str")
+
+
+def _http_response(result: Any) -> Response:
+    headers = result.headers
+    # The converter adds Content-Type from mimetype, with the charset for text/* only.
+    if "content-type" not in headers:
+        mimetype = result.mimetype
+        headers["content-type"] = f"{mimetype}; charset={result.charset}" if mimetype.startswith("text/") else mimetype
+    cookies = headers.get_all("Set-Cookie")
+    # The worker sends the headers as a map: a name said twice keeps its last value; the host keeps
+    # the first of names that differ only in case (Set-Cookie goes apart, every one kept).
+    sent = {name: value for name, value in headers.items() if name.lower() != "set-cookie"}
+    response = Response(result.get_body(), status=int(result.status_code))
+    response.headers.clear()
+    for name, value in sent.items():
+        if name.lower() == "content-type":
+            response.headers["Content-Type"] = value
+        elif name not in response.headers:
             response.headers.add(name, value)
-        if "content-type" not in {name.lower() for name, _ in result.headers.items()}:
-            mimetype = result.mimetype or "text/plain"
-            response.headers["Content-Type"] = f"{mimetype}; charset={result.charset}" if result.charset else mimetype
-        return response
-    if result is None:
-        return Reply(204)
-    return result
+    for cookie in cookies:
+        response.headers.add("Set-Cookie", cookie)
+    return response
+
+
+def _string_result(text: str) -> Response:
+    """A returned ``str``: the host reads it as JSON where it can, and a JSON object with a ``body`` is a response object."""
+    try:
+        content: Any = json.loads(text)
+    except ValueError:
+        return Response(text, status=200, content_type=HOST_TEXT)
+    status, headers = 200, {}
+    if isinstance(content, dict) and (body_key := _key(content, "body")) is not None:
+        status = _status_of(content)
+        given = content.get(_key(content, "headers") or "headers")
+        headers = {str(name): value for name, value in given.items()} if isinstance(given, dict) else {}
+        content = content[body_key]
+        body = json.dumps(content, separators=(",", ":"), ensure_ascii=False) if isinstance(content, dict) else _net_text(content)
+    else:
+        body = _net_text(content)
+    response = Response(body, status=status, content_type=HOST_TEXT)
+    for name, value in headers.items():
+        if name.lower() == "content-type":
+            response.headers["Content-Type"] = str(value)
+        elif name not in response.headers:
+            response.headers.add(name, _net_text(value))
+    return response
+
+
+#: The content type ASP.NET's string formatter writes when the function set none.
+HOST_TEXT = "text/plain; charset=utf-8"
+
+
+def _key(mapping: dict[str, Any], name: str) -> str | None:
+    """The key of ``mapping`` that is ``name`` in any case (the host looks response-object keys up so)."""
+    return next((key for key in mapping if key.lower() == name), None)
+
+
+def _status_of(response_object: dict[str, Any]) -> int:
+    for name in ("statuscode", "status"):
+        key = _key(response_object, name)
+        if key is None:
+            continue
+        value = response_object[key]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            return int(value)
+        return 200
+    return 200
+
+
+def _net_text(value: Any) -> str:
+    """A JSON value as the host turns it into text (Newtonsoft's ToString(): objects indented, True/False, null empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
 
 
 def _params(query: str) -> dict[str, str]:

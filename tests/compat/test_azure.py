@@ -65,3 +65,48 @@ def test_v1_functions_and_route_prefix(servers):
     assert requests.get(url + "/v1/products/books").json() == {"category": "books"}
     assert requests.get(url + "/api/HttpExample").status_code == 404
     assert "Calling it with the azure contract" in servers["v1"].stdout
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "content_type", "body"),
+    [
+        ("text", 200, "text/plain; charset=utf-8", b"plain"),
+        ("html", 200, "text/html; charset=latin-1", b"<p>page</p>"),
+        ("json", 200, "application/json", b'{"a": 1}'),  # no charset: the worker adds it to text/* only
+        ("own", 200, "text/csv", b"own"),  # a Content-Type header wins over mimetype
+        ("binary", 202, "application/octet-stream", b"\x00\x01"),
+    ],
+)
+def test_content_type_is_the_workers_for_each_mimetype(servers, kind, status, content_type, body):
+    response = requests.get(servers["v2"].url + f"/api/mimetype/{kind}")
+    assert (response.status_code, response.headers["Content-Type"], response.content) == (status, content_type, body)
+
+
+def test_a_header_said_twice_keeps_its_last_value_and_every_cookie_is_sent(servers):
+    response = requests.get(servers["v2"].url + "/api/headers")
+    assert response.headers["X-Twice"] == "second"  # the worker sends the headers as a map
+    assert response.raw.headers.getlist("Set-Cookie") == ["a=1; Path=/", "b=2; Path=/"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "content_type", "body"),
+    [
+        ("str", 200, "text/plain; charset=utf-8", "a string"),
+        # The host parses a returned str as JSON and writes what it parsed with Newtonsoft's ToString().
+        ("json-str", 200, "text/plain; charset=utf-8", '{\n  "a": 1,\n  "b": [\n    true,\n    null\n  ]\n}'),
+        ("response-object", 201, "application/json", '{"made":true}'),
+        ("scalar", 200, "text/plain; charset=utf-8", "True"),
+    ],
+)
+def test_a_returned_str_is_what_the_host_makes_of_it(servers, kind, status, content_type, body):
+    response = requests.get(servers["v2"].url + f"/api/returns/{kind}")
+    assert (response.status_code, response.headers["Content-Type"], response.text) == (status, content_type, body)
+    if kind == "response-object":
+        assert response.headers["X-From"] == "object"
+
+
+@pytest.mark.parametrize("kind", ["none", "dict"])
+def test_a_return_the_worker_cannot_encode_is_a_plain_500(servers, kind):
+    response = requests.get(servers["v2"].url + f"/api/returns/{kind}")
+    assert (response.status_code, response.text) == (500, "Internal Server Error")
+    servers["v2"].wait_for_output("an Azure HTTP function returns func.HttpResponse or str")

@@ -4,9 +4,11 @@ import json
 
 import azure.functions as func
 from orders import bp
+from responses import bp as responses
 
 app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 app.register_functions(bp)
+app.register_functions(responses)
 
 
 @app.route(route="hello")
