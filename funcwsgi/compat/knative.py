@@ -8,7 +8,8 @@ Such a project is recognised by its layout together with ``LISTEN_ADDRESS``
 (what func-python's own server reads) or a ``func.yaml`` naming the python
 runtime. The instance's hooks become the runtime's own: ``start`` gets a copy
 of the environment, ``alive`` and ``ready`` answer ``/health/liveness`` and
-``/health/readiness`` (``True``/``False`` or ``(ok, message)``).
+``/health/readiness`` as func-python answers them (``200``/``500`` and the
+hook's message, docs/migration-knative.md).
 
 ``handle`` is an ASGI app, served as any async function is: on the event
 loop by default, through the runtime's one ASGI bridge (:mod:`.asgi_app`),
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..environ import ASGI_RECEIVE_KEY, CLOUD_EVENT_KEY
 from ..errors import LoadError
 from ..replies import Reply
-from ..signatures import Invoker
+from ..signatures import Invoker, is_async
 from .sources import defines, project_root
 
 if TYPE_CHECKING:
@@ -118,19 +119,46 @@ def load(config: Config) -> LoadedFunction:
     for probe in ("alive", "ready"):
         method = getattr(instance, probe, None)
         if callable(method):
-            hooks[probe] = _probe(method)
+            hooks[probe] = _probe(method, probe)
     return dataclasses.replace(loaded, function=handle, name="handle", hooks=hooks)
 
 
-def _probe(method: Callable[[], Any]) -> Callable[[], Any]:
-    """func-python's ``alive()``/``ready()`` answer ``ok`` or ``(ok, message)``; the runtime's checks take a reason."""
+#: func-python's answer to a probe whose hook raised, without the exception's text it sends (``Error: ...``).
+PROBE_FAILED = "Internal Server Error"
+
+
+def _probe(method: Callable[[], Any], name: str) -> Callable[[], Any]:
+    """The probe's answer as func-python's ``handle_liveness``/``handle_readiness`` make it.
+
+    ``ok`` or ``(ok, message)``: ``200`` when ``ok`` is truthy, else ``500``;
+    the body is ``message`` as text, ``OK`` when the hook gives none (also when
+    it says no). A hook that raises answers ``500`` (the traceback logged).
+    """
+    from ..replies import probe_reply
+
+    def answer(result: Any) -> Any:
+        ok, message = result if isinstance(result, tuple) else (result, "OK")
+        return probe_reply(200 if ok else 500, f"{message}")
+
+    def failed() -> Any:
+        log.error("%s() of the function instance raised", name, exc_info=True)
+        return probe_reply(500, PROBE_FAILED)
+
+    if is_async(method):
+
+        async def check_async() -> Any:
+            try:
+                return answer(await method())
+            except Exception:
+                return failed()
+
+        return check_async
 
     def check() -> Any:
-        result = method()
-        if isinstance(result, tuple):
-            ok, message = result
-            return True if ok else (str(message) or False)
-        return result
+        try:
+            return answer(method())
+        except Exception:
+            return failed()
 
     return check
 

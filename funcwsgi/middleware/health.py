@@ -3,7 +3,9 @@
 Each answers ``200 OK`` when every check passes and ``503`` with the first
 problem otherwise. A check is a callable returning ``None`` when healthy or a
 short reason when not; the function's ``ready()`` and ``alive()`` hooks become
-checks through :func:`hook_check`.
+checks through :func:`hook_check`. A hook may also return a whole
+:class:`~funcwsgi.replies.Reply`: another platform's own probe answer
+(Knative func-python's), sent unless another check finds a problem first.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..replies import probe_reply
+from ..replies import Reply, probe_reply
 from ..signatures import is_async
 
 if TYPE_CHECKING:
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi.health")
 
-Check = Callable[[], "str | None"]
+Check = Callable[[], "str | Reply | None"]
 
 HEALTHY = probe_reply(200, "OK")
 
@@ -32,11 +34,16 @@ class HealthCheck:
         self.checks = tuple(checks)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        answer = HEALTHY
         for check in self.checks:
             problem = check()
-            if problem:
+            if isinstance(problem, Reply):
+                if int(problem.status[:3]) >= 400:
+                    return problem(environ, start_response)
+                answer = problem
+            elif problem:
                 return probe_reply(503, problem)(environ, start_response)
-        return HEALTHY(environ, start_response)
+        return answer(environ, start_response)
 
     def __repr__(self) -> str:
         return f"HealthCheck({len(self.checks)} checks)"
@@ -55,7 +62,7 @@ def hook_check(hook: Callable[[], Any], name: str, where: str) -> Check:
     said_no = f"{name}() returned False"
     call = _awaiting(hook, name) if is_async(hook) else hook
 
-    def check() -> str | None:
+    def check() -> str | Reply | None:
         try:
             result = call()
         except Exception:
@@ -63,6 +70,8 @@ def hook_check(hook: Callable[[], Any], name: str, where: str) -> Check:
             return failed
         if result is None or result is True:
             return None
+        if isinstance(result, Reply):
+            return result
         if isinstance(result, str):
             return result or said_no
         return None if result else said_no

@@ -1,0 +1,3 @@
+from .func import new
+
+__all__ = ["new"]
