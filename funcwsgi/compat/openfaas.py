@@ -13,14 +13,20 @@ is python3-http (an event with ``body``, ``headers``, ``method``, ``query``,
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
 import json
 import os
 import socket
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.datastructures import Headers, MultiDict
+from werkzeug.http import http_date
+from werkzeug.wrappers import Response
 
 from ..replies import Reply
 from ..request import get_or_create_request
@@ -132,36 +138,107 @@ def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]
 def _http_template(function: Callable[..., Any]) -> Invoker[None]:
     hostname = os.environ.get("HOSTNAME") or socket.gethostname()
     allowed = ", ".join(sorted(HTTP_METHODS))
+    view = flask_view()
 
     def call(environ: dict[str, Any]) -> tuple[Any, None]:
         if environ.get("REQUEST_METHOD") not in HTTP_METHODS:
             return Reply(405, "Method Not Allowed", headers=[("Allow", allowed)]), None
         request = get_or_create_request(environ)
         event = Event(body=request.get_data(), headers=request.headers, method=request.method, query=request.args, path=request.path)
-        return http_response(function(event, Context(hostname))), None
+        return http_response(function(event, Context(hostname)), view), None
 
     return call
 
 
-def http_response(result: Any) -> Any:
-    """python3-http's rules for a dict result; any other value is answered as Flask answers it."""
+def http_response(result: Any, view: Callable[[Any], Any]) -> Any:
+    """What python3-http's ``index.py`` answers for ``handle``'s result (``format_response``, then Flask).
+
+    A ``dict`` (exactly: ``type(result) is dict``) gives ``statusCode``,
+    ``headers`` (a dict or a list of pairs) and ``body``; ``None`` is an empty
+    ``200``; anything else goes to Flask as a view's return value
+    (docs/migration-openfaas.md#what-the-caller-receives).
+    """
     if result is None:
-        return ""
-    if not isinstance(result, dict):
-        return result
-    status = result.get("statusCode", 200)
-    headers = result.get("headers") or {}
-    content_type = headers.get("Content-type", "") if isinstance(headers, dict) else ""
+        return _view("", 200, None)
+    if type(result) is not dict:
+        return view(result)
+    status = result["statusCode"] if "statusCode" in result else 200
+    headers = result["headers"] if "headers" in result else []
+    if type(headers) is dict:
+        headers = list(headers.items())
     if "body" not in result:
         body: Any = ""
-    elif content_type == "application/octet-stream":
-        body = result["body"]
-    elif isinstance(result["body"], dict):
-        body = json.dumps(result["body"])
-        headers = {"Content-Type": "application/json", **headers}
+    elif _content_type(result) == "application/octet-stream":
+        body = result["body"]  # python3-http-debian's binary rule
+    elif type(result["body"]) is dict:
+        body = _jsonify(result["body"])
     else:
         body = str(result["body"])
-    return body, status, list(headers.items()) if isinstance(headers, dict) else headers
+    return _view(body, status, headers)
+
+
+def _content_type(result: dict[str, Any]) -> str:
+    headers = result.get("headers")
+    return str(headers.get("Content-type", "")) if isinstance(headers, dict) else ""
+
+
+class ViewResponse(Response):
+    """Flask's response class: ``text/html`` unless the headers name a type."""
+
+    default_mimetype = "text/html"
+
+
+def _view(body: Any, status: Any, headers: Any) -> Response:
+    """Flask's answer to a view's ``(body, status, headers)``.
+
+    A str or bytes body becomes a ``text/html`` response made with the status
+    and headers (a name given twice is sent twice); a response (``jsonify``'s)
+    gets the status, then each header replaces its namesake.
+    """
+    if not isinstance(body, Response):
+        return ViewResponse(body, status=status, headers=headers or None)
+    if status is not None:
+        if isinstance(status, (str, bytes, bytearray)):
+            body.status = status if isinstance(status, str) else bytes(status).decode("latin-1")
+        else:
+            body.status_code = status
+    if headers:
+        body.headers.update(headers)
+    return body
+
+
+def _jsonify(body: dict[str, Any]) -> Response:
+    """Flask's ``jsonify`` outside debug mode: keys sorted, compact, a newline after."""
+    return ViewResponse(json.dumps(body, default=_json_default, sort_keys=True, separators=(",", ":")) + "\n", mimetype="application/json")
+
+
+def _json_default(value: Any) -> Any:
+    """What Flask's JSON provider makes of the types JSON lacks."""
+    if isinstance(value, datetime.date):
+        return http_date(value)
+    if isinstance(value, (decimal.Decimal, uuid.UUID)):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if hasattr(value, "__html__"):
+        return str(value.__html__())
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def flask_view() -> Callable[[Any], Any]:
+    """Flask's answer to a view's return value (made once); without Flask installed, funcwsgi's own rules."""
+    try:
+        from .flask import make_flask_app
+    except ImportError:
+        return lambda result: result
+    app = make_flask_app(__name__, os.getcwd())
+
+    def answer(result: Any) -> Any:
+        if callable(result) and not isinstance(result, Response):
+            return result  # a WSGI app: Flask would call it through the request's environ, as funcwsgi does
+        return app.make_response(result)
+
+    return answer
 
 
 def _flask_template(function: Callable[..., Any], *, raw_body: bool) -> Invoker[None]:

@@ -62,3 +62,36 @@ def test_flask_template_body_as_text_or_bytes(servers):
 
 def test_layout_alone_is_recognised(servers):
     assert requests.post(servers["layout-only"].url + "/", data="x").text == "Hello from OpenFaaS! x"
+
+
+RESPONSE_SHAPES = [
+    "/headers-dict", "/headers-list", "/no-body", "/no-status", "/number-body", "/dict-body", "/dict-body-own-type",
+    "/status-text", "/none", "/string", "/bytes", "/list", "/tuple", "/response",
+]
+
+
+@pytest.fixture(scope="module")
+def template_and_funcwsgi():
+    """tests/functions/openfaas_responses served by the python3-http template's own index.py (on waitress) and by funcwsgi."""
+    import sys
+
+    from ..servers import Server, base_env, free_port
+
+    root = folder("openfaas_responses")
+    port = free_port()
+    launcher = "import sys; sys.path.insert(0, sys.argv[1]); import index, waitress; waitress.serve(index.app, host='127.0.0.1', port=int(sys.argv[2]))"
+    template = Server([sys.executable, "-c", launcher, root, str(port)], base_env(), port)
+    try:
+        template.wait_ready("/headers-dict")
+        with serving({"funcwsgi": {"HANDLER_FOLDER": root, **WATCHDOG}}) as running:
+            yield template, running["funcwsgi"]
+    finally:
+        template.stop()
+
+
+@pytest.mark.parametrize("path", RESPONSE_SHAPES)
+def test_every_shape_format_response_accepts_is_answered_as_the_template_answers_it(template_and_funcwsgi, path):
+    theirs, ours = (requests.get(server.url + path) for server in template_and_funcwsgi)
+    assert (ours.status_code, ours.reason, ours.content) == (theirs.status_code, theirs.reason, theirs.content)
+    own = {"server", "date", "content-length", "x-request-id", "connection"}
+    assert {k.lower(): v for k, v in ours.headers.items() if k.lower() not in own} == {k.lower(): v for k, v in theirs.headers.items() if k.lower() not in own}
