@@ -41,11 +41,15 @@ RUN groupadd --system --gid "${USER_ID}" funcwsgi \
 COPY --from=install /opt/funcwsgi/venv /opt/funcwsgi/venv
 COPY --chmod=0644 image/server.py /server.py
 # pip stays in the venv: Kyma's controller installs a function's requirements with it.
+# GUNICORN_CMD_ARGS is gunicorn's own variable, not a funcwsgi setting: a plain
+# `gunicorn funcwsgi:app` (an image's own command) reads funcwsgi's gunicorn settings
+# from it and serves as `funcwsgi serve` does. One who sets their own keeps the -c in it.
 ENV PATH=/opt/funcwsgi/venv/bin:${PATH} \
     VIRTUAL_ENV=/opt/funcwsgi/venv \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    GUNICORN_CMD_ARGS="-c python:funcwsgi.gunicorn_conf"
 WORKDIR /function
 USER ${USER_ID}:${USER_ID}
 EXPOSE 8080

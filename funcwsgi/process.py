@@ -59,7 +59,8 @@ _printed = False
 # -- server start -------------------------------------------------------------------------
 
 
-def startup_lines(config: Config) -> list[str]:
+def startup_lines(config: Config, address: str | None = None) -> list[str]:
+    """The lines, ``address`` naming where the server listens when the settings do not (gunicorn's own bind)."""
     lines = [f"Importing function sources from {config.handler_path}:{config.handler_function_name}"]
     if config.handler_platform not in (None, "funcwsgi", "kyma", "kubeless"):
         lines.append(f"Calling it with the {config.handler_platform} contract (HANDLER_PLATFORM chooses another)")
@@ -71,11 +72,11 @@ def startup_lines(config: Config) -> list[str]:
         lines.append(f"Publisher Proxy available on address {config.publisher_proxy_address}")
     else:
         lines.append("Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set")
-    lines.append(f"Starting {config.func_runtime} server {config.server_host}:{config.server_port}")
+    lines.append(f"Starting {config.func_runtime} server {address or f'{config.server_host}:{config.server_port}'}")
     return lines
 
 
-def print_startup_lines(config: Config, loader: Callable[[], T]) -> T:
+def print_startup_lines(config: Config, loader: Callable[[], T], address: str | None = None) -> T:
     """Print the start-up lines once per server around ``loader``, and return what it made.
 
     The first line says which file is imported, so it comes before the import;
@@ -86,7 +87,7 @@ def print_startup_lines(config: Config, loader: Callable[[], T]) -> T:
     global _printed
     if _printed:
         return loader()
-    lines = startup_lines(config)
+    lines = startup_lines(config, address)
     _write(lines[:1])
     made = loader()
     _printed = True

@@ -60,10 +60,17 @@ def test_the_wheel_builds_without_warnings(wheel: tuple[Path, str]):
     assert SETUPTOOLS_WARNING.findall(output) == [], [line for line in output.splitlines() if SETUPTOOLS_WARNING.search(line)]
 
 
-def test_the_bundled_pip_installs_the_wheel_and_it_imports(bundled: Path, wheel: tuple[Path, str]):
+@pytest.fixture(scope="module")
+def installed(bundled: Path, wheel: tuple[Path, str]) -> Path:
+    """The bundled pip's venv with the wheel installed."""
     path, _ = wheel
-    installed = pip(bundled, "install", "--quiet", str(path), timeout=900)
-    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    done = pip(bundled, "install", "--quiet", str(path), timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return bundled
+
+
+def test_the_bundled_pip_installs_the_wheel_and_it_imports(installed: Path):
+    bundled = installed
     code = (
         "import funcwsgi, sdk, funcwsgi.adapters, funcwsgi.cli.scaffolding as s\n"
         "assert funcwsgi.__file__.startswith(sys.prefix), funcwsgi.__file__\n"
@@ -80,6 +87,73 @@ def test_the_bundled_pip_installs_the_wheel_and_it_imports(bundled: Path, wheel:
     assert result.stdout.splitlines()[-1] == "function"
     version = subprocess.run([str(bundled.parent / "funcwsgi"), "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == f"funcwsgi {funcwsgi_version()}"
+
+
+#: The worker classes the docs tell users to name (`gunicorn -k ...`).
+WORKER_CLASS = re.compile(r"funcwsgi\.adapters\.[a-z_.]+\.[A-Z]\w*Worker")
+
+
+def test_the_names_users_type_resolve_in_the_installed_package(installed: Path):
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    workers = sorted({name for page in pages for name in WORKER_CLASS.findall(page.read_text())})
+    assert "funcwsgi.adapters.gunicorn_worker.FunctionWorker" in workers
+    code = (
+        "import sys, gunicorn.util\n"
+        "import funcwsgi.gunicorn_conf as conf\n"
+        "assert conf.worker_class == 'funcwsgi.adapters.gunicorn_worker.FunctionWorker', conf.worker_class\n"
+        "for name in sys.argv[1:]:\n"
+        "    loaded = gunicorn.util.load_class(name)\n"
+        "    assert sys.modules[loaded.__module__].__file__.startswith(sys.prefix), name\n"
+        "print(len(sys.argv) - 1)"
+    )
+    result = subprocess.run([str(installed), "-c", code, *workers], capture_output=True, text=True, cwd="/", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(len(workers))]
+
+
+def stand_in_wheel(folder: Path) -> Path:
+    """A wheel of a distribution named ``adapters`` with a top-level ``adapters`` package, as the index's has.
+
+    Made by hand: the real one pulls in a machine-learning stack.
+    """
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {
+        "adapters/__init__.py": 'KIND = "stand-in"\n',
+        "adapters-0.0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: adapters\nVersion: 0.0.1\n",
+        "adapters-0.0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: funcwsgi-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(text.encode())}")
+    files["adapters-0.0.1.dist-info/RECORD"] = "\n".join([*record, "adapters-0.0.1.dist-info/RECORD,,"]) + "\n"
+    path = folder / "adapters-0.0.1-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+def test_a_distribution_named_adapters_installs_beside_funcwsgi_and_both_import(installed: Path, tmp_path: Path):
+    stand_in_wheel(tmp_path)
+    added = pip(installed, "install", "--quiet", "--no-index", "--find-links", str(tmp_path), "adapters")
+    assert added.returncode == 0, added.stdout[-3000:] + added.stderr[-3000:]
+    code = (
+        "import sys, importlib.metadata as m\n"
+        "import adapters, funcwsgi.adapters, funcwsgi.gunicorn_conf\n"
+        "from funcwsgi.adapters import host_port\n"
+        "assert adapters.KIND == 'stand-in' and adapters.__file__.startswith(sys.prefix), adapters.__file__\n"
+        "assert funcwsgi.adapters.__file__.startswith(sys.prefix), funcwsgi.adapters.__file__\n"
+        # The distribution installs funcwsgi and sdk only (and its console script): no folder another one owns.
+        "tops = {f.parts[0] for f in m.distribution('funcwsgi').files if not f.parts[0].endswith('.dist-info') and f.parts[0] != '..'}\n"
+        "print(' '.join(sorted(tops)))"
+    )
+    result = subprocess.run([str(installed), "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["funcwsgi", "sdk"]
 
 
 def test_a_current_pip_resolves_the_wheel_too(tmp_path: Path, wheel: tuple[Path, str]):

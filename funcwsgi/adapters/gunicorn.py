@@ -18,15 +18,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.util import parse_address
 
 from funcwsgi.adapters import host_port
 from funcwsgi.application import FunctionService, default_app
+from funcwsgi.config import listening_config
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
 from funcwsgi.process import start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls
 
 if TYPE_CHECKING:
-    from funcwsgi.config import Config
+    from funcwsgi.config import Config, Listening
 
 log = logging.getLogger("funcwsgi")
 
@@ -81,6 +83,12 @@ class BootReports:
         return False
 
 
+def listening(bind: str) -> Listening:
+    """One of gunicorn's ``bind`` addresses, read as gunicorn reads it."""
+    address = parse_address(bind)
+    return (address[0], address[1]) if isinstance(address, tuple) else bind
+
+
 def gunicorn_settings(config: Config) -> dict[str, Any]:
     """gunicorn's settings and server hooks, from the runtime's configuration."""
 
@@ -98,15 +106,14 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         An async function gets the event-loop worker instead of gthread, unless
         another worker class was asked for (``gunicorn -k ...``).
         """
+        nonlocal config
         if list(server.cfg.bind) != settings["bind"]:
-            # `-b`/`--bind` (or GUNICORN_CMD_ARGS) win over a configuration file: the start-up
-            # line would name SERVER_HOST:SERVER_PORT while gunicorn listens elsewhere.
-            report_and_exit(
-                ConfigError(
-                    f"gunicorn was told to listen on {', '.join(server.cfg.bind)}, but SERVER_HOST:SERVER_PORT say "
-                    f"{settings['bind'][0]}: set SERVER_HOST and SERVER_PORT instead of gunicorn's --bind"
-                )
-            )
+            # `-b`/`--bind` (or GUNICORN_CMD_ARGS) win over a configuration file, and over
+            # SERVER_HOST/SERVER_PORT's defaults; an explicitly set one that differs stops the server.
+            try:
+                config = listening_config(config, [listening(address) for address in server.cfg.bind])
+            except ConfigError as error:
+                report_and_exit(error)
         service = service_of(server)
         if service.on_loop and server.cfg.worker_class_str == settings["worker_class"]:
             from funcwsgi.adapters._event_loop_worker import EventLoopWorker  # here: a sync function's server never imports uvicorn

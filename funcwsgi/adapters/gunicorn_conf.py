@@ -6,8 +6,8 @@ repository's ``gunicorn.conf.py`` that star-imports it, serves exactly like
 the gunicorn adapter (``SERVER_ADAPTER=gunicorn funcwsgi serve``): both take
 their settings and hooks from :func:`funcwsgi.adapters.gunicorn.gunicorn_settings`.
 The environment is parsed once, here, into :data:`runtime_config`.
-:func:`funcwsgi.application.refuse_unconfigured_gunicorn` looks for this
-module among the imported ones to know that gunicorn read these settings.
+:func:`funcwsgi.application.in_plain_gunicorn` looks for this module among
+the imported ones to know that gunicorn read these settings.
 """
 
 from __future__ import annotations

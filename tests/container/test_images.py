@@ -47,10 +47,10 @@ def wait_ready(url: str, docker: Docker, container: str, timeout: float = 60) ->
     raise AssertionError(f"{container} never answered on {url}\n{logs.stdout}\n{logs.stderr}")
 
 
-def run_container(docker: Docker, image: str, name: str, *args: str) -> str:
+def run_container(docker: Docker, image: str, name: str, *args: str, command: tuple[str, ...] = ()) -> str:
     port = free_port()
     docker("run", "--detach", "--name", name, "--network", "host",
-           "--env", "SERVER_HOST=127.0.0.1", "--env", f"SERVER_PORT={port}", *args, image)
+           "--env", "SERVER_HOST=127.0.0.1", "--env", f"SERVER_PORT={port}", *args, image, *command)
     url = f"http://127.0.0.1:{port}"
     wait_ready(url, docker, name)
     return url
@@ -84,6 +84,23 @@ def test_runtime_image_serves_a_mounted_function(docker: Docker, runtime_image: 
         assert "8080/tcp" in config["ExposedPorts"]
         set_by_image = {entry.split("=", 1)[0] for entry in config["Env"]} & known_env_names()
         assert not set_by_image, f"the image sets {set_by_image}: they would outrank the names platforms inject"
+    finally:
+        docker("rm", "--force", name, check=False)
+
+
+def test_plain_gunicorn_in_the_runtime_image_applies_the_server_settings(docker: Docker, runtime_image: str):
+    # The image sets GUNICORN_CMD_ARGS, gunicorn's own variable: `gunicorn funcwsgi:app` needs no flag.
+    name = "funcwsgi-test-plain-gunicorn"
+    url = run_container(
+        docker, runtime_image, name, "--env", "SERVER_NUMTHREADS=3", "--volume", f"{FUNCTIONS / 'req_res'}:/function:ro",
+        "--entrypoint", "gunicorn", command=("funcwsgi:app",),
+    )
+    try:
+        assert requests.get(url + "/code").status_code == 201
+        logs = docker("logs", name)
+        assert f"Starting python314 server {url.removeprefix('http://')}" in logs.stdout.splitlines()
+        assert "Using worker: funcwsgi.adapters.gunicorn_worker.FunctionWorker" in logs.stderr
+        assert "funcwsgi: warning:" not in logs.stderr
     finally:
         docker("rm", "--force", name, check=False)
 
