@@ -307,6 +307,7 @@ class Config:
         "FUNC_MEMORY_LIMIT", "", parse_quantity, "a memory quantity such as 128Mi",
         "Memory limit reported to main(event, context); read from the cgroup when unset.",
     )
+    func_version: str = setting("FUNC_VERSION", "", parse_str, "a string", "Version of the function, reported as faas.version on spans and metrics.")
     func_runtime: str = setting("FUNC_RUNTIME", "python314", parse_str, "a string", "Runtime name reported in start-up lines and to the function.")
 
     # -- server -----------------------------------------------------------------
@@ -410,6 +411,11 @@ class Config:
     )
     server_metrics_path: str = setting(
         "SERVER_METRICS_PATH", "/metrics", parse_path, "a path starting with /", "Path of the Prometheus metrics endpoint.",
+    )
+    server_metrics_otlp: bool = setting(
+        "SERVER_METRICS_OTLP", False, parse_bool, "true or false",
+        "Export the FaaS metrics over OTLP/HTTP to the trace collector too (TRACE_COLLECTOR_ENDPOINT's host, /v1/metrics)"
+        " when OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is unset.",
     )
     server_metrics_port: int = setting(
         "SERVER_METRICS_PORT", 0, parse_port_or_zero, "0 or an integer from 1 to 65535",
@@ -552,6 +558,11 @@ class Config:
         "TRACE_COLLECTOR_ENDPOINT", None, parse_optional_str, "an OTLP/HTTP URL",
         "Where spans are exported (OTLP/HTTP); unset disables tracing.", default_doc="unset",
     )
+    otel_exporter_otlp_metrics_endpoint: str | None = setting(
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", None, parse_optional_str, "an OTLP/HTTP URL",
+        "Where the FaaS metrics (faas.invoke_duration, ...) are exported over OTLP/HTTP, beside /metrics; unset: not exported.",
+        default_doc="unset",
+    )
     publisher_proxy_address: str | None = setting(
         "PUBLISHER_PROXY_ADDRESS", None, parse_optional_str, "a URL",
         "Where sdk.emit_cloud_event posts events; unset disables publishing.", default_doc="unset",
@@ -685,7 +696,11 @@ class Config:
             raise ConfigError(
                 f"HANDLER_FUNCTION_NAME={self.handler_function_name!r} is invalid: expected a Python identifier such as 'main'"
             )
-        for name, url in (("TRACE_COLLECTOR_ENDPOINT", self.trace_collector_endpoint), ("PUBLISHER_PROXY_ADDRESS", self.publisher_proxy_address)):
+        for name, url in (
+            ("TRACE_COLLECTOR_ENDPOINT", self.trace_collector_endpoint),
+            ("PUBLISHER_PROXY_ADDRESS", self.publisher_proxy_address),
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", self.otel_exporter_otlp_metrics_endpoint),
+        ):
             if url is not None and not _is_http_url(url):
                 raise ConfigError(f"{name}={url!r} is invalid: expected an http:// or https:// URL")
         if self.otel_propagators != DEFAULT_PROPAGATORS:
@@ -694,6 +709,11 @@ class Config:
         if self.server_metrics_port and self.server_metrics_port == self.server_port:
             raise ConfigError(
                 f"SERVER_METRICS_PORT={self.server_metrics_port} is refused: it is SERVER_PORT; choose another port, or 0 to serve metrics on SERVER_PORT"
+            )
+        if self.server_metrics_otlp and not (self.trace_collector_endpoint or self.otel_exporter_otlp_metrics_endpoint):
+            raise ConfigError(
+                "SERVER_METRICS_OTLP=true is refused without TRACE_COLLECTOR_ENDPOINT: "
+                "expected the trace collector to send metrics to, or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
             )
         if self.server_max_requests and self.server_adapter != "gunicorn":
             raise ConfigError(
@@ -720,6 +740,16 @@ class Config:
     def handler_path(self) -> str:
         """The handler file, as the start-up line prints it."""
         return os.path.join(self.handler_folder, self.handler_module_name + ".py")
+
+    @property
+    def otlp_metrics_endpoint(self) -> str | None:
+        """Where the FaaS metrics go: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, else (SERVER_METRICS_OTLP) the trace collector's /v1/metrics."""
+        if self.otel_exporter_otlp_metrics_endpoint:
+            return self.otel_exporter_otlp_metrics_endpoint
+        if self.server_metrics_otlp and self.trace_collector_endpoint:
+            parts = urllib.parse.urlsplit(self.trace_collector_endpoint)
+            return f"{parts.scheme}://{parts.netloc}/v1/metrics"
+        return None
 
     @property
     def max_inflight(self) -> int:

@@ -21,7 +21,7 @@ from .config import Config, specs
 from .eventloop.watch import LOOP_WATCH
 from .function_app import FunctionApp
 from .loader import LoadedFunction
-from .middleware import cors, tracing
+from .middleware import cors, faas_metrics, tracing
 from .middleware.access_log import AccessLogMiddleware
 from .middleware.body_limit import BodyLimitMiddleware
 from .middleware.cloudevents import CloudEventsMiddleware
@@ -177,8 +177,16 @@ def tracer_provider(config: Config, loaded: LoadedFunction, inner: WSGIApplicati
     return tracing.tracer_provider(config, loaded)
 
 
+def function_attributes(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+    return tracing.function_attributes(config, loaded)
+
+
 def metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
     return call_metrics(config)
+
+
+def faas_metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+    return faas_metrics.faas_metrics(config, loaded) if faas_metrics.enabled(config) else None
 
 
 LAYERS: list[Layer] = [
@@ -199,8 +207,8 @@ LAYERS: list[Layer] = [
         },
         cors.enabled,
     ),
-    Layer("tracing", tracing.TracingMiddleware, {"provider": Made(tracer_provider)}, tracing.enabled),
-    Layer("metrics", MetricsMiddleware, {"metrics": Made(metrics_of_calls)}, lambda config: config.server_metrics),
+    Layer("tracing", tracing.TracingMiddleware, {"provider": Made(tracer_provider), "function": Made(function_attributes)}, tracing.enabled),
+    Layer("metrics", MetricsMiddleware, {"metrics": Made(metrics_of_calls), "faas": Made(faas_metrics_of_calls)}, lambda config: config.server_metrics),
     Layer(
         "body-limit",
         BodyLimitMiddleware,

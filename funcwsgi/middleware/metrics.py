@@ -22,7 +22,7 @@ import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import Config
 from ..environ import FAILURE_KEY  # a failure another layer turned into a response (a 408)
@@ -228,13 +228,24 @@ def _forget_worker(pid: int) -> None:
         multiprocess.mark_process_dead(pid, _multiprocess_dir)  # type: ignore[no-untyped-call]  # unannotated in prometheus_client
 
 
-class MetricsMiddleware:
-    """Counts each call, its failure, and its duration (to the end of a streamed body)."""
+class CallRecorder(Protocol):
+    """Records a finished call elsewhere too (:class:`~funcwsgi.middleware.faas_metrics.FaasMetrics`)."""
 
-    def __init__(self, app: WSGIApplication, metrics: CallMetrics) -> None:
+    def record(self, environ: WSGIEnvironment, seconds: float, failed: bool) -> None: ...
+
+
+class MetricsMiddleware:
+    """Counts each call, its failure, and its duration (to the end of a streamed body).
+
+    ``faas``, when OTLP metrics are on, records the same call in OpenTelemetry's FaaS names
+    (:mod:`funcwsgi.middleware.faas_metrics`).
+    """
+
+    def __init__(self, app: WSGIApplication, metrics: CallMetrics, faas: CallRecorder | None = None) -> None:
         self.app = app
         self.series = metrics.series
         self.other = metrics.series[OTHER_METHOD]
+        self.faas = faas
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         series = self.series.get(environ.get("REQUEST_METHOD", ""), self.other)
@@ -248,12 +259,17 @@ class MetricsMiddleware:
         try:
             body = self.app(environ, start_and_note)
         except Exception:
-            series.record(perf_counter() - started, True)
+            self.record(series, environ, perf_counter() - started, True)
             raise
         if type(body) is list:
-            series.record(perf_counter() - started, status[0][0] == "5" or FAILURE_KEY in environ)
+            self.record(series, environ, perf_counter() - started, status[0][0] == "5" or FAILURE_KEY in environ)
             return body
-        return MeasuredBody(body, series, environ, status, started)
+        return MeasuredBody(body, self, series, environ, status, started)
+
+    def record(self, series: LocalSeries | SharedSeries, environ: WSGIEnvironment, seconds: float, failed: bool) -> None:
+        series.record(seconds, failed)
+        if self.faas is not None:
+            self.faas.record(environ, seconds, failed)
 
     def __repr__(self) -> str:
         return "MetricsMiddleware()"
@@ -262,10 +278,13 @@ class MetricsMiddleware:
 class MeasuredBody(StreamedBody):
     """A streamed body whose call is recorded when the server closes it."""
 
-    __slots__ = ("_series", "_environ", "_status", "_started", "_failed")
+    __slots__ = ("_layer", "_series", "_environ", "_status", "_started", "_failed")
 
-    def __init__(self, body: Iterable[bytes], series: LocalSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float) -> None:
+    def __init__(
+        self, body: Iterable[bytes], layer: MetricsMiddleware, series: LocalSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float
+    ) -> None:
         super().__init__(body)
+        self._layer = layer
         self._series = series
         self._environ = environ
         self._status = status
@@ -277,7 +296,7 @@ class MeasuredBody(StreamedBody):
 
     def ended(self) -> None:
         failed = self._failed or self._status[0][0] == "5" or FAILURE_KEY in self._environ
-        self._series.record(perf_counter() - self._started, failed)
+        self._layer.record(self._series, self._environ, perf_counter() - self._started, failed)
 
 
 _own_collectors: list[Any] = []

@@ -118,6 +118,12 @@ export const DEFAULT_SECRET_FOLDERS = ['/var/openfaas/secrets', '/run/secrets', 
 /** Calls in flight when SERVER_MAX_INFLIGHT is unset: every call is served on the event loop, and an
  * awaiting call costs little memory, so the bound is funcwsgi's event-loop one (LOOP_MAX_INFLIGHT). */
 export const LOOP_MAX_INFLIGHT = 1000;
+/** Where the FaaS metrics go: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, else (SERVER_METRICS_OTLP) the trace collector's /v1/metrics. */
+export function otlpMetricsEndpoint(config) {
+  if (config.otelExporterOtlpMetricsEndpoint) return config.otelExporterOtlpMetricsEndpoint;
+  if (config.serverMetricsOtlp && config.traceCollectorEndpoint) return `${new URL(config.traceCollectorEndpoint).origin}/v1/metrics`;
+  return null;
+}
 /** The bound on calls in flight; 0 for none. */
 export const maxInflight = (config) => config.serverMaxInflight ?? LOOP_MAX_INFLIGHT;
 /** Module names looked for when nothing sets HANDLER_MODULE_NAME. */
@@ -137,6 +143,7 @@ export const SETTINGS = Object.freeze([
   setting('FUNC_LABELS', {}, parseMapping, 'a JSON object or k=v,k2=v2', 'Labels of the function, exposed to it as an object.', { defaultDoc: "''" }),
   setting('FUNC_ANNOTATIONS', {}, parseMapping, 'a JSON object or k=v,k2=v2', 'Annotations of the function, exposed to it as an object.', { defaultDoc: "''" }),
   setting('FUNC_MEMORY_LIMIT', '', parseQuantity, 'a memory quantity such as 128Mi', 'Memory limit reported to main(event, context); read from the cgroup when unset.'),
+  setting('FUNC_VERSION', '', parseStr, 'a string', 'Version of the function, reported as faas.version on spans and metrics.'),
   setting('FUNC_RUNTIME', 'nodejs26', parseStr, 'a string', 'Runtime name reported in start-up lines and to the function.', { differs: 'the runtime this is' }),
   // -- server
   setting('SERVER_HOST', '0.0.0.0', parseHost, 'an IP address such as 0.0.0.0 or ::', "Address the server binds to; '::' for IPv6."),
@@ -166,6 +173,7 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_ACCESS_LOG', false, parseBool, 'true or false', 'Write one access-log record per call.', { aliases: [alias('SERVER_INTERNAL_LOGGER', KYMA_PY), alias('KYMA_INTERNAL_LOGGER_ENABLED', KUBELESS)] }),
   setting('SERVER_METRICS', true, parseBool, 'true or false', 'Count calls, failures and durations and serve them at SERVER_METRICS_PATH.'),
   setting('SERVER_METRICS_PATH', '/metrics', parsePath, 'a path starting with /', 'Path of the Prometheus metrics endpoint.'),
+  setting('SERVER_METRICS_OTLP', false, parseBool, 'true or false', "Export the FaaS metrics over OTLP/HTTP to the trace collector too (TRACE_COLLECTOR_ENDPOINT's host, /v1/metrics) when OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is unset."),
   setting('SERVER_METRICS_PORT', 0, parsePortOrZero, '0 or an integer from 1 to 65535', "Serve SERVER_METRICS_PATH on this port of SERVER_HOST instead of the calls' port (0 = the calls' port)."),
   setting('SERVER_CLOUDEVENTS', true, parseBool, 'true or false', 'Decode incoming CloudEvents (binary and structured); malformed ones get 400.'),
   setting('SERVER_CORS_ORIGINS', [], parseOrigins, 'a comma-separated list of origins such as https://shop.example, or *', 'Origins allowed to call the function from a browser; empty disables CORS.', { defaultDoc: "''" }),
@@ -190,6 +198,7 @@ export const SETTINGS = Object.freeze([
   setting('HANDLER_SECRETS_PATH', DEFAULT_SECRET_FOLDERS, parseFolders, "a ':'-separated list of absolute folder paths", 'Folders sdk.secret(name) reads the file name from, the first holding it winning (docs/sdk.md#secrets).', { defaultDoc: DEFAULT_SECRET_FOLDERS.join(':') }),
   // -- endpoints the controller injects
   setting('TRACE_COLLECTOR_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where spans are exported (OTLP/HTTP); unset disables tracing.', { defaultDoc: 'unset' }),
+  setting('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where the FaaS metrics (faas.invoke_duration, ...) are exported over OTLP/HTTP, beside /metrics; unset: not exported.', { defaultDoc: 'unset' }),
   setting('PUBLISHER_PROXY_ADDRESS', null, parseOptionalStr, 'a URL', 'Where sdk.emitCloudEvent posts events; unset disables publishing.', { defaultDoc: 'unset' }),
   setting('PUBLISHER_PROXY_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds sdk.emitCloudEvent waits for the publisher proxy before giving up.'),
   setting('OTEL_PROPAGATORS', DEFAULT_PROPAGATORS, parseList, 'a comma-separated list of propagator names', 'Trace context formats read from calls and written to outgoing requests (tracecontext, baggage, b3, b3multi, none).', { defaultDoc: 'tracecontext,baggage,b3multi' }),
@@ -314,7 +323,7 @@ function check(c) {
   if (!/^[A-Za-z_$][\w$]*$/.test(c.handlerFunctionName)) {
     throw new ConfigError(`HANDLER_FUNCTION_NAME=${pyRepr(c.handlerFunctionName)} is invalid: expected a JavaScript identifier such as 'main'`);
   }
-  for (const [name, url] of [['TRACE_COLLECTOR_ENDPOINT', c.traceCollectorEndpoint], ['PUBLISHER_PROXY_ADDRESS', c.publisherProxyAddress]]) {
+  for (const [name, url] of [['TRACE_COLLECTOR_ENDPOINT', c.traceCollectorEndpoint], ['PUBLISHER_PROXY_ADDRESS', c.publisherProxyAddress], ['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', c.otelExporterOtlpMetricsEndpoint]]) {
     if (url !== null && !isHttpUrl(url)) throw new ConfigError(`${name}=${pyRepr(url)} is invalid: expected an http:// or https:// URL`);
   }
   for (const name of c.otelPropagators) {
@@ -324,6 +333,9 @@ function check(c) {
   }
   if (c.serverMetricsPort && c.serverMetricsPort === c.serverPort) {
     throw new ConfigError(`SERVER_METRICS_PORT=${c.serverMetricsPort} is refused: it is SERVER_PORT; choose another port, or 0 to serve metrics on SERVER_PORT`);
+  }
+  if (c.serverMetricsOtlp && !(c.traceCollectorEndpoint || c.otelExporterOtlpMetricsEndpoint)) {
+    throw new ConfigError('SERVER_METRICS_OTLP=true is refused without TRACE_COLLECTOR_ENDPOINT: expected the trace collector to send metrics to, or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
   }
   if (c.serverMaxRequests) {
     throw new ConfigError(`SERVER_MAX_REQUESTS='${c.serverMaxRequests}' is refused with SERVER_ADAPTER='node': only gunicorn recycles a worker after a number of calls`);

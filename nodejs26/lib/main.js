@@ -2,13 +2,13 @@
 // start-up line, load the function, run its start() hook, print the other three
 // lines, listen. Any failure before listening is one line on stderr and exit 2.
 // SIGTERM/SIGINT: stop taking connections, finish the calls in flight, run stop(),
-// flush the spans, exit 0.
+// flush the spans and metrics, exit 0.
 import '../sdk/register.js';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { currentCall } from './calls.js';
-import { fromEnv } from './config.js';
+import { fromEnv, otlpMetricsEndpoint } from './config.js';
 import { reportAndExit, StartupError } from './errors.js';
 import { loadFunction } from './loader.js';
 import { captureConsole, configureLogging, getLogger } from './logs.js';
@@ -29,10 +29,12 @@ async function main() {
   const lines = startupLines(config);
   writeLines(lines.slice(0, 1));
   const tracing = config.traceCollectorEndpoint ? new (await import('./tracing.js')).Tracing(config, config.handlerFunctionName) : null;
+  const metricsEndpoint = config.serverMetrics ? otlpMetricsEndpoint(config) : null;
+  const faas = metricsEndpoint ? new (await import('./faas-metrics.js')).FaasMetrics(config, metricsEndpoint, config.handlerFunctionName) : null;
   const loaded = await loadFunction(config);
   await runHook(loaded, 'start', true);
   const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
-  const runtime = new Runtime(config, loaded, { tracing, monitor });
+  const runtime = new Runtime(config, loaded, { tracing, monitor, faas });
   writeLines(lines.slice(1));
   log.info(`Middleware stack: ${describeSteps(config).join(' > ')}`);
   // A throw or rejection in a callback the function left behind belongs to the call it
@@ -60,6 +62,7 @@ async function main() {
     monitor?.stop();
     await runHook(loaded, 'stop', false);
     await tracing?.shutdown();
+    await faas?.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

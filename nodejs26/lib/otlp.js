@@ -1,4 +1,4 @@
-// The OTLP/HTTP protobuf span exporter: OpenTelemetry's own exporter machinery
+// The OTLP/HTTP protobuf span and metric exporters: OpenTelemetry's own exporter machinery
 // (serializer, bounded queue, retries, self-metrics) with a transport that sends
 // each export with a Content-Length. The stock Node transport streams the body
 // chunked, which receivers built on simple HTTP servers (Python's http.server,
@@ -6,13 +6,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { createOtlpNetworkExportDelegate, ExporterMetrics, OTLPExporterBase, OTLPExporterError } from '@opentelemetry/otlp-exporter-base';
-import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
+import { MetricsExporterMetricsHelper, ProtobufMetricsSerializer, ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
 
 const RETRYABLE = new Set([429, 502, 503, 504]);
 
-/** OTEL_EXPORTER_OTLP_TRACES_HEADERS / OTEL_EXPORTER_OTLP_HEADERS: k=v,k2=v2 (URL-encoded values). */
-function otelHeaders(environ) {
-  const raw = environ.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? environ.OTEL_EXPORTER_OTLP_HEADERS ?? '';
+/** OTEL_EXPORTER_OTLP_<SIGNAL>_HEADERS / OTEL_EXPORTER_OTLP_HEADERS: k=v,k2=v2 (URL-encoded values). */
+function otelHeaders(environ, signal = 'TRACES') {
+  const raw = environ[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`] ?? environ.OTEL_EXPORTER_OTLP_HEADERS ?? '';
   const headers = {};
   for (const item of raw.split(',')) {
     const at = item.indexOf('=');
@@ -57,5 +57,13 @@ export class ProtobufSpanExporter extends OTLPExporterBase {
     const timeoutMillis = Number(environ.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? environ.OTEL_EXPORTER_OTLP_TIMEOUT) || 10_000;
     const metrics = new ExporterMetrics({ componentType: 'otlp_http_span_exporter', metricsHelper: TraceExporterMetricsHelper, url, responseAttributesFromError: (error) => (error ? { 'http.response.status_code': error.code } : { 'http.response.status_code': 200 }) });
     super(createOtlpNetworkExportDelegate({ timeoutMillis, concurrencyLimit: 30 }, ProtobufTraceSerializer, metrics, new LengthTransport(url, otelHeaders(environ))));
+  }
+}
+
+export class ProtobufMetricExporter extends OTLPExporterBase {
+  constructor(url, environ = process.env) {
+    const timeoutMillis = Number(environ.OTEL_EXPORTER_OTLP_METRICS_TIMEOUT ?? environ.OTEL_EXPORTER_OTLP_TIMEOUT) || 10_000;
+    const metrics = new ExporterMetrics({ componentType: 'otlp_http_metric_exporter', metricsHelper: MetricsExporterMetricsHelper, url, responseAttributesFromError: (error) => (error ? { 'http.response.status_code': error.code } : { 'http.response.status_code': 200 }) });
+    super(createOtlpNetworkExportDelegate({ timeoutMillis, concurrencyLimit: 30 }, ProtobufMetricsSerializer, metrics, new LengthTransport(url, otelHeaders(environ, 'METRICS'))));
   }
 }

@@ -81,15 +81,16 @@ export class Runtime {
   /**
    * @param {object} config the frozen settings
    * @param {object} loaded what loader.loadFunction found
-   * @param {{tracing?: object|null, monitor?: object|null}} parts
+   * @param {{tracing?: object|null, monitor?: object|null, faas?: object|null}} parts
    */
-  constructor(config, loaded, { tracing = null, monitor = null } = {}) {
+  constructor(config, loaded, { tracing = null, monitor = null, faas = null } = {}) {
     this.config = config;
     this.loaded = loaded;
     this.tracing = tracing;
     this.monitor = monitor;
     this.blocked = monitor ? (call, seconds) => monitor.blockedBy(call, seconds) : null;
     this.metrics = config.serverMetrics ? new CallMetrics() : null;
+    this.faas = config.serverMetrics ? faas : null; // the FaaS metrics over OTLP, beside the Prometheus ones
     this.cors = config.serverCorsOrigins.length ? new Cors(config) : null;
     this.maxBody = config.serverMaxBodySize;
     this.tooLarge = Buffer.from(`Request Entity Too Large: the request body is larger than ${this.maxBody} bytes`);
@@ -115,11 +116,13 @@ export class Runtime {
   /** What runs once a call has its answer: metrics, the span, the access log, in one closure. */
   endOfCall() {
     const metrics = this.metrics;
+    const faas = this.faas;
     const tracing = this.tracing;
     const logged = this.config.serverAccessLog;
     if (!metrics && !tracing && !logged) return null;
     return (call) => {
       metrics?.record(call);
+      faas?.record(call);
       tracing?.end(call);
       if (logged) logAccess(call);
     };

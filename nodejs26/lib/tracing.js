@@ -39,6 +39,10 @@ export class Tracing {
     propagation.setGlobalPropagator(buildPropagator(config.otelPropagators));
     trace.setGlobalTracerProvider(this.provider);
     this.tracer = this.provider.getTracer('funcwsgi');
+    // OpenTelemetry's FaaS conventions: what every server span says of the function, from FUNC_*.
+    this.function = { 'faas.trigger': 'http', 'faas.name': config.funcName || functionName };
+    if (config.funcVersion) this.function['faas.version'] = config.funcVersion;
+    this.cold = true;
     this.fields = new Set(propagation.fields());
     spanIds.current = (call) => {
       const span = trace.getActiveSpan() ?? call.span;
@@ -60,9 +64,12 @@ export class Tracing {
     }
     const method = call.method;
     const path = call.path;
-    const attributes = { 'http.request.method': method, 'url.path': path };
+    const attributes = { 'http.request.method': method, 'url.path': path, ...this.function };
     const at = call.incoming.url.indexOf('?');
     if (at >= 0) attributes['url.query'] = call.incoming.url.slice(at + 1);
+    attributes['faas.invocation_id'] = call.requestId;
+    attributes['faas.coldstart'] = this.cold;
+    this.cold = false;
     const span = this.tracer.startSpan(KNOWN_METHODS.has(method) ? `${method} ${path}` : 'HTTP', { kind: SpanKind.SERVER, attributes }, parent);
     call.span = span;
     call.traceContext = trace.setSpan(parent, span);
@@ -91,7 +98,7 @@ export class Tracing {
   }
 }
 
-function fromOtelEnvironment() {
+export function fromOtelEnvironment() {
   const attributes = {};
   for (const item of (process.env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',')) {
     const at = item.indexOf('=');

@@ -65,6 +65,12 @@ def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(br
         # The record's trace context was continued: the call's span is a child of the producer's.
         span = wait_for_span(collector, TRACEPARENT.split("-")[1])
         assert span["parentSpanId"] == TRACEPARENT.split("-")[2]
+        # OpenTelemetry's FaaS conventions for a call a message triggered.
+        attributes = {item["key"]: next(iter(item["value"].values())) for item in span["attributes"]}
+        assert attributes["faas.trigger"] == "pubsub" and attributes["messaging.system"] == "kafka"
+        assert (attributes["messaging.destination.name"], attributes["messaging.destination.partition.id"]) == (topic, "0")
+        assert (attributes["messaging.kafka.offset"], attributes["messaging.kafka.message.key"]) == ("0", "customer-1")
+        assert attributes["faas.invocation_id"] and attributes["faas.coldstart"] is True
 
         # Only the CloudEvent the function returned was produced; "ok" replies were not.
         (reply,) = broker.read(replies, 1)
