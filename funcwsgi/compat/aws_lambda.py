@@ -294,7 +294,8 @@ def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]
     failed = FAILED_V2 if v2 else FAILED_V1
     not_found = NOT_FOUND_V2 if v2 else NOT_FOUND_V1
     build_event = event_v2 if v2 else event_v1
-    to_response = response_v2 if v2 else response_v1
+    ensure_ascii = config.aws_execution_env not in UNESCAPED_RUNTIMES
+    to_response = functools.partial(response_v2, ensure_ascii=ensure_ascii) if v2 else response_v1
     where = f"{loaded.name}() in {loaded.path}"
 
     def call(environ: dict[str, Any]) -> tuple[Any, None]:
@@ -324,6 +325,10 @@ def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]
             return failed, None
         try:
             return to_response(result), None
+        except UnencodableResult as error:
+            # The runtime cannot marshal it: a function error, which the gateway answers as a raise.
+            log.error("%s returned a result the Lambda runtime cannot marshal to JSON: %s", where, error)
+            return failed, None
         except MalformedResponse as error:
             log.error("%s returned a response API Gateway refuses: %s", where, error)
             return FAILED_V1 if not v2 else failed, None
@@ -549,15 +554,40 @@ class Answer:
         return [self.body] if self.body and environ.get("REQUEST_METHOD") != "HEAD" else []
 
 
-def response_v2(result: Any) -> Answer:
+#: The runtimes whose runtime interface client sends a result's non-ASCII characters as they are (its Encoder).
+UNESCAPED_RUNTIMES = frozenset({"AWS_Lambda_python3.12", "AWS_Lambda_python3.13", "AWS_Lambda_python3.14", "AWS_Lambda_python3.15"})
+
+
+class UnencodableResult(TypeError):
+    """A result the runtime cannot marshal to JSON: Lambda reports a function error."""
+
+
+def _decimal(value: Any) -> Any:
+    import decimal
+
+    if isinstance(value, decimal.Decimal):  # the runtime writes a Decimal as the number it holds
+        return int(value) if value == value.to_integral_value() else float(value)
+    raise UnencodableResult(f"the handler returned a {type(value).__name__} inside its result, which is not JSON")
+
+
+def result_json(result: Any, ensure_ascii: bool = True) -> bytes:
+    """The handler's result as the Python runtime marshals it (simplejson's default separators, Decimal as a number)."""
+    try:
+        return json.dumps(result, ensure_ascii=ensure_ascii, default=_decimal).encode()
+    except (TypeError, ValueError) as error:
+        raise UnencodableResult(str(error)) from None
+
+
+def response_v2(result: Any, ensure_ascii: bool = True) -> Answer:
     """2.0's rules: a dict with ``statusCode`` is the response; any other value is a 200 JSON body.
 
-    A dict without ``statusCode`` is sent as JSON; a string is sent as it is
-    (as the gateway and SAM's local gateway send it), other values as JSON.
+    The runtime marshals what the handler returned to JSON; the function URL
+    (and an HTTP API) sends a payload that is not a response object as its
+    body, ``application/json``: a dict without ``statusCode`` as its JSON, a
+    string with its quotes (docs/migration-aws-lambda.md).
     """
     if not isinstance(result, dict) or "statusCode" not in result:
-        body = result if isinstance(result, str) else json.dumps(result)
-        return Answer(200, [("Content-Type", JSON)], body.encode())
+        return Answer(200, [("Content-Type", JSON)], result_json(result, ensure_ascii))
     headers = [(str(name), str(value)) for name, value in (result.get("headers") or {}).items()]
     headers.extend(("Set-Cookie", str(cookie)) for cookie in result.get("cookies") or ())
     return Answer(_status(result["statusCode"]), headers, _response_body(result))

@@ -17,6 +17,8 @@ def servers():
             # What the Lambda runtime sets: the handler string and the task root.
             "v2": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("aws_lambda_http"), "AWS_LAMBDA_FUNCTION_NAME": "orders",
                    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512", "SERVER_CALL_TIMEOUT": "30"},
+            # The python3.12 runtime and later marshal a result without escaping non-ASCII characters.
+            "v2-py312": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("aws_lambda_http"), "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12"},
             "v1": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("aws_lambda_http"), "LAMBDA_PAYLOAD_FORMAT": "1.0"},
             # `sam init`'s layout: template.yaml beside hello_world/app.py; nothing else set.
             "sam": {"HANDLER_FOLDER": folder("aws_lambda_sam")},
@@ -59,7 +61,13 @@ def test_v2_binary_request_body_is_base64(servers):
     ("path", "status", "content_type", "body"),
     [
         pytest.param("/plain", 200, "application/json", b'{"hello": "world"}', id="dict-without-statusCode-is-json"),
-        pytest.param("/text", 200, "application/json", b"just a string", id="string-is-the-body"),
+        pytest.param("/text", 200, "application/json", b'"just a string"', id="string-is-json-encoded-with-its-quotes"),
+        pytest.param("/number", 200, "application/json", b"42", id="number-is-json"),
+        pytest.param("/list", 200, "application/json", b'[1, "two", null]', id="list-is-json"),
+        pytest.param("/none", 200, "application/json", b"null", id="none-is-null"),
+        pytest.param("/unicode", 200, "application/json", b'{"name": "Zo\\u00eb"}', id="non-ascii-escaped-before-python312"),
+        pytest.param("/decimal", 200, "application/json", b'{"price": 9.5, "count": 3}', id="decimal-is-a-number"),
+        pytest.param("/set", 500, "application/json", b'{"message":"Internal Server Error"}', id="unmarshallable-is-a-function-error"),
         pytest.param("/cookies", 201, "application/json", b"set", id="content-type-defaults-to-json"),
         pytest.param("/binary", 200, "image/png", b"\x89PNG\x00\xff", id="base64-response"),
         pytest.param("/fail", 500, "application/json", b'{"message":"Internal Server Error"}', id="exception-500-as-http-api"),
@@ -68,6 +76,11 @@ def test_v2_binary_request_body_is_base64(servers):
 def test_v2_responses(servers, path, status, content_type, body):
     response = requests.get(servers["v2"].url + path)
     assert (response.status_code, response.headers["Content-Type"], response.content) == (status, content_type, body)
+
+
+def test_v2_non_ascii_as_the_python312_runtime_marshals_it(servers):
+    response = requests.get(servers["v2-py312"].url + "/unicode")
+    assert (response.headers["Content-Type"], response.content) == ("application/json", '{"name": "Zoë"}'.encode())
 
 
 def test_v2_exception_is_logged_not_sent(servers):

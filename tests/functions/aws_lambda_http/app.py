@@ -1,6 +1,7 @@
 """An AWS Lambda handler in the style of the Lambda docs' API Gateway examples."""
 
 import base64
+import decimal
 import json
 
 
@@ -12,6 +13,18 @@ def lambda_handler(event, context):
         return {"hello": "world"}
     if path == "/text":
         return "just a string"
+    if path == "/unicode":
+        return {"name": "Zoë"}
+    if path == "/number":
+        return 42
+    if path == "/list":
+        return [1, "two", None]
+    if path == "/none":
+        return None
+    if path == "/decimal":
+        return {"price": decimal.Decimal("9.5"), "count": decimal.Decimal("3")}  # as DynamoDB's items hold numbers
+    if path == "/set":
+        return {"tags": {"a"}}
     if path == "/binary":
         return {"statusCode": 200, "headers": {"Content-Type": "image/png"}, "body": base64.b64encode(b"\x89PNG\x00\xff").decode(), "isBase64Encoded": True}
     if path == "/cookies":
