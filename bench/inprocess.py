@@ -40,6 +40,9 @@ from typing import Any
 
 from werkzeug.test import EnvironBuilder
 
+from funcwsgi.adapters._socket_call import SocketCall
+from funcwsgi.serving import SERVER_CALL_KEY
+
 BENCH = Path(__file__).resolve().parent
 HELLO = BENCH / "apps" / "hello"
 #: The same hello world in the Flask-context signatures (docs/migration-kyma-python314.md quotes their cost).
@@ -67,24 +70,24 @@ def _write(data: bytes) -> None:
 
 
 def base_environ() -> dict[str, Any]:
-    """A GET as a server hands it over; as gunicorn, the default server, hands it (``gunicorn.socket``)."""
+    """A GET as a server hands it over; as the default server hands it (with a call it can answer at once)."""
     environ = EnvironBuilder(path="/", base_url="http://127.0.0.1:8080/", headers={"User-Agent": "bench", "Accept": "*/*"}).get_environ()
     environ["SERVER_SOFTWARE"] = "bench"
-    environ["gunicorn.socket"] = _CLIENT_SOCKET
+    environ[SERVER_CALL_KEY] = SocketCall(_CLIENT_SOCKET, None, LentThreads())
     return environ
 
 
 def handoff_environ() -> dict[str, Any]:
-    """The same GET from a server that does not hand over its socket (waitress, granian)."""
+    """The same GET from a server that cannot answer a call at once (waitress, granian)."""
     environ = base_environ()
-    del environ["gunicorn.socket"]
+    del environ[SERVER_CALL_KEY]
     return environ
 
 
 class LentThreads:
     """What gunicorn's worker lends the timeout layer; no call here is ever stuck."""
 
-    def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
+    def call_stuck(self, key: Any, extra_threads: int) -> None:
         raise AssertionError("a benchmark call timed out")
 
     call_back = call_stuck
@@ -176,9 +179,6 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
         traced_config = config.replace(trace_collector_endpoint=trace_endpoint)
         traced = FunctionService(traced_config, loaded)
         found.append(("stack-tracing", f"funcwsgi stack, tracing on ({' > '.join(traced.layers)})", traced))
-    from funcwsgi.timeouts.watchdog import use_server_threads
-
-    use_server_threads(LentThreads())
     start_worker(service)
     return found
 

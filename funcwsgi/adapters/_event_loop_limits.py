@@ -45,7 +45,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS
 from funcwsgi.config import Config
-from funcwsgi.eventloop.asgi import rejected_counter
+from funcwsgi.serving import rejected_counter
 
 # Where a connection is, from the request's side. The first three have a deadline.
 ACCEPTED = 0  # nothing of a request yet: the head's deadline runs from the accept

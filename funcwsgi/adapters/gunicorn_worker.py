@@ -26,7 +26,10 @@ function thread. Around that:
 - A call whose client closed its connection while the call waited for a
   thread is dropped before the function runs.
 
-It also lends its threads to the timeout layer (:mod:`funcwsgi.timeouts.watchdog`),
+Each call gets a :class:`~funcwsgi.adapters._socket_call.SocketCall`
+(:mod:`funcwsgi.serving`): the timeout layer answers through it and asks for
+a thread in place of each stuck one (:mod:`funcwsgi.timeouts.watchdog`).
+The worker
 leaves new connections to the next worker once it is being recycled, and
 ends with the status a function passed to ``sys.exit()`` once the other
 calls are done.
@@ -52,9 +55,10 @@ from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from funcwsgi.adapters._outbox import SEND_SIZE, SpillingSocket, send_some
 from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
+from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.adapters.gunicorn import WORKER_BOOT_ERROR
 from funcwsgi.config import Config
-from funcwsgi.timeouts.watchdog import use_server_threads
+from funcwsgi.serving import SERVER_CALL_KEY, exempt_paths, rejected_counter, run_after_response
 
 log = logging.getLogger("funcwsgi")
 
@@ -83,6 +87,8 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
     """gthread reading whole requests on its loop; see the module's documentation."""
 
     exit_status: int | None = None  # set when the function called sys.exit()
+    wsgi: Any  # gunicorn's, wrapped in load_wsgi()
+    alive: bool
 
     def load_wsgi(self) -> None:
         if self.cfg.is_ssl:
@@ -98,16 +104,15 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.worker_connections = 1 << 62
         self.max_inflight = config.max_inflight
         self.limits = Limits(request_line=self.cfg.limit_request_line or 8190, body=config.server_max_body_size)
-        probes = {"/healthz", "/health/liveness", "/health/readiness"}
-        if config.server_metrics and not config.server_metrics_port:
-            probes.add(config.server_metrics_path)
-        self.probe_paths = frozenset(path.encode() for path in probes)
+        self.probe_paths = frozenset(path.encode() for path in exempt_paths(config))
         self.waiting: OrderedDict[Connection, None] = OrderedDict()
         self.sending: dict[Connection, None] = {}
         self.inflight = 0
         self.next_sweep = 0.0
         self.probe_pool = ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="funcwsgi-probe")
-        self.rejected = _rejected_counter(config)
+        self.rejected = rejected_counter(config)
+        self.current = threading.local()  # the call a thread serves
+        self.wsgi = CallsOnThreads(self.wsgi, self)
 
     # -- threads lent to the timeout layer -----------------------------------------
 
@@ -116,22 +121,21 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         pool: ThreadPoolExecutor = super().get_thread_pool()
         self.stuck_sockets: set[Any] = set()
         self.resizing = threading.Lock()
-        use_server_threads(self)
         return pool
 
-    def call_stuck(self, environ: dict[str, Any], extra_threads: int) -> None:
+    def call_stuck(self, sock: Any, extra_threads: int) -> None:
         """A call timed out and its thread is stuck: more threads keep the pool at full strength."""
-        self._resize(extra_threads, self.stuck_sockets.add, environ)
+        self._resize(extra_threads, self.stuck_sockets.add, sock)
 
-    def call_back(self, environ: dict[str, Any], extra_threads: int) -> None:
-        self._resize(extra_threads, self.stuck_sockets.discard, environ)
+    def call_back(self, sock: Any, extra_threads: int) -> None:
+        self._resize(extra_threads, self.stuck_sockets.discard, sock)
 
-    def _resize(self, extra_threads: int, note: Any, environ: dict[str, Any]) -> None:
+    def _resize(self, extra_threads: int, note: Any, sock: Any) -> None:
         with self.resizing:
             # ThreadPoolExecutor reads _max_workers each time a call is submitted and
             # starts a thread when none is idle and fewer than that many exist.
             self.tpool._max_workers = self.cfg.threads + extra_threads
-            note(environ["gunicorn.socket"])
+            note(sock)
 
     # -- the event loop: accepting, reading, dispatching ----------------------------
 
@@ -331,6 +335,11 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             conn.outbox = writer.take()
             parser.unreader.close()
             request.close()
+            call = getattr(self.current, "call", None)
+            if call is not None:
+                self.current.call = None
+                if call.later:
+                    run_after_response(call.later)
         return keepalive, conn
 
     def finish_request(self, future: Future[tuple[bool, Connection]]) -> None:
@@ -460,10 +469,15 @@ def _leftover(parser: Any) -> bytes | None:
     return rest
 
 
-def _rejected_counter(config: Config) -> Any:
-    """Counts a call refused with 503 in ``function_rejected_total`` (a no-op without metrics)."""
-    if not config.server_metrics:
-        return lambda: None
-    from funcwsgi.middleware.metrics import call_metrics
+class CallsOnThreads:
+    """The service, each call given its :class:`SocketCall` (what this server gives a call)."""
 
-    return call_metrics(config).reject
+    def __init__(self, app: Any, worker: FunctionWorker) -> None:
+        self.app = app
+        self.worker = worker
+        self.config = getattr(app, "config", None)
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        call = environ[SERVER_CALL_KEY] = SocketCall(environ["gunicorn.socket"], None, self.worker)
+        self.worker.current.call = call
+        return self.app(environ, start_response)

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY
 from ..middleware.http_rules import HttpRulesMiddleware, bodiless, without_content_headers
 from ..replies import BUSY_TEXT, Reply
+from ..serving import RETRY_AFTER_SECONDS, SERVER_CALL_KEY, TASK, Lent, exempt_paths, rejected_counter, run_after_response
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH
 
@@ -40,20 +41,54 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-#: Seconds a client told to come back later should wait.
-RETRY_AFTER = "1"
 INTERNAL_ERROR = Reply(500, "Internal Server Error")
+
+
+class LoopCall:
+    """What the edge gives a call (:class:`funcwsgi.serving.ServerCall`): a task on the loop."""
+
+    __slots__ = ("scope", "gone", "later")
+    lent: Lent = TASK
+    #: The deadline cancels the call's task, and the edge answers through the response.
+    answers_now = False
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.gone = False  # the server said http.disconnect
+        self.later: list[Callable[[], object]] | None = None
+
+    def answer_now(self, status: str, headers: Any, body: bytes) -> None:
+        raise OSError("a call on the event loop is answered through its response")
+
+    def client_connected(self) -> bool:
+        return not self.gone
+
+    def peer(self) -> tuple[str, int] | None:
+        client = self.scope.get("client")
+        return (str(client[0]), int(client[1])) if client else None
+
+    def after_response(self, work: Callable[[], object]) -> None:
+        if self.later is None:
+            self.later = []
+        self.later.append(work)
+
+    def thread_stuck(self, extra_threads: int) -> None:
+        pass
+
+    def thread_back(self, extra_threads: int) -> None:
+        pass
 
 
 class AsgiInput:
     """``wsgi.input`` of a call on the loop: the ASGI body messages, read through the bridge as they arrive."""
 
-    __slots__ = ("_receive", "_buffer", "_more")
+    __slots__ = ("_receive", "_buffer", "_more", "_call")
 
-    def __init__(self, receive: Receive) -> None:
+    def __init__(self, receive: Receive, call: LoopCall | None = None) -> None:
         self._receive = receive
         self._buffer = bytearray()
         self._more = True
+        self._call = call
 
     def _fill(self) -> None:
         message = wait_for(self._receive())
@@ -62,6 +97,8 @@ class AsgiInput:
             self._more = message.get("more_body", False)
         else:  # http.disconnect: the client is gone, the body ends here
             self._more = False
+            if self._call is not None:
+                self._call.gone = True
 
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0:
@@ -180,6 +217,7 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
     environ["QUERY_STRING"] = query.decode("latin-1") if query else ""
     environ[ASGI_SCOPE_KEY] = scope
     environ[ASGI_RECEIVE_KEY] = receive
+    call = environ[SERVER_CALL_KEY] = LoopCall(scope)
     client = scope.get("client")
     if client:
         environ["REMOTE_ADDR"] = str(client[0])
@@ -193,7 +231,7 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
             environ[key] = raw_value.decode("latin-1")
     # HTTP/1.1 (RFC 9112, 6.3): without Content-Length or Transfer-Encoding a request has no body.
     if "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0":
-        environ["wsgi.input"] = AsgiInput(receive)
+        environ["wsgi.input"] = AsgiInput(receive, call)
     else:
         environ["wsgi.input"] = NO_BODY
     return environ
@@ -273,15 +311,6 @@ class _Exchange:
             wait_for(self.send({"type": "http.response.body", "body": chunk, "more_body": True}))
 
 
-def rejected_counter(config: Any) -> Callable[[], None]:
-    """Counts a call refused with 503 in ``function_rejected_total`` (a no-op without metrics)."""
-    if not config.server_metrics:
-        return lambda: None
-    from ..middleware.metrics import call_metrics
-
-    return call_metrics(config).reject
-
-
 class AsgiService:
     """A :class:`~funcwsgi.application.FunctionService` served as an ASGI application."""
 
@@ -296,10 +325,9 @@ class AsgiService:
         self.limit = config.max_inflight_on_loop
         self.inflight = 0
         # The threads' refusal, word for word: the connection closed after it, the call counted as refused.
-        self.busy = Reply(503, BUSY_TEXT, headers=[("Retry-After", RETRY_AFTER), ("Connection", "close")])
+        self.busy = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS)), ("Connection", "close")])
         self.rejected = rejected_counter(config)
-        # Probes and the metrics path are answered past the bound: a busy process is not a dead one.
-        self.exempt = frozenset({"/healthz", "/health/readiness", "/health/liveness", config.server_metrics_path})
+        self.exempt = exempt_paths(config)
         self.watch = LOOP_WATCH if config.server_loop_blocked_seconds > 0 else None
         if self.watch is not None:
             self.watch.configure(config.server_loop_blocked_seconds, service.loaded.name, service.loaded.path)
@@ -336,6 +364,9 @@ class AsgiService:
                 status, headers, body = answered
                 await send(_head(status, headers))
                 await send({"type": "http.response.body", "body": b"".join(body)})
+            later = environ[SERVER_CALL_KEY].later
+            if later:  # off the loop: the work may block
+                asyncio.get_running_loop().run_in_executor(None, run_after_response, later)
         finally:
             self.inflight -= 1
 

@@ -44,7 +44,7 @@ class BodyLimitMiddleware:
             if too_large:
                 return self.too_large(environ, start_response)
         elif ("HTTP_TRANSFER_ENCODING" in environ and "chunked" in environ["HTTP_TRANSFER_ENCODING"].lower()) or (
-            # A server that de-chunks a body may hide how it came; gunicorn marks every
+            # A server that de-chunks a body may hide how it came; some servers mark every
             # request so, and reading an empty GET into a spooled file is half the cost
             # of the whole stack.
             environ.get("wsgi.input_terminated") and environ.get("REQUEST_METHOD") not in BODILESS_METHODS

@@ -7,21 +7,19 @@
 - ``1xx``, ``204`` and ``304`` responses have no body, no ``Content-Length``
   and no ``Content-Type`` (RFC 9110 sections 8.6 and 15.3.5).
 - ``write()`` works on every server: where the server's ``start_response``
-  returns none (granian), what the app writes is buffered and sent ahead of
+  returns none (some do), what the app writes is buffered and sent ahead of
   the body it returns (PEP 3333 allows a buffering ``write``).
 
 On the event-loop path the ASGI edge (:mod:`funcwsgi.eventloop.asgi`) is
 the server: it keeps the same rules where it sends the response, with
-:func:`bodiless` and :func:`without_content_headers` from here, and this
-layer steps aside.
+:func:`bodiless` and :func:`without_content_headers` from here, and enters
+the stack below this layer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
-
-from ..environ import ASGI_SCOPE_KEY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -47,8 +45,6 @@ class HttpRulesMiddleware:
         self.app = app
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        if ASGI_SCOPE_KEY in environ:  # the event-loop edge keeps the rules itself
-            return self.app(environ, start_response)
         call = _Call(environ.get("REQUEST_METHOD") == "HEAD", start_response)
         body = self.app(environ, call.start_response)
         if call.bodiless or (call.status is None and call.head):
@@ -76,7 +72,7 @@ class _Call:
         self.bodiless = self.head or bodiless(status)
         if bodiless(status):
             headers = without_content_headers(headers)
-        # Typed to return write(), but granian's start_response returns None.
+        # Typed to return write(), but some servers' start_response returns None.
         write: Any = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
         if self.bodiless:
             return _ignore

@@ -1,15 +1,16 @@
 """The call timeout: after ``SERVER_CALL_TIMEOUT`` seconds the client gets 408.
 
 The body is ``Timeout while processing the function``, what Kyma and
-Kubeless answer, so existing clients keep working. Under gunicorn the call
-runs on the server's own thread and a watchdog answers for it at the
-deadline (:mod:`funcwsgi.timeouts.watchdog`); under the other servers it
-runs on a pool thread while the server's thread waits
+Kubeless answer, so existing clients keep working. How the call is timed
+depends only on what its server gives it (:mod:`funcwsgi.serving`): on a
+server thread whose call can be answered at once, it runs on that thread and
+a watchdog answers for it at the deadline (:mod:`funcwsgi.timeouts.watchdog`);
+otherwise it runs on a pool thread while the server's thread waits
 (:mod:`funcwsgi.timeouts.handoff`). Either way the client is answered on
 time even when the function is blocked inside C, the function gets
 :class:`~funcwsgi.timeouts.CallTimeout` at its next Python instruction, and
-the number of threads stays bounded. On the event loop the function's
-coroutine is cancelled at the deadline instead
+the number of threads stays bounded. On a task of an event loop the
+function's coroutine is cancelled at the deadline instead
 (:mod:`funcwsgi.timeouts.cancelling`): it sees ``asyncio.CancelledError``.
 
 Only the call is timed (until the function returns its response); a
@@ -22,10 +23,11 @@ from collections.abc import Iterable
 from time import monotonic
 from typing import TYPE_CHECKING
 
-from ..environ import ASGI_SCOPE_KEY, DEADLINE_KEY, FAILURE_KEY
+from ..environ import DEADLINE_KEY, FAILURE_KEY
+from ..serving import SERVER_CALL_KEY, TASK, THREAD
 from ..timeouts import TIMED_OUT, CallTimeout, Expired, log_timeout
 from ..timeouts.handoff import PooledCalls
-from ..timeouts.watchdog import Watchdog, server_threads_usable
+from ..timeouts.watchdog import Watchdog
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -46,13 +48,16 @@ class TimeoutMiddleware:
         self.pooled = PooledCalls(app, seconds=seconds, max_threads=max_threads)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        call = environ.get(SERVER_CALL_KEY)
         try:
-            if ASGI_SCOPE_KEY in environ:
-                # On the event loop: the function's task is cancelled at the deadline (timeouts.cancelling).
-                environ[DEADLINE_KEY] = monotonic() + self.seconds
-                return self.app(environ, start_response)
-            if server_threads_usable(environ):
-                return self.watchdog.run(self.app, environ, start_response)
+            if call is not None:
+                lent = call.lent
+                if lent is TASK:
+                    # The function's task is cancelled at the deadline (timeouts.cancelling).
+                    environ[DEADLINE_KEY] = monotonic() + self.seconds
+                    return self.app(environ, start_response)
+                if lent is THREAD and call.answers_now:
+                    return self.watchdog.run(self.app, environ, start_response)
             return self.pooled(environ, start_response)
         except Expired as expired:
             return self.timed_out(environ, start_response, expired)

@@ -1,14 +1,14 @@
 """Timing a call on a pool thread while the server's thread waits for it.
 
-For servers whose threads the runtime cannot stand in for (waitress,
-granian, werkzeug): the only way to answer on time when the function is
+For calls whose server cannot answer them while they run (no
+:attr:`~funcwsgi.serving.ServerCall.answers_now`): the only way to answer on time when the function is
 blocked inside C (``time.sleep``, a socket read) is for the thread that
 answers to be another one than the function's. At the deadline the waiting
 thread answers 408 and asks CPython to raise :class:`CallTimeout` in the
 function's thread, which stops Python code at its next instruction
 (blocking C calls at their return). The hand-off costs a few microseconds
-of CPU and two thread switches per call; gunicorn avoids it
-(:mod:`funcwsgi.timeouts.watchdog`).
+of CPU and two thread switches per call; a server that can answer a call
+at once avoids it (:mod:`funcwsgi.timeouts.watchdog`).
 
 What the function sees is what it would see without a timeout:
 

@@ -1,26 +1,28 @@
-"""Timing a call on the server's own thread, for gunicorn: no hand-off, no thread switch.
+"""Timing a call on the server's own thread: no hand-off, no thread switch.
 
 Handing every call to another thread (:mod:`funcwsgi.timeouts.handoff`)
 costs two thread switches per call, which over HTTP is most of what the
-runtime adds to a hello world. gunicorn lets the runtime avoid it: the
-client's socket is in the environ, so a call can run on the server's own
-thread while one watchdog thread per process looks at the deadlines a few
-times a second. When a call passes its deadline the watchdog
+runtime adds to a hello world. A server whose call can be answered at once
+(:attr:`funcwsgi.serving.ServerCall.answers_now`) lets the runtime avoid
+it: the call runs on the server's own thread while one watchdog thread per
+process looks at the deadlines a few times a second. When a call passes its
+deadline the watchdog
 
-1. writes ``408 Timeout while processing the function`` (with
-   ``Connection: close``) to the client's socket itself and shuts the
-   socket for writing, so the client is answered on time even when the
-   function is blocked inside C (``time.sleep``, a socket read), and
+1. answers ``408 Timeout while processing the function`` (with
+   ``Connection: close``) through the call's
+   :meth:`~funcwsgi.serving.ServerCall.answer_now`, so the client is
+   answered on time even when the function is blocked inside C
+   (``time.sleep``, a socket read), and
 2. asks CPython to raise :class:`~funcwsgi.timeouts.CallTimeout` in the
    function's thread, which stops Python code at its next instruction.
 
-When the function's thread comes back, its late response is refused by the
-shut socket and gunicorn closes the connection. Until then the thread is
-stuck; gunicorn's worker is told to keep one more thread for each stuck one
-(up to ``limit``), so the server keeps its full number of threads for other
-calls. When ``limit`` threads are stuck, new calls wait for one to come back
-and get 408 at their own deadline, and the liveness check fails so the
-platform restarts the process.
+When the function's thread comes back, its late response is discarded by
+the server. Until then the thread is stuck; the server is told
+(:meth:`~funcwsgi.serving.ServerCall.thread_stuck`) to keep one more thread
+for each stuck one (up to ``limit``), so it keeps its full number of
+threads for other calls. When ``limit`` threads are stuck, new calls wait
+for one to come back and get 408 at their own deadline, and the liveness
+check fails so the platform restarts the process.
 
 Per call the happy path costs a dict insert and a dict pop: which of the
 function's thread and the watchdog takes the call out of ``active`` first
@@ -30,15 +32,14 @@ decides, atomically, whether it finished in time.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..environ import REQUEST_ID_KEY
+from ..serving import SERVER_CALL_KEY
 from . import TIMED_OUT, CallTimeout, Expired, cancel_interrupt, interrupt, log_timeout, renew_after_fork
 
 if TYPE_CHECKING:
@@ -49,33 +50,12 @@ log = logging.getLogger("funcwsgi.timeout")
 #: How often the watchdog looks at the deadlines: a 408 leaves at most this late.
 TICK_SECONDS = 0.05
 
-SOCKET_KEY = "gunicorn.socket"
-
-
-def _answer(head_only: bool, request_id: str | None) -> bytes:
-    """The layer's 408 as raw HTTP, for the watchdog to write itself; the connection then closes."""
-    extra = [("Connection", "close")] if request_id is None else [("Connection", "close"), ("X-Request-Id", request_id)]
-    head = TIMED_OUT.http_head(*extra)
-    return head if head_only else head + TIMED_OUT.body
-
-
-class ServerThreads(Protocol):
-    """A server worker whose threads calls may run on (gunicorn's, in :mod:`funcwsgi.adapters.gunicorn`)."""
-
-    def call_stuck(self, environ: WSGIEnvironment, extra_threads: int) -> None:
-        """The call was answered with 408 but its thread is stuck in it: keep ``extra_threads`` more threads."""
-
-    def call_back(self, environ: WSGIEnvironment, extra_threads: int) -> None:
-        """The thread of that call came back: ``extra_threads`` more threads are enough now."""
-
-
-_server_threads: ServerThreads | None = None
-
-
-def use_server_threads(server: ServerThreads) -> None:
-    """Called by the server worker, in its own process: calls may run on its threads."""
-    global _server_threads
-    _server_threads = server
+def _answer(head_only: bool, request_id: str | None) -> tuple[str, list[tuple[str, str]], bytes]:
+    """The layer's 408 for the watchdog to answer itself; the connection then closes."""
+    headers = [*TIMED_OUT.headers, ("Connection", "close")]
+    if request_id is not None:
+        headers.append(("X-Request-Id", request_id))
+    return TIMED_OUT.status, headers, b"" if head_only else TIMED_OUT.body
 
 
 def stuck_calls() -> int:
@@ -83,20 +63,7 @@ def stuck_calls() -> int:
     return sum(watchdog.stuck for watchdog in list(_instances))
 
 
-def server_threads_usable(environ: WSGIEnvironment) -> bool:
-    return _server_threads is not None and SOCKET_KEY in environ
-
-
 _instances: weakref.WeakSet[Watchdog] = weakref.WeakSet()
-
-
-def _forget_server_threads() -> None:
-    global _server_threads
-    _server_threads = None  # set again by a gunicorn worker, after its fork
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_server_threads)
 
 
 class TimedCall:
@@ -214,9 +181,7 @@ class Watchdog:
             self.stuck -= 1
             extra_threads = min(self.stuck, self.limit)
             self.changed.notify()
-        server = _server_threads
-        if server is not None:
-            server.call_back(call.environ, extra_threads)
+        call.environ[SERVER_CALL_KEY].thread_back(extra_threads)
 
     def _start(self) -> None:
         with self.changed:
@@ -239,27 +204,19 @@ class Watchdog:
 
     def _answer_and_interrupt(self, call: TimedCall) -> None:
         environ = call.environ
+        server_call = environ[SERVER_CALL_KEY]
         with self.changed:
             self.stuck += 1
             # Two calls can both start while one place is left, and both get stuck:
             # the server never gets more than `limit` extra threads.
             extra_threads = min(self.stuck, self.limit)
-        server = _server_threads
-        if server is not None:
-            server.call_stuck(environ, extra_threads)
-        log_timeout(self.seconds, "the function did not return", environ)
-        client = environ.get(SOCKET_KEY)
         try:
-            if client is not None:
-                answer = _answer(environ.get("REQUEST_METHOD") == "HEAD", environ.get(REQUEST_ID_KEY))
-                if type(client) is socket.socket:
-                    # Never block the watchdog on a client that does not read: the answer is small.
-                    client.send(answer, socket.MSG_DONTWAIT)
-                else:  # a TLS socket takes no flags
-                    client.send(answer)
-                client.shutdown(socket.SHUT_WR)
-        except (OSError, ValueError) as error:
-            log.info("The client of a timed-out call could not be answered: %s", error)
+            server_call.thread_stuck(extra_threads)
+            log_timeout(self.seconds, "the function did not return", environ)
+            try:
+                server_call.answer_now(*_answer(environ.get("REQUEST_METHOD") == "HEAD", environ.get(REQUEST_ID_KEY)))
+            except (OSError, ValueError) as error:
+                log.info("The client of a timed-out call could not be answered: %s", error)
         finally:
             interrupt(call.thread)
             call.answered = True

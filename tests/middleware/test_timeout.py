@@ -9,7 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.middleware.timeout import TIMED_OUT, CallTimeout, TimeoutMiddleware
+from funcwsgi.serving import SERVER_CALL_KEY
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
 
@@ -242,31 +244,37 @@ def test_a_timeout_longer_than_poll_can_wait_still_serves():
     assert call(TimeoutMiddleware(inner, seconds=1e12, max_threads=1))[3] == b"ok"
 
 
-# The watchdog path: calls run on the server's own thread, as under gunicorn,
-# where the client's socket is in the environ and the worker lends its threads.
-# Here the socket is one end of a real socket pair and the worker is a stand-in
-# that records what it is told; tests/test_gunicorn_server.py runs the real one.
+# The watchdog path: calls run on the server's own thread, with a ServerCall that
+# answers on the client's socket (the default worker's SocketCall) and a worker that
+# lends its threads. Here the socket is one end of a real socket pair and the worker
+# is a stand-in that records what it is told; tests/test_gunicorn_server.py runs the real one.
 
 
 class LentThreads:
+    """A server that lends its threads: told of each stuck call and of its return."""
+
     def __init__(self):
         self.extra_threads = []
 
-    def call_stuck(self, environ, extra_threads):
+    def call_stuck(self, key, extra_threads):
         self.extra_threads.append(extra_threads)
 
-    def call_back(self, environ, extra_threads):
+    def call_back(self, key, extra_threads):
         self.extra_threads.append(extra_threads)
+
+
+LENDER = LentThreads()
 
 
 @pytest.fixture
 def lent_threads():
-    from funcwsgi.timeouts import watchdog
+    LENDER.extra_threads = []
+    return LENDER
 
-    threads = LentThreads()
-    watchdog.use_server_threads(threads)
-    yield threads
-    watchdog._server_threads = None
+
+def on_socket(sock, lender=LENDER):
+    """The environ keys of a call served on a server thread, its client on ``sock``."""
+    return {SERVER_CALL_KEY: SocketCall(sock, None, lender)}
 
 
 @pytest.fixture
@@ -298,7 +306,7 @@ def test_watched_calls_run_on_the_servers_thread(lent_threads, client_socket):
     wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
     token = request_id.set("abc-123")
     try:
-        status, headers, _, body, environ = call(wrapped, **{"gunicorn.socket": client_socket[0]})
+        status, headers, _, body, environ = call(wrapped, **on_socket(client_socket[0]))
     finally:
         request_id.reset(token)
     assert (status, headers["X-One"], body) == ("200 OK", "1", b"abc-123")
@@ -333,7 +341,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
     reader = threading.Thread(target=client)
     reader.start()
     wrapped = TimeoutMiddleware(inner, seconds=deadline, max_threads=2)
-    status, headers, _, body, environ = call(wrapped, method, **{"gunicorn.socket": server_end, "funcwsgi.request_id": "r-1"})
+    status, headers, _, body, environ = call(wrapped, method, **on_socket(server_end), **{"funcwsgi.request_id": "r-1"})
     reader.join(5)
     head, _, sent_body = answered["bytes"].partition(b"\r\n\r\n")
     assert head.split(b"\r\n")[0] == b"HTTP/1.1 408 Request Timeout"
@@ -350,7 +358,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
 def test_a_watched_python_loop_is_stopped_at_its_next_instruction(lent_threads, client_socket):
     caught = []
     wrapped = TimeoutMiddleware(spinning(caught), seconds=0.1, max_threads=2)
-    status = call(wrapped, **{"gunicorn.socket": client_socket[0]})[0]
+    status = call(wrapped, **on_socket(client_socket[0]))[0]
     assert status == "408 Request Timeout"
     assert isinstance(caught[0], CallTimeout)
     assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
@@ -366,7 +374,7 @@ def test_a_watched_call_that_started_writing_is_no_longer_timed(lent_threads, cl
         return [b" done"]
 
     wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
-    status, _, written, body, _ = call(wrapped, **{"gunicorn.socket": client_socket[0]})
+    status, _, written, body, _ = call(wrapped, **on_socket(client_socket[0]))
     assert (status, written, body) == ("200 OK", [b"streaming,"], b" done")
     client_socket[1].setblocking(False)
     with pytest.raises(BlockingIOError):  # the watchdog wrote nothing
@@ -386,7 +394,7 @@ def test_when_every_watched_thread_is_stuck_calls_get_408_and_liveness_fails(len
 
     wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=1)
     pair, other = socket.socketpair(), socket.socketpair()
-    stuck = threading.Thread(target=call, args=(wrapped,), kwargs={"gunicorn.socket": pair[0]})
+    stuck = threading.Thread(target=call, args=(wrapped,), kwargs=on_socket(pair[0]))
     stuck.start()
     try:
         deadline = time.monotonic() + 5
@@ -394,7 +402,7 @@ def test_when_every_watched_thread_is_stuck_calls_get_408_and_liveness_fails(len
             time.sleep(0.01)
         assert wrapped.liveness_problem() == "all 1 call threads are stuck in calls that timed out"
         began = time.monotonic()
-        assert call(wrapped, **{"gunicorn.socket": other[0]})[0] == "408 Request Timeout"
+        assert call(wrapped, **on_socket(other[0]))[0] == "408 Request Timeout"
         took = time.monotonic() - began
         assert 0.1 <= took < 0.1 + timing.slack(IDLE_SLACK), f"{took:.3f} s ({timing})"
     finally:
@@ -425,7 +433,7 @@ def test_a_status_set_before_the_watchdog_answered_is_replaced_not_doubled(lent_
 
     threading.Timer(0.5, release.set).start()
     wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
-    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), "gunicorn.socket": client_socket[0]}
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), **on_socket(client_socket[0])}
     body = wrapped(environ, strict_start_response)
     assert list(body) == [] and calls == [("200 OK", False), ("408 Request Timeout", True)]
     assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
@@ -478,7 +486,7 @@ def test_the_late_result_of_a_watched_call_is_closed(lent_threads, client_socket
     """Mutation caught: ``Watchdog.run`` raising ``Expired`` for a call that came back without closing its result."""
     closed = threading.Event()
     wrapped = TimeoutMiddleware(returns_late(closed), seconds=0.05, max_threads=2)
-    status, _, _, body, environ = call(wrapped, **{"gunicorn.socket": client_socket[0]})
+    status, _, _, body, environ = call(wrapped, **on_socket(client_socket[0]))
     assert (status, body, environ["funcwsgi.failure"]) == ("408 Request Timeout", b"", "timeout")
     assert closed.is_set(), "the late body was not closed when the call's thread came back"
     assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
@@ -517,7 +525,7 @@ def test_watched_calls_run_at_the_same_moment(lent_threads):
     pairs = [socket.socketpair() for _ in range(4)]
     try:
         with ThreadPoolExecutor(4) as pool:
-            answers = list(pool.map(lambda pair: call(wrapped, **{"gunicorn.socket": pair[0]})[3], pairs))
+            answers = list(pool.map(lambda pair: call(wrapped, **on_socket(pair[0]))[3], pairs))
     finally:
         for pair in pairs:
             for end in pair:
@@ -598,9 +606,10 @@ def test_a_late_body_whose_close_fails_is_logged_with_its_traceback(caplog):
     assert record.exc_info is not None and record.exc_info[0] is OSError
 
 
-def test_a_call_without_a_socket_under_gunicorn_is_still_answered_on_time(lent_threads, timing):
-    """Mutation caught: ``server_threads_usable`` with ``or`` for ``and``: a call whose socket the
-    watchdog cannot reach must go to the hand-off, which answers it at the deadline."""
+@pytest.mark.parametrize("answers_now", [False, None], ids=["call-that-cannot-answer-now", "no-server-call"])
+def test_a_call_the_watchdog_cannot_answer_is_still_answered_on_time(lent_threads, timing, answers_now):
+    """Mutation caught: ``call.answers_now`` with ``or`` for ``and`` (or left out): a call whose server
+    cannot answer it at once must go to the hand-off, which answers it at the deadline."""
     release = threading.Event()
 
     def inner(environ, start_response):
@@ -609,9 +618,20 @@ def test_a_call_without_a_socket_under_gunicorn_is_still_answered_on_time(lent_t
         return [b"late"]
 
     wrapped = TimeoutMiddleware(inner, seconds=DEADLINE, max_threads=2)
+    extra = {}
+    if answers_now is not None:
+        import socket
+
+        server_end, client_end = socket.socketpair()
+
+        class Unanswerable(SocketCall):  # as a call on an HTTP/2 stream says
+            __slots__ = ()
+            answers_now = False
+
+        extra = {SERVER_CALL_KEY: Unanswerable(server_end, None, lent_threads)}
     began = time.monotonic()
     try:
-        status = call(wrapped)[0]
+        status = call(wrapped, **extra)[0]
         took = time.monotonic() - began
     finally:
         release.set()
@@ -634,12 +654,12 @@ def test_the_watchdog_outlives_a_call_it_could_not_answer(lent_threads, client_s
     narrowed away): its thread dies and no later call is answered."""
     wrapped = TimeoutMiddleware(spinning([]), seconds=0.05, max_threads=4)
     with caplog.at_level("ERROR", logger="funcwsgi.timeout"):
-        assert call(wrapped, **{"gunicorn.socket": UnexpectedSocket()})[0] == "408 Request Timeout"
+        assert call(wrapped, **on_socket(UnexpectedSocket()))[0] == "408 Request Timeout"
         deadline = time.monotonic() + 5  # the watchdog logs on its own thread, after it interrupted the call
         while "Answering a call that timed out failed" not in caplog.text and time.monotonic() < deadline:
             time.sleep(0.01)
     assert "Answering a call that timed out failed" in caplog.text
-    assert call(wrapped, **{"gunicorn.socket": client_socket[0]})[0] == "408 Request Timeout"
+    assert call(wrapped, **on_socket(client_socket[0]))[0] == "408 Request Timeout"
     assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
 
 
@@ -653,7 +673,7 @@ def test_a_client_gone_before_its_408_is_noted_not_an_error(lent_threads, caplog
     wrapped = TimeoutMiddleware(spinning([]), seconds=0.05, max_threads=2)
     try:
         with caplog.at_level("INFO", logger="funcwsgi.timeout"):
-            assert call(wrapped, **{"gunicorn.socket": server_end})[0] == "408 Request Timeout"
+            assert call(wrapped, **on_socket(server_end))[0] == "408 Request Timeout"
     finally:
         server_end.close()
     assert any(r.levelname == "INFO" and r.getMessage().startswith("The client of a timed-out call could not be answered") for r in caplog.records)
@@ -704,6 +724,6 @@ def test_a_watched_function_may_replace_its_status_with_exc_info(lent_threads, c
         return [b"later"]
 
     wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
-    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), "gunicorn.socket": client_socket[0]}
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), **on_socket(client_socket[0])}
     assert b"".join(wrapped(environ, strict_start_response)) == b"later"
     assert calls == ["200 OK", "503 Service Unavailable"]

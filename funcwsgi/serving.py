@@ -1,0 +1,185 @@
+"""The one interface between the core and the servers that serve it.
+
+A server (an adapter in :mod:`funcwsgi.adapters`, or the event-loop edge in
+:mod:`funcwsgi.eventloop.asgi`) gives each call a :class:`ServerCall`, put in
+the call's environ under :data:`SERVER_CALL_KEY`: how the call runs (on a
+thread the server lends, or as a task on its event loop), a way to answer
+the client at once while the function still runs, whether the client is
+still connected, the peer's address, and a place for work after the answer.
+The layers, the timeouts and the event-loop code read a call's server
+through this module only, and never name a server. A server that gives no
+:class:`ServerCall` is served too: the functions below answer for it
+(:func:`client_connected` says yes, :func:`peer` reads ``REMOTE_ADDR``,
+:func:`after_response` runs the work at once: a test client calling the
+WSGI application has no "after").
+
+What the core gives a server is :class:`Core` (the service, as a WSGI and
+an ASGI application, with its configuration), the paths answered past every
+bound (:func:`exempt_paths`), the refusals a server sends itself
+(:data:`BUSY`, :data:`REQUEST_TIMEOUT`) and the counter of refused calls
+(:func:`rejected_counter`). docs/architecture.md#the-server-interface
+draws it, and says how to add a server.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .replies import BUSY_TEXT, Reply
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+    from .config import Config
+
+log = logging.getLogger("funcwsgi")
+
+#: The environ key of the call's :class:`ServerCall`.
+SERVER_CALL_KEY = "funcwsgi.server_call"
+
+
+class Lent(enum.Enum):
+    """What a server lends a call to run on."""
+
+    #: One of the server's own threads: the call blocks it until the function returns.
+    THREAD = "thread"
+    #: A task on the server's event loop: the call must never block; the deadline cancels it.
+    TASK = "task"
+
+
+THREAD = Lent.THREAD
+TASK = Lent.TASK
+
+
+class ServerCall(Protocol):
+    """What a server gives one call (in its environ under :data:`SERVER_CALL_KEY`)."""
+
+    #: What the call runs on.
+    lent: Lent
+    #: Whether :meth:`answer_now` works for this call (HTTP/1.1 on a socket the server hands over: yes).
+    answers_now: bool
+
+    def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
+        """Answer the client with this response now and end the connection, while the function still runs.
+
+        Called from another thread than the call's. What the call sends afterwards is
+        discarded. Raises ``OSError`` when the client cannot be reached.
+        """
+
+    def client_connected(self) -> bool:
+        """Whether the client is still connected (False once it closed or reset its connection)."""
+
+    def peer(self) -> tuple[str, int] | None:
+        """The client's address and port, as the server's socket sees them."""
+
+    def after_response(self, work: Callable[[], object]) -> None:
+        """Run ``work`` once the response is sent, off the client's time."""
+
+    def thread_stuck(self, extra_threads: int) -> None:
+        """The call was answered through :meth:`answer_now` and its thread is stuck in the function:
+        the server keeps ``extra_threads`` threads beyond its own number (one per stuck call, bounded
+        by the caller), and stops counting this call as in flight."""
+
+    def thread_back(self, extra_threads: int) -> None:
+        """The stuck thread of this call came back: ``extra_threads`` more threads are enough now."""
+
+
+def server_call(environ: WSGIEnvironment) -> ServerCall | None:
+    """The call's :class:`ServerCall`, or None when its server gives none."""
+    call: ServerCall | None = environ.get(SERVER_CALL_KEY)
+    return call
+
+
+def runs_on_loop(environ: WSGIEnvironment) -> bool:
+    """Whether the call runs as a task on an event loop (it must not block)."""
+    call = environ.get(SERVER_CALL_KEY)
+    return call is not None and call.lent is TASK
+
+
+def client_connected(environ: WSGIEnvironment) -> bool:
+    """Whether the call's client is still connected; True when its server cannot tell."""
+    call = environ.get(SERVER_CALL_KEY)
+    return True if call is None else call.client_connected()
+
+
+def peer(environ: WSGIEnvironment) -> tuple[str, int] | None:
+    """The client's address and port: the server's word, else ``REMOTE_ADDR``/``REMOTE_PORT``."""
+    call = environ.get(SERVER_CALL_KEY)
+    if call is not None:
+        found: tuple[str, int] | None = call.peer()
+        return found
+    address = environ.get("REMOTE_ADDR")
+    if not address:
+        return None
+    port = environ.get("REMOTE_PORT", "")
+    return address, int(port) if str(port).isdigit() else 0
+
+
+def after_response(environ: WSGIEnvironment, work: Callable[[], object]) -> None:
+    """Run ``work`` once the call's response is sent, in the server's place for it; at once without a server."""
+    call = environ.get(SERVER_CALL_KEY)
+    if call is not None:
+        call.after_response(work)
+    else:
+        run_after_response((work,))
+
+
+def run_after_response(works: Iterable[Callable[[], object]]) -> None:
+    """Run the work left for after a response; one that fails is logged and the others still run."""
+    for work in works:
+        try:
+            work()
+        except Exception:
+            log.exception("Work after the response failed")
+
+
+# -- what the core gives a server -------------------------------------------------
+
+
+class Core(Protocol):
+    """What the core gives a server: :class:`funcwsgi.application.FunctionService`."""
+
+    #: The service's configuration (the ``SERVER_*`` settings a server applies).
+    config: Config
+    #: Whether the function is async: serve :attr:`asgi` on an event loop, not the WSGI side on threads.
+    on_loop: bool
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        """The service as a WSGI application (PEP 3333)."""
+
+    @property
+    def asgi(self) -> Any:
+        """The same service as an ASGI application."""
+
+
+#: Seconds a client told to come back later should wait.
+RETRY_AFTER_SECONDS = 1
+#: A server's answer past ``SERVER_MAX_INFLIGHT`` (and to a connection past ``SERVER_MAX_CONNECTIONS``).
+BUSY = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS))])
+#: A server's answer to a request whose head or body did not arrive in time.
+REQUEST_TIMEOUT = Reply(408, "the request did not arrive in time")
+#: The probes: answered past every bound, since a busy process is not a dead one.
+PROBE_PATHS = frozenset({"/healthz", "/health/liveness", "/health/readiness"})
+
+
+def exempt_paths(config: Config) -> frozenset[str]:
+    """The paths a server answers past its bound on calls in flight: the probes, and ``/metrics`` when served here."""
+    if config.server_metrics and not config.server_metrics_port:
+        return PROBE_PATHS | {config.server_metrics_path}
+    return PROBE_PATHS
+
+
+def rejected_counter(config: Config) -> Callable[[], None]:
+    """Counts a call a server refused with :data:`BUSY` in ``function_rejected_total`` (a no-op without metrics)."""
+    if not config.server_metrics:
+        return _no_count
+    from .middleware.metrics import call_metrics
+
+    return call_metrics(config).reject
+
+
+def _no_count() -> None:
+    pass
