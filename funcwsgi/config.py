@@ -257,6 +257,8 @@ FRAMEWORK_SIGNATURES = ("http", "cloudevent", "typed")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 #: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
 SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
+#: The adapters that serve HTTP/2 when SERVER_HTTP2 is true (docs/servers.md#http2).
+HTTP2_ADAPTERS = ("granian",)
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
@@ -396,6 +398,16 @@ class Config:
         "Calls per worker process running or waiting (for a thread, or on the event loop); more get 503 with Retry-After"
         " (0 = no bound; docs/servers.md, docs/async.md).",
         default_doc="2 x SERVER_NUMTHREADS on threads, 1000 on the event loop",
+    )
+    # -- HTTP/2 (docs/servers.md#http2) -------------------------------------------------
+    server_http2: bool = setting(
+        "SERVER_HTTP2", False, parse_bool, "true or false",
+        "Also serve HTTP/2 without TLS (h2c, prior knowledge) on SERVER_PORT (granian); off, as granian cannot bound"
+        " a stream whose answer is never read (docs/servers.md#http2).",
+    )
+    server_http2_max_streams: int = setting(
+        "SERVER_HTTP2_MAX_STREAMS", 100, positive_int, "a positive integer",
+        "Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused.",
     )
     server_log_format: str = setting("SERVER_LOG_FORMAT", "json", choice("json", "text"), "json or text", "Log record format on stdout.")
     server_log_level: str = setting("SERVER_LOG_LEVEL", "info", choice(*LOG_LEVELS), "one of " + ", ".join(LOG_LEVELS), "Lowest level of log records written.")
@@ -719,6 +731,11 @@ class Config:
             raise ConfigError(
                 f"SERVER_MAX_REQUESTS='{self.server_max_requests}' is refused with SERVER_ADAPTER={self.server_adapter!r}: "
                 "only gunicorn recycles a worker after a number of calls"
+            )
+        if self.server_http2 and self.server_adapter not in HTTP2_ADAPTERS:
+            raise ConfigError(
+                f"SERVER_HTTP2=true is refused with SERVER_ADAPTER={self.server_adapter!r}: "
+                f"HTTP/2 is served by {', '.join(HTTP2_ADAPTERS)} only"
             )
         if self.server_cors_credentials and "*" in self.server_cors_origins:
             raise ConfigError(

@@ -27,6 +27,7 @@ from .middleware.body_limit import BodyLimitMiddleware
 from .middleware.cloudevents import CloudEventsMiddleware
 from .middleware.errors import ErrorMiddleware
 from .middleware.health import Check, HealthCheck, hook_check
+from .middleware.http2_requests import Http2RequestsMiddleware
 from .middleware.http_rules import HttpRulesMiddleware
 from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
 from .middleware.request_id import RequestIdMiddleware
@@ -192,6 +193,7 @@ def faas_metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApp
 LAYERS: list[Layer] = [
     Layer("http", HttpRulesMiddleware),
     Layer("errors", ErrorMiddleware),
+    Layer("http2", Http2RequestsMiddleware, {"max_body": "server_max_body_size"}, lambda config: config.server_http2),
     Layer("request-id", RequestIdMiddleware),
     Layer("access-log", AccessLogMiddleware, enabled=lambda config: config.server_access_log),
     Layer("reserved-routes", ReservedRoutesMiddleware, {"routes": Made(reserved_routes)}),

@@ -20,12 +20,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from granian.constants import Interfaces
-from granian.http import HTTP1Settings
+from granian.constants import HTTPModes, Interfaces
+from granian.http import HTTP1Settings, HTTP2Settings
 from granian.log import LogLevels
 from granian.server import Server
 
 from funcwsgi.adapters import warn_about_hostile_gaps
+from funcwsgi.adapters._requests import HEAD_LIMIT
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.config import Config
@@ -56,6 +57,10 @@ def serve(config: Config) -> int:
         log_access=False,
         websockets=False,
         http1_settings=HTTP1Settings(header_read_timeout=max(1, round(config.server_header_timeout * 1000))),
+        # HTTP/2 only when asked for: granian holds a call thread for each stream whose answer the
+        # client does not read, with no send timeout, so a few connections stop the service.
+        http=HTTPModes.auto if config.server_http2 else HTTPModes.http1,
+        http2_settings=http2_settings(config),
     )
     _relay_stop_signals(lambda signum: server.signal_handler_interrupt())  # type: ignore[no-untyped-call]  # unannotated in granian
     server.serve(target_loader=worker_app, wrap_loader=False)
@@ -64,6 +69,31 @@ def serve(config: Config) -> int:
         os.remove(marker)
         return EXIT_STARTUP_ERROR
     return 0
+
+
+#: Flow-control windows: how much request body one stream, and one connection, may send ahead of the function's reads.
+STREAM_WINDOW = 256 * 1024
+CONNECTION_WINDOW = 1024 * 1024
+#: Answer bytes granian buffers per stream for a client that has not opened its window yet.
+SEND_BUFFER = 64 * 1024
+#: granian's longest keep-alive ping interval.
+LONGEST_PING_INTERVAL_MS = 60_000
+
+
+def http2_settings(config: Config) -> HTTP2Settings:
+    """granian's HTTP/2 limits, from the runtime's HTTP/1.1 ones (docs/servers.md#http2)."""
+    return HTTP2Settings(
+        # The HPACK-decoded header list, CONTINUATION frames included, may be as large as an HTTP/1.1 head.
+        max_headers_size=HEAD_LIMIT,
+        max_concurrent_streams=config.server_http2_max_streams,
+        initial_stream_window_size=STREAM_WINDOW,
+        initial_connection_window_size=CONNECTION_WINDOW,
+        max_send_buffer_size=SEND_BUFFER,
+        # A connection whose peer stops answering pings is closed: pinged after it has been idle for
+        # SERVER_KEEPALIVE_TIMEOUT (at most granian's 60 s), dropped SERVER_HEADER_TIMEOUT later.
+        keep_alive_interval=min(LONGEST_PING_INTERVAL_MS, max(1, round(config.server_keepalive_timeout * 1000))),
+        keep_alive_timeout=max(1, round(config.server_header_timeout)),
+    )
 
 
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}

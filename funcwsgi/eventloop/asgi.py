@@ -82,13 +82,15 @@ class LoopCall:
 class AsgiInput:
     """``wsgi.input`` of a call on the loop: the ASGI body messages, read through the bridge as they arrive."""
 
-    __slots__ = ("_receive", "_buffer", "_more", "_call")
+    __slots__ = ("_receive", "_buffer", "_more", "_call", "interrupted")
 
     def __init__(self, receive: Receive, call: LoopCall | None = None) -> None:
         self._receive = receive
         self._buffer = bytearray()
         self._more = True
         self._call = call
+        #: The body ended because the client went away (or broke off its stream), not because it was whole.
+        self.interrupted = False
 
     def _fill(self) -> None:
         message = wait_for(self._receive())
@@ -97,6 +99,7 @@ class AsgiInput:
             self._more = message.get("more_body", False)
         else:  # http.disconnect: the client is gone, the body ends here
             self._more = False
+            self.interrupted = True
             if self._call is not None:
                 self._call.gone = True
 
@@ -229,8 +232,9 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
             environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + raw_value.decode("latin-1")
         else:
             environ[key] = raw_value.decode("latin-1")
-    # HTTP/1.1 (RFC 9112, 6.3): without Content-Length or Transfer-Encoding a request has no body.
-    if "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0":
+    # HTTP/1.1 (RFC 9112, 6.3): without Content-Length or Transfer-Encoding a request has no body;
+    # an HTTP/2 request's body is its DATA frames, with a content-length or without (RFC 9113, 8.1).
+    if "HTTP_TRANSFER_ENCODING" in environ or environ.get("CONTENT_LENGTH", "0") != "0" or environ["SERVER_PROTOCOL"] == "HTTP/2":
         environ["wsgi.input"] = AsgiInput(receive, call)
     else:
         environ["wsgi.input"] = NO_BODY

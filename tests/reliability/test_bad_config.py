@@ -42,6 +42,8 @@ BAD_VALUES: dict[str, str] = {
     "SERVER_SEND_TIMEOUT": "forever",
     "SERVER_KEEPALIVE_TIMEOUT": "nan",
     "SERVER_MAX_CONNECTIONS": "0",
+    "SERVER_HTTP2": "h2c",
+    "SERVER_HTTP2_MAX_STREAMS": "0",
     "SERVER_MAX_INFLIGHT": "lots",
     "SERVER_EVENT_LOOP": "sometimes",
     "SERVER_LOOP_BLOCKED_SECONDS": "inf",

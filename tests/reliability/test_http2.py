@@ -1,0 +1,395 @@
+"""HTTP/2 is bounded like HTTP/1.1 on every adapter that serves it (issue 37, docs/servers.md#http2).
+
+Each adapter in :data:`HTTP2_ADAPTERS` is started once for the module with
+``SERVER_HTTP2=true``, serving ``tests/functions/h2_echo``, which writes each
+call it gets to a file. Every case sends what a raw-frame client sends
+(:mod:`tests.reliability.h2_client`) and checks both what the client got and
+what the function saw, then that a fresh connection is answered within a
+second. Where an adapter is known not to hold a case, :data:`GAPS` says why
+and the case is an expected failure (strict: it fails once the gap is closed,
+so the entry must go).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import requests
+from hyperframe.frame import ContinuationFrame, DataFrame, HeadersFrame, PingFrame, RstStreamFrame, SettingsFrame
+
+from ..conftest import function_folder
+from ..servers import base_env, debian_tool, run_to_exit
+from .h2_client import PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
+from .harness import LEAKS, SERVE, Served, children, process_figures, serve
+
+#: The adapters that serve HTTP/2 with SERVER_HTTP2=true (funcwsgi.config.HTTP2_ADAPTERS).
+HTTP2_ADAPTERS = ("granian",)
+MAX_STREAMS = 20
+#: SERVER_NUMTHREADS of the servers tests/reliability/harness.py starts.
+THREADS = 4
+HEAD_LIMIT = 64 * 1024
+#: (adapter, case) -> why the adapter cannot hold it; docs/servers.md#http2 says the same.
+GAPS = {
+    ("granian", "unread-answers"): "granian holds a call thread for each streamed answer the client's window keeps back, with no send timeout",
+    ("granian", "pseudo-header-in-trailers"): "granian takes trailers it never shows the application, pseudo-header fields included",
+    ("granian-loop", "pseudo-header-in-trailers"): "granian takes trailers it never shows the application, pseudo-header fields included",
+    ("granian", "reset-body-no-content-length"): "granian ends the body of a stream its client reset as if it were whole, so one without a content-length looks complete",
+}
+#: A flood's frames, and the most time it may take to send them.
+FLOOD_FRAMES = 100_000
+FLOOD_SECONDS = 10.0
+#: What a flood may add to the server's resident memory (all its processes).
+FLOOD_MEMORY_KB = 32 * 1024
+
+
+class H2Served:
+    def __init__(self, served: Served, seen: Path, path: str) -> None:
+        self.served = served
+        self.seen_log = seen
+        self.adapter = served.adapter + path  # as GAPS names it: granian, granian-loop
+        self.host = served.server.host
+        self.port = served.server.port
+
+    def client(self, **kwargs: object) -> RawH2:
+        return RawH2(self.host, self.port, **kwargs)  # type: ignore[arg-type]
+
+    def seen(self, path: str) -> list[dict[str, object]]:
+        """The calls the function got for ``path``."""
+        if not self.seen_log.exists():
+            return []
+        calls = [json.loads(line) for line in self.seen_log.read_text().splitlines()]
+        return [call for call in calls if call["path"] == path]
+
+    def memory_kb(self) -> int:
+        pid = self.served.server.process.pid
+        return sum(process_figures(each)["rss_kb"] for each in (pid, *children(pid)))
+
+    def assert_answering(self) -> None:
+        """A fresh HTTP/2 connection, and a fresh HTTP/1.1 one, are answered within a second."""
+        answer = fresh_answer(self.host, self.port, "/fresh", timeout=1.0)
+        assert answer.status == 200, f"a fresh HTTP/2 connection got {answer} within 1 s"
+        LEAKS.check(f"{self.adapter} fresh h2", answer.body)
+        assert self.served.get("/fresh", timeout=1).status_code == 200
+
+
+#: Each adapter serves a plain function on its threads and an async one on its event loop.
+SERVED = [(adapter, scenario) for adapter in HTTP2_ADAPTERS for scenario in ("h2_echo", "h2_echo_async")]
+
+
+@pytest.fixture(scope="module", params=SERVED, ids=[f"{adapter}{'-loop' if scenario.endswith('async') else ''}" for adapter, scenario in SERVED])
+def h2(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[H2Served]:
+    adapter, scenario = request.param
+    folder = tmp_path_factory.mktemp(f"h2-{adapter}")
+    seen = folder / "seen.jsonl"
+    served = serve(
+        adapter,
+        folder,
+        scenario=scenario,
+        SERVER_HTTP2="true",
+        SERVER_HTTP2_MAX_STREAMS=str(MAX_STREAMS),
+        SERVER_ACCESS_LOG="false",
+        SEEN_LOG=str(seen),
+    )
+    try:
+        yield H2Served(served, seen, "-loop" if scenario.endswith("async") else "")
+    finally:
+        served.server.stop()
+
+
+def gap(h2: H2Served, case: str) -> None:
+    why = GAPS.get((h2.adapter, case))
+    if why is not None:
+        pytest.xfail(why)  # the case ran far enough to show the gap; what follows would hang on it
+
+
+def refused(answer: Answer) -> bool:
+    """Refused as RFC 9113 allows: the stream reset with PROTOCOL_ERROR, or a 400 answer."""
+    return answer.reset == PROTOCOL_ERROR or answer.status == 400
+
+
+def exchange(h2: H2Served, fields: list[tuple[str, str]], body: bytes | list[bytes] | None = None, **kwargs: object) -> Answer:
+    with h2.client() as client:
+        answer = client.answer(client.request(fields, body, **kwargs), timeout=5)  # type: ignore[arg-type]
+        closed = client.goaway is not None and not answer.done
+    LEAKS.check(f"{h2.adapter} h2 {fields[:4]}", *(value for _, value in answer.headers), answer.body)
+    return Answer(reset=PROTOCOL_ERROR) if closed else answer
+
+
+# -- ordinary traffic ------------------------------------------------------------------------
+
+
+def test_a_body_in_several_frames_reaches_the_function_exactly(h2):
+    fields = [*request_fields("POST", "/frames"), ("content-length", "12"), ("x-value", "a b")]
+    answer = exchange(h2, fields, [b"abcd", b"efgh", b"ijkl"])
+    assert answer.status == 200
+    assert json.loads(answer.body)["body"] == "abcdefghijkl"
+    (call,) = h2.seen("/frames")
+    assert call["protocol"] == "HTTP/2"
+    assert (call["body"], call["headers"]["x-value"]) == ("abcdefghijkl", "a b")
+
+
+def test_cookie_fields_are_joined_with_a_semicolon_and_a_space(h2):
+    fields = [*request_fields("GET", "/cookies"), ("cookie", "a=1"), ("cookie", "b=2"), ("cookie", "c=3")]
+    assert exchange(h2, fields).status == 200
+    (call,) = h2.seen("/cookies")
+    assert call["headers"]["cookie"] == "a=1; b=2; c=3"
+
+
+def test_httpx_concurrent_streams_on_one_connection(h2):
+    async def run() -> list[httpx.Response]:
+        async with httpx.AsyncClient(http1=False, http2=True, base_url=f"http://{h2.host}:{h2.port}", timeout=10) as client:
+            return await asyncio.gather(*(client.post("/httpx", content=f"call {n}".encode()) for n in range(MAX_STREAMS)))
+
+    responses = asyncio.run(run())
+    assert {(response.status_code, response.http_version) for response in responses} == {(200, "HTTP/2")}
+    assert sorted(json.loads(response.content)["body"] for response in responses) == sorted(f"call {n}" for n in range(MAX_STREAMS))
+    assert len(h2.seen("/httpx")) == MAX_STREAMS
+
+
+def test_curl_with_prior_knowledge(h2):
+    curl = debian_tool("curl", "curl")
+    result = subprocess.run(
+        [curl, "-sS", "--http2-prior-knowledge", "--data-binary", "from curl", "-w", "\n%{http_version}", f"http://{h2.host}:{h2.port}/curl"],
+        capture_output=True, text=True, timeout=10,
+    )
+    body, _, version = result.stdout.rpartition("\n")
+    assert version == "2", result
+    assert json.loads(body)["body"] == "from curl"
+
+
+def test_a_header_list_within_the_http1_head_limit_is_served(h2):
+    fields = [*request_fields("GET", "/large-head"), *((f"x-field-{n}", "v" * 1000) for n in range(40))]
+    assert exchange(h2, fields).status == 200
+    (call,) = h2.seen("/large-head")
+    assert call["headers"]["x-field-39"] == "v" * 1000
+
+
+# -- malformed requests ----------------------------------------------------------------------
+
+GET = request_fields("GET", "/")
+MALFORMED: dict[str, tuple[list[tuple[str, str]], bytes | list[bytes] | None, list[tuple[str, str]] | None]] = {
+    # RFC 9113 section 8.1.1: content-length and the DATA frames disagree.
+    "content-length-over-data": ([*request_fields("POST", "/"), ("content-length", "10")], b"abcd", None),
+    "content-length-under-data": ([*request_fields("POST", "/"), ("content-length", "2")], b"abcd", None),
+    "content-length-under-two-frames": ([*request_fields("POST", "/"), ("content-length", "4")], [b"abcd", b"efgh"], None),
+    # Section 8.2.2: connection-specific fields.
+    "connection": ([*GET, ("connection", "keep-alive")], None, None),
+    "transfer-encoding": ([*request_fields("POST", "/"), ("transfer-encoding", "chunked")], b"4\r\nabcd\r\n0\r\n\r\n", None),
+    "keep-alive": ([*GET, ("keep-alive", "timeout=5")], None, None),
+    "proxy-connection": ([*GET, ("proxy-connection", "keep-alive")], None, None),
+    "upgrade": ([*GET, ("upgrade", "websocket")], None, None),
+    "te-gzip": ([*GET, ("te", "gzip")], None, None),
+    # Section 8.2: field names are lowercase; section 8.2.1: field values.
+    "uppercase-name": ([*GET, ("X-Upper", "1")], None, None),
+    "cr-in-value": ([*GET, ("x-value", "a\rb")], None, None),
+    "lf-in-value": ([*GET, ("x-value", "a\nb")], None, None),
+    "nul-in-value": ([*GET, ("x-value", "a\x00b")], None, None),
+    "leading-space": ([*GET, ("x-value", " a")], None, None),
+    "trailing-tab": ([*GET, ("x-value", "a\t")], None, None),
+    # Section 8.3: pseudo-header fields.
+    "no-method": ([(":scheme", "http"), (":path", "/"), (":authority", "localhost")], None, None),
+    "no-path": ([(":method", "GET"), (":scheme", "http"), (":authority", "localhost")], None, None),
+    "empty-path": ([(":method", "GET"), (":scheme", "http"), (":path", ""), (":authority", "localhost")], None, None),
+    "duplicate-path": ([*GET, (":path", "/again")], None, None),
+    "pseudo-header-after-a-field": ([(":method", "GET"), ("x-value", "1"), (":scheme", "http"), (":path", "/")], None, None),
+    "unknown-pseudo-header": ([*GET, (":protocol-x", "1")], None, None),
+    "response-pseudo-header": ([*GET, (":status", "200")], None, None),
+    "pseudo-header-in-trailers": (request_fields("POST", "/"), b"abcd", [(":path", "/elsewhere")]),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_a_malformed_request_is_refused_before_the_function_runs(h2, case):
+    fields, body, trailers = MALFORMED[case]
+    path = f"/malformed/{case}"
+    fields = [(name, path) if name == ":path" and value == "/" else (name, value) for name, value in fields]
+    answer = exchange(h2, fields, body, trailers=trailers)
+    ran = h2.seen(path)
+    if ran:
+        gap(h2, case)
+    assert ran == [], f"{case}: the function ran with {ran}"
+    assert refused(answer), f"{case}: the client got {answer}"
+    h2.assert_answering()
+
+
+@pytest.mark.parametrize("length", ["content-length", "no-content-length"])
+def test_streams_reset_in_the_middle_of_their_bodies_cost_nothing(h2, length):
+    """More streams than call threads, each reset after part of its body (a cancelled upload): no thread kept, no call."""
+    path = f"/reset-body/{length}"
+    fields = [*request_fields("POST", path), *([("content-length", "8")] if length == "content-length" else [])]
+    for _ in range(THREADS + 2):
+        with h2.client() as client:
+            stream = client.request(fields, b"part", end=False)
+            client.pump(lambda: False, timeout=0.1)
+            client.frame(RstStreamFrame(stream, error_code=0x8))
+            client.pump(lambda: False, timeout=0.1)
+    h2.assert_answering()
+    if h2.seen(path):
+        gap(h2, f"reset-body-{length}")
+    assert h2.seen(path) == []
+
+
+# -- attacks ---------------------------------------------------------------------------------
+
+
+def test_a_header_list_over_the_http1_head_limit_never_reaches_the_function(h2):
+    """1.2 MB of fields, over CONTINUATION frames: refused like a head over 64 KiB on HTTP/1.1."""
+    with h2.client() as client:
+        block = client.block([*request_fields("GET", "/huge-head"), *((f"x-field-{n}", "v" * 1000) for n in range(1200))])
+        stream = client.new_stream()
+        frames = [block[start : start + 16384] for start in range(0, len(block), 16384)]
+        client.frame(HeadersFrame(stream, frames[0], flags=["END_STREAM"]))
+        for index, part in enumerate(frames[1:], 2):
+            if not client.frame(ContinuationFrame(stream, part, flags=["END_HEADERS"] if index == len(frames) else [])):
+                break
+        answer = client.answer(stream, timeout=5)
+        assert answer.status in (None, 431), answer
+        assert answer.done or client.goaway is not None or client.closed
+    assert h2.seen("/huge-head") == []
+    h2.assert_answering()
+
+
+def test_hpack_bomb(h2):
+    """A 4 KB field stored in the dynamic table and referenced 4,000 times: 16 MB decoded from 8 KB."""
+    with h2.client() as client:
+        stored = client.block([("x-bomb", "v" * 4000)])  # literal with incremental indexing: dynamic index 62
+        block = client.block(request_fields("GET", "/bomb")) + stored + b"\xbe" * 4000
+        stream = client.new_stream()
+        client.frame(HeadersFrame(stream, block, flags=["END_STREAM", "END_HEADERS"]))
+        answer = client.answer(stream, timeout=5)
+        assert answer.status in (None, 431), answer
+    assert h2.seen("/bomb") == []
+    h2.assert_answering()
+
+
+def test_continuation_flood(h2):
+    """1,000 CONTINUATION frames of 4 KB and no END_HEADERS (CVE-2024-27316): the connection is closed."""
+    with h2.client() as client:
+        stream = client.new_stream()
+        client.frame(HeadersFrame(stream, client.block(request_fields("GET", "/continuation")), flags=["END_STREAM"]))
+        started, sent = time.monotonic(), 0
+        while sent < 1000 and time.monotonic() - started < FLOOD_SECONDS:
+            if not client.frame(ContinuationFrame(stream, client.block([("x-more", "v" * 4000)]))):
+                break
+            sent += 1
+        client.pump(lambda: client.goaway is not None, timeout=5)
+        assert client.goaway is not None or client.closed, f"the connection is still open after {sent} CONTINUATION frames"
+    assert h2.seen("/continuation") == []
+    h2.assert_answering()
+
+
+def test_rapid_reset(h2):
+    """Streams opened and reset at once, 1,000 of them (CVE-2023-44487): the connection is closed."""
+    with h2.client() as client:
+        started, sent = time.monotonic(), 0
+        while sent < 1000 and time.monotonic() - started < FLOOD_SECONDS:
+            stream = client.request(request_fields("GET", "/rapid-reset"))
+            if not client.frame(RstStreamFrame(stream, error_code=0x8)):
+                break
+            sent += 1
+        client.pump(lambda: client.goaway is not None, timeout=5)
+        assert client.goaway is not None or client.closed, f"the connection is still open after {sent} resets"
+    assert len(h2.seen("/rapid-reset")) <= MAX_STREAMS
+    h2.assert_answering()
+
+
+def flood(h2: H2Served, frame: bytes, *, settings: dict[int, int] | None = None, opener: bool = False) -> None:
+    """Send FLOOD_FRAMES copies of a frame, reading nothing back, and check memory and a fresh connection."""
+    before = h2.memory_kb()
+    with h2.client(settings=settings) as client:
+        if opener:
+            client.request([*request_fields("POST", "/flood"), ("content-length", "10")], end=False)
+        batch = frame * 1000
+        started, sent = time.monotonic(), 0
+        while sent < FLOOD_FRAMES and time.monotonic() - started < FLOOD_SECONDS:
+            if not client.send(batch):
+                break
+            sent += 1000
+        h2.assert_answering()
+        grown = h2.memory_kb() - before
+        assert grown < FLOOD_MEMORY_KB, f"{sent} frames grew the server by {grown} kB"
+    h2.assert_answering()
+
+
+def test_ping_flood(h2):
+    """PINGs whose acknowledgements the client never reads (CVE-2019-9512)."""
+    flood(h2, PingFrame(0, b"01234567").serialize())
+
+
+def test_settings_flood(h2):
+    """SETTINGS frames whose acknowledgements the client never reads (CVE-2019-9515)."""
+    flood(h2, SettingsFrame(0, settings={SettingsFrame.MAX_HEADER_LIST_SIZE: 65536}).serialize())
+
+
+def test_empty_frame_flood(h2):
+    """Empty DATA frames on one open stream (CVE-2019-9518)."""
+    flood(h2, DataFrame(1, b"").serialize(), opener=True)
+    assert h2.seen("/flood") == []
+
+
+def test_streams_beyond_the_announced_limit_are_refused(h2):
+    with h2.client() as client:
+        client.pump(lambda: SettingsFrame.MAX_CONCURRENT_STREAMS in client.server_settings, timeout=5)
+        assert client.server_settings[SettingsFrame.MAX_CONCURRENT_STREAMS] == MAX_STREAMS
+        streams = [client.request(request_fields("GET", "/sleep?s=0.05")) for _ in range(MAX_STREAMS + 10)]
+        client.pump(lambda: all(client.streams[stream].done for stream in streams), timeout=15)
+        answers = [client.streams[stream] for stream in streams]
+    assert all(answer.status == 200 or answer.reset == REFUSED_STREAM for answer in answers), answers
+    assert sum(answer.reset == REFUSED_STREAM for answer in answers) >= 10
+    assert len(h2.seen("/sleep")) == sum(answer.status == 200 for answer in answers)
+    h2.assert_answering()
+
+
+def test_unread_answers_cost_only_their_streams(h2):
+    """Streams whose streamed answers the client's zero window keeps back: everyone else is still answered.
+
+    Last in the module: an adapter that cannot hold it stops answering until
+    the client goes away.
+    """
+    client = h2.client(settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}, auto_window=False)
+    try:
+        streams = [client.request(request_fields("GET", "/stream?chunks=8")) for _ in range(MAX_STREAMS)]
+        client.pump(lambda: all(client.streams[stream].status for stream in streams), timeout=5)
+        assert all(client.streams[stream].body == b"" for stream in streams)
+        answer = fresh_answer(h2.host, h2.port, "/fresh", timeout=1.0)
+        if answer.status != 200:
+            gap(h2, "unread-answers")
+        assert answer.status == 200, f"a fresh connection got {answer} within 1 s"
+    finally:
+        client.close()
+    # Once the client goes away, its streams' threads come back.
+    deadline = time.monotonic() + 10
+    while fresh_answer(h2.host, h2.port, "/fresh", timeout=1.0).status != 200 and time.monotonic() < deadline:
+        pass
+    h2.assert_answering()
+
+
+# -- off by default --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("adapter", HTTP2_ADAPTERS)
+def test_http2_is_off_by_default(adapter, tmp_path):
+    served = serve(adapter, tmp_path, scenario="h2_echo", SEEN_LOG=str(tmp_path / "seen.jsonl"))
+    try:
+        answer = fresh_answer(served.server.host, served.server.port, "/h2", timeout=2.0)
+        assert answer.status is None, f"HTTP/2 answered {answer} without SERVER_HTTP2=true"
+        assert not (tmp_path / "seen.jsonl").exists()
+        assert requests.get(served.url + "/h1", timeout=5).status_code == 200
+    finally:
+        served.server.stop()
+
+
+@pytest.mark.parametrize("adapter", ["waitress", "werkzeug"])
+def test_http2_on_an_adapter_without_it_is_refused_with_one_line(adapter):
+    result = run_to_exit(SERVE, base_env(SERVER_ADAPTER=adapter, SERVER_HTTP2="true", HANDLER_FOLDER=function_folder("h2_echo")))
+    assert result.returncode == 2, result
+    assert result.stderr.strip().splitlines() == [
+        f"funcwsgi: error: SERVER_HTTP2=true is refused with SERVER_ADAPTER='{adapter}': HTTP/2 is served by granian only"
+    ]
