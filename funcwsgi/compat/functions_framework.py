@@ -49,15 +49,17 @@ def invoker(loaded: LoadedFunction, function: Callable[..., Any], configured: st
 def framework_signature(function: Callable[..., Any], configured: str | None) -> str:
     """``http``, ``cloudevent`` or ``typed``: how a Functions Framework function is called.
 
-    The setting wins; else what the function's decorator registered
-    (``@functions_framework.cloud_event``, ``@functions_framework.typed``),
-    as the framework itself decides.
+    As the framework decides (``_function_registry.get_func_signature_type``):
+    what the function's decorator registered (``@functions_framework.cloud_event``,
+    ``@functions_framework.typed``) first, then the setting
+    (``FUNCTION_SIGNATURE_TYPE``), else ``http``. The conformance client runs a
+    typed function with ``--signature-type http``: the decorator still wins.
     """
-    if configured:
-        return configured
     registry = sys.modules.get("functions_framework._function_registry")
-    kind = getattr(registry, "REGISTRY_MAP", {}).get(getattr(function, "__name__", None))
-    return kind if kind in ("cloudevent", "typed") else "http"
+    registered = getattr(registry, "REGISTRY_MAP", {}).get(getattr(function, "__name__", None))
+    if registered in ("cloudevent", "typed", "http"):
+        return str(registered)
+    return configured or "http"
 
 
 def typed_function(function: Callable[..., Any]) -> Callable[[Any], Any]:

@@ -29,7 +29,7 @@ def serving(functions: Mapping[str, Mapping[str, str]], command: list[str] | Non
             while port in taken:
                 port = free_port()
             taken.add(port)
-            env = base_env(SERVER_HOST="127.0.0.1", SERVER_NUMTHREADS="4", **{"SERVER_PORT": str(port), **settings})
+            env = base_env(**{"SERVER_HOST": "127.0.0.1", "SERVER_NUMTHREADS": "4", "SERVER_PORT": str(port), **settings})
             servers[name] = Server(command or GUNICORN, env, port)
         for server in servers.values():
             server.wait_ready()

@@ -15,7 +15,7 @@ from werkzeug.test import Client
 from funcwsgi import make_app
 
 from ..conftest import CLIENT_KINDS, client_of
-from . import folder
+from . import folder, serving
 
 CLOUD_EVENT = {
     "specversion": "1.0", "type": "cloud_event.greet.you", "source": "from-galaxy-far-far-away",
@@ -106,3 +106,47 @@ def test_typed_functions_as_the_framework_calls_them(typed, target, sent, status
 def test_typed_body_that_is_not_json_is_400(typed):
     response = typed("function_typed").post("/", data="abc", content_type="application/json")
     assert response.status_code == 400
+
+
+# -- the conformance client's http-typed validation ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def typed_conformance_server():
+    """The framework's conformance function, served as its CI serves it: the http signature type, a typed declaration."""
+    pytest.importorskip("functions_framework", reason="installed in the cloudevents 1.x environment only (make test-cloudevents-1)")
+    from funcwsgi.config import Config
+
+    # funcwsgi's own thread count, not the suite's smaller one: the client's callers all run at once.
+    threads = str(Config.from_env({}).server_numthreads)
+    settings = {
+        "HANDLER_FOLDER": folder("gcf_conformance_typed"), "FUNCTION_TARGET": "typed_conformance_test", "FUNCTION_SIGNATURE_TYPE": "http",
+        "SERVER_NUMTHREADS": threads,
+    }
+    with serving({"typed": settings}) as running:
+        yield running["typed"]
+
+
+def test_http_typed_conformance_validation(typed_conformance_server):
+    """functions-framework-conformance client/validate.go validateTyped: POST application/json, the request echoed in "payload"."""
+    import requests
+
+    sent = {"message": "Hello world!"}
+    response = requests.post(typed_conformance_server.url + "/", data=json.dumps(sent), headers={"Content-Type": "application/json"})
+    assert 200 <= response.status_code <= 299, response.text
+    assert json.loads(response.content)["payload"] == sent
+
+
+def test_http_typed_conformance_concurrent_calls(typed_conformance_server):
+    """client/concurrency.go (-validate-concurrency): 10 callers at once send the typed function arbitrary JSON."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import requests
+
+    def call(n: int) -> dict:
+        response = requests.post(typed_conformance_server.url + "/", json={"n": n}, timeout=10)
+        assert response.status_code == 200, (response.status_code, response.headers, response.text)
+        return response.json()
+
+    with ThreadPoolExecutor(10) as pool:
+        assert list(pool.map(call, range(10))) == [{"payload": {"n": n}} for n in range(10)]
