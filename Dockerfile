@@ -27,11 +27,13 @@ WORKDIR /src
 COPY pyproject.toml setup.cfg README.md ./
 COPY funcwsgi ./funcwsgi
 COPY sdk ./sdk
+# With Kyma's runtime packages: the image is also Kyma's Python runtime (docs/kyma.md).
+COPY image/kyma-requirements.txt ./
 ARG EXTRAS=""
 RUN --mount=type=secret,id=pip-cert \
     if [ -s /run/secrets/pip-cert ]; then export PIP_CERT=/run/secrets/pip-cert; fi \
     && python3 -m venv /opt/funcwsgi/venv \
-    && /opt/funcwsgi/venv/bin/pip install ".${EXTRAS:+[$EXTRAS]}"
+    && /opt/funcwsgi/venv/bin/pip install ".${EXTRAS:+[$EXTRAS]}" -r kyma-requirements.txt
 
 FROM ${BASE_IMAGE}
 ARG USER_ID=10001

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -44,3 +45,32 @@ def test_nodejs26_image_essentials():
     assert "\nUSER ${USER_ID}:${USER_ID}\n" in text and "useradd" in text
     assert "npm ci --omit=dev" in text
     assert 'ENTRYPOINT ["/opt/funcwsgi/nodejs26/bin/serve"]' in text
+
+
+#: The requirements files of Kyma's Python runtime images (kyma-project/serverless at 779485d15f9c,
+#: components/runtimes/<runtime>/requirements.txt), by package name.
+KYMA_RUNTIME_PACKAGES = {
+    "python312": [
+        "setuptools", "requests", "bottle", "cheroot", "wsgi-request-logger", "prometheus_client", "opentelemetry-api",
+        "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http", "opentelemetry-propagator-b3",
+        "opentelemetry-instrumentation-requests", "cloudevents",
+    ],
+    "python314": [
+        "setuptools", "requests", "flask", "gevent", "wsgi-request-logger", "prometheus_client", "opentelemetry-api",
+        "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http", "opentelemetry-propagator-b3",
+        "opentelemetry-instrumentation-requests", "cloudevents",
+    ],
+}
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+@pytest.mark.parametrize("runtime", sorted(KYMA_RUNTIME_PACKAGES))
+def test_the_image_installs_every_package_of_kymas_python_runtimes(runtime: str):
+    listed = [line for line in (REPO / "image" / "kyma-requirements.txt").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    names = {_name(line) for line in listed}
+    assert {_name(package) for package in KYMA_RUNTIME_PACKAGES[runtime]} <= names
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "COPY image/kyma-requirements.txt ./" in dockerfile and '-r kyma-requirements.txt' in dockerfile

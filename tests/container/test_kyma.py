@@ -172,3 +172,20 @@ def test_the_image_sets_no_setting_that_outranks_the_injected_names(docker: Dock
     assert "\nSERVER_PORT=8080\n" in plain.stdout and "\nSERVER_HOST=0.0.0.0\n" in plain.stdout
     with_port = docker("run", "--rm", "--network", "none", "--env", "PORT=9000", "--entrypoint", "funcwsgi", runtime_image, "settings", check=False, timeout=120)
     assert "\nSERVER_PORT=9000\n" in with_port.stdout, "a platform's PORT is honoured"
+
+
+#: The import name of each package Kyma's Python runtime images install for every function (image/kyma-requirements.txt).
+KYMA_RUNTIME_MODULES = [
+    "setuptools", "requests", "bottle", "cheroot", "requestlogger", "prometheus_client", "flask", "gevent",
+    "opentelemetry.trace", "opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.propagators.b3", "opentelemetry.instrumentation.requests", "cloudevents",
+]
+
+
+def test_kymas_runtime_packages_import_in_the_image_without_dependencies(docker: Docker, runtime_image: str):
+    """What Kyma's test functions import without listing it (its tracing function: requests and RequestsInstrumentor)."""
+    imports = "; ".join(f"import {module}" for module in KYMA_RUNTIME_MODULES)
+    tracing = "from opentelemetry.instrumentation.requests import RequestsInstrumentor; RequestsInstrumentor().instrument()"
+    result = docker("run", "--rm", "--network", "none", "--entrypoint", "python", runtime_image, "-c", f"{imports}; {tracing}; print('imported')",
+                    check=False, timeout=120)
+    assert result.stdout.strip() == "imported", result.stdout + result.stderr
