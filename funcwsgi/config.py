@@ -367,6 +367,14 @@ class Config:
         "SERVER_LOOP_BLOCKED_SECONDS", 2.0, non_negative_float, "a non-negative number of seconds",
         "An event loop blocked this long (sync code in async def) is logged and fails liveness (0 = not watched).",
     )
+    server_debug_port: int = setting(
+        "SERVER_DEBUG_PORT", 0, parse_port_or_zero, "0 or an integer from 1 to 65535",
+        "Listen for a debugger on this port (debugpy, the funcwsgi[debug] extra; nodejs26: the Node inspector); 0 = off.",
+    )
+    server_debug_host: str = setting(
+        "SERVER_DEBUG_HOST", "127.0.0.1", parse_host, "an IP address such as 127.0.0.1",
+        "Address the debugger port listens on; another than loopback is warned about: whoever reaches it runs code.",
+    )
     server_reload: bool = setting("SERVER_RELOAD", False, parse_bool, "true or false", "Reload when the function's folder changes (werkzeug adapter).")
     server_max_requests: int = setting(
         "SERVER_MAX_REQUESTS", 0, non_negative_int, "a non-negative integer",
@@ -722,6 +730,14 @@ class Config:
             raise ConfigError(
                 f"SERVER_METRICS_PORT={self.server_metrics_port} is refused: it is SERVER_PORT; choose another port, or 0 to serve metrics on SERVER_PORT"
             )
+        if self.server_debug_port:
+            if self.server_debug_port in (self.server_port, self.server_metrics_port):
+                raise ConfigError(f"SERVER_DEBUG_PORT={self.server_debug_port} is refused: the server already listens there; choose another port")
+            if self.server_workers > 1:
+                raise ConfigError(
+                    f"SERVER_DEBUG_PORT={self.server_debug_port} is refused with SERVER_WORKERS={self.server_workers}: "
+                    "one process listens for the debugger; expected SERVER_WORKERS=1"
+                )
         if self.server_metrics_otlp and not (self.trace_collector_endpoint or self.otel_exporter_otlp_metrics_endpoint):
             raise ConfigError(
                 "SERVER_METRICS_OTLP=true is refused without TRACE_COLLECTOR_ENDPOINT: "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import ipaddress
 import logging
 import os
 import sys
@@ -153,6 +154,8 @@ def start_process(service: Service) -> None:
     if _started_in == os.getpid():
         return
     _started_in = os.getpid()
+    if service.config.server_debug_port:
+        listen_for_debugger(service.config)
     start_worker(service)
     run_start_hook(service)
     # Everything made so far (modules, the stack, what start() built) lives as long as the
@@ -160,6 +163,35 @@ def start_process(service: Service) -> None:
     # small, and forked workers keep sharing those pages instead of copying them.
     gc.freeze()
     set_gc_threshold(service.config.server_gc_threshold)
+
+
+#: The Debug Adapter Protocol server that SERVER_DEBUG_PORT starts.
+DEBUGGER = "debugpy"
+
+
+def listen_for_debugger(config: Config) -> None:
+    """Open ``SERVER_DEBUG_PORT`` for a debugger in this (the serving) process; calls go on meanwhile.
+
+    debugpy's adapter answers the Debug Adapter Protocol there; nothing waits
+    for a client to attach. Off loopback, whoever reaches the port can run
+    any code in the process: that is said at start-up.
+    """
+    host, port = config.server_debug_host, config.server_debug_port
+    try:
+        import debugpy
+    except ImportError:
+        raise StartupError(f"SERVER_DEBUG_PORT={port} needs {DEBUGGER}, which is not installed: pip install 'funcwsgi[debug]'") from None
+    try:
+        debugpy.listen((host, port))
+    except Exception as error:  # debugpy raises RuntimeError with the adapter's own message
+        raise StartupError(f"cannot listen for a debugger on SERVER_DEBUG_HOST={host!r} SERVER_DEBUG_PORT={port}: {error}") from None
+    if not ipaddress.ip_address(host).is_loopback:
+        log.warning(
+            "SERVER_DEBUG_HOST=%s: the debugger port %d is open beyond this machine; whoever reaches it can run any code in the function's process",
+            host,
+            port,
+        )
+    log.info("Debugger (%s) listening on %s:%d, pid %d: attach a Debug Adapter Protocol client (docs/servers.md#debugging)", DEBUGGER, host, port, os.getpid())
 
 
 def set_gc_threshold(threshold: int) -> None:

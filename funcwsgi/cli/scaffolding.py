@@ -41,6 +41,8 @@ EXECUTABLES = frozenset({"run.sh", "build.sh"})
 LINK = "f"
 RUNTIME_IMAGE = f"funcwsgi-runtime:{__version__}"
 NODEJS26_IMAGE = f"funcwsgi-nodejs26:{__version__}"
+#: The runtime image with debugpy (the Dockerfile built with EXTRAS=debug), for 'run --container --debug'.
+DEBUG_RUNTIME_IMAGE = f"{RUNTIME_IMAGE}-debug"
 #: The nodejs26 runtime's start script: next to the funcwsgi package in this repository, or where FUNCWSGI_NODEJS26_SERVE says.
 NODEJS26_SERVE_ENV = "FUNCWSGI_NODEJS26_SERVE"
 

@@ -157,6 +157,8 @@ export const SETTINGS = Object.freeze([
     defaultDoc: '104857600 (100 MiB)', differs: "adds Kyma nodejs20-24's REQ_MB_LIMIT alias",
   }),
   setting('SERVER_GRACEFUL_TIMEOUT', 25, nonNegativeFloat, 'a non-negative number of seconds', "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period)."),
+  setting('SERVER_DEBUG_PORT', 0, parsePortOrZero, '0 or an integer from 1 to 65535', 'Listen for a debugger on this port (debugpy, the funcwsgi[debug] extra; nodejs26: the Node inspector); 0 = off.'),
+  setting('SERVER_DEBUG_HOST', '127.0.0.1', parseHost, 'an IP address such as 127.0.0.1', 'Address the debugger port listens on; another than loopback is warned about: whoever reaches it runs code.'),
   setting('SERVER_RELOAD', false, parseBool, 'true or false', "Restart the runtime when a file in the function's folder changes (node --watch)."),
   setting('SERVER_MAX_REQUESTS', 0, nonNegativeInt, 'a non-negative integer', 'Recycle a gunicorn worker after this many calls (0 = never); refused by nodejs26, which has no workers to recycle.'),
   // -- slow and hostile clients (docs/nodejs26.md#slow-and-hostile-clients; lib/connections.js)
@@ -333,6 +335,9 @@ function check(c) {
   }
   if (c.serverMetricsPort && c.serverMetricsPort === c.serverPort) {
     throw new ConfigError(`SERVER_METRICS_PORT=${c.serverMetricsPort} is refused: it is SERVER_PORT; choose another port, or 0 to serve metrics on SERVER_PORT`);
+  }
+  if (c.serverDebugPort && (c.serverDebugPort === c.serverPort || c.serverDebugPort === c.serverMetricsPort)) {
+    throw new ConfigError(`SERVER_DEBUG_PORT=${c.serverDebugPort} is refused: the server already listens there; choose another port`);
   }
   if (c.serverMetricsOtlp && !(c.traceCollectorEndpoint || c.otelExporterOtlpMetricsEndpoint)) {
     throw new ConfigError('SERVER_METRICS_OTLP=true is refused without TRACE_COLLECTOR_ENDPOINT: expected the trace collector to send metrics to, or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');

@@ -5,6 +5,8 @@
 // flush the spans and metrics, exit 0.
 import '../sdk/register.js';
 import { spawn } from 'node:child_process';
+import inspector from 'node:inspector';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { currentCall } from './calls.js';
@@ -28,6 +30,7 @@ async function main() {
   if (config.serverReload && !process.env[WATCHED]) return watch(config);
   const lines = startupLines(config);
   writeLines(lines.slice(0, 1));
+  if (config.serverDebugPort) listenForDebugger(config);
   const tracing = config.traceCollectorEndpoint ? new (await import('./tracing.js')).Tracing(config, config.handlerFunctionName) : null;
   const metricsEndpoint = config.serverMetrics ? otlpMetricsEndpoint(config) : null;
   const faas = metricsEndpoint ? new (await import('./faas-metrics.js')).FaasMetrics(config, metricsEndpoint, config.handlerFunctionName) : null;
@@ -67,6 +70,24 @@ async function main() {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * SERVER_DEBUG_PORT: open the Node inspector there before the function loads, so a
+ * breakpoint in its top level can be set by a debugger that attaches early; nothing
+ * waits for one. Off loopback, whoever reaches the port runs any code: said at start-up.
+ */
+function listenForDebugger(config) {
+  const { serverDebugHost: host, serverDebugPort: port } = config;
+  try {
+    inspector.open(port, host, false);
+  } catch (error) {
+    throw new StartupError(`cannot listen for a debugger on SERVER_DEBUG_HOST='${host}' SERVER_DEBUG_PORT=${port}: ${error.message}`);
+  }
+  if (!inspector.url()) throw new StartupError(`cannot listen for a debugger on SERVER_DEBUG_HOST='${host}' SERVER_DEBUG_PORT=${port}: the inspector did not start (is the port taken?)`);
+  const loopback = net.isIPv4(host) ? host.startsWith('127.') : host === '::1';
+  if (!loopback) log.warning(`SERVER_DEBUG_HOST=${host}: the debugger port ${port} is open beyond this machine; whoever reaches it can run any code in the function's process`);
+  log.info(`Debugger (Node inspector) listening on ${host}:${port}, pid ${process.pid}: attach a Node debugger (docs/servers.md#debugging)`);
 }
 
 /** start() failing stops start-up (exit 2); stop() failing is logged. A promise is awaited. */

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -20,6 +21,8 @@ from ..project import SECRETS_ENV, Project, load_project
 from ..runs import RunRecord, claim_port
 from .build import build_image, scaffolded_dir
 
+#: The debugger ports VS Code's attach configurations use by default: debugpy's and Node's inspector's.
+DEBUG_PORTS = {"python": 5678, "nodejs26": 9229}
 NAME = "run"
 HELP = "Run the function on this machine (or in a container) until Ctrl-C; --reload restarts it on edits."
 EPILOG = f"""examples:
@@ -28,6 +31,7 @@ EPILOG = f"""examples:
   funcwsgi run --port 9000 --keep  # keep .func/runs/N afterwards, to look at it
   funcwsgi run --container         # build the image and run it with docker or podman
   funcwsgi run -- --workers 2      # arguments after -- go to the service command
+  funcwsgi run --debug             # a debugger port on 127.0.0.1, and how to attach VS Code
 
 Each run scaffolds the function into .func/runs/N (the lowest free N, so runs
 in several terminals do not collide), prepares a virtual environment with the
@@ -40,7 +44,12 @@ so no secret is committed with it). Ctrl-C stops
 it and removes .func/runs/N unless --keep. In a scaffolded project
 (func.yaml scaffolded: true) ./dist/run.sh is used and nothing is generated.
 --container builds the image (see 'funcwsgi build') and runs it with host
-networking; {ENGINE_ENV} chooses docker or podman.
+networking; {ENGINE_ENV} chooses docker or podman. --debug sets
+SERVER_DEBUG_PORT (--debug-port, default {DEBUG_PORTS['python']} for Python with debugpy,
+{DEBUG_PORTS['nodejs26']} for Node's inspector) on 127.0.0.1 and prints a VS Code launch
+configuration that attaches to it; with --container the image is built FROM
+{scaffolding.DEBUG_RUNTIME_IMAGE} (a Python function) and the port, like the
+function's, is the host's.
 
 exit status: 0 when stopped with Ctrl-C or SIGTERM, 2 for a start-up error
 (bad func.yaml, no docker for --container), else the function server's own.
@@ -59,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reload", action="store_true", help="restart the function when its files change (werkzeug's reloader)")
     parser.add_argument("--keep", action="store_true", help="keep .func/runs/N when the run ends")
     parser.add_argument("--container", action="store_true", help="build the function's image and run it in a container")
+    parser.add_argument("--debug", action="store_true", help="listen for a debugger on 127.0.0.1 and print how to attach VS Code")
+    parser.add_argument("--debug-port", type=int, default=None, metavar="PORT", help="the debugger's port (default 5678 for Python, 9229 for Node)")
 
 
 class Stop(Exception):
@@ -72,6 +83,8 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         raise StartupError(f"--port {args.port} is invalid: expected an integer from 1 to 65535")
+    if args.debug_port is not None and not (args.debug and 1 <= args.debug_port <= 65535):
+        raise StartupError(f"--debug-port {args.debug_port} is invalid: expected an integer from 1 to 65535, with --debug")
     project = load_project(args.directory)
     # SIGINT too: a shell that starts us in the background leaves it ignored, and Ctrl-C must still stop a run.
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -127,9 +140,30 @@ def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int
         env.pop(name, None)
     if args.reload:
         env.update(SERVER_ADAPTER="werkzeug", SERVER_RELOAD="true")
+    if args.debug:
+        env.update(debug_settings(project, args, remote_root=str(project.root.resolve())))
     command = [str(scripts / "run.sh"), *project.run_args, *args.extra]
     process = subprocess.Popen(command, env=env, cwd=project.root, start_new_session=True)
     return supervise(project, process, record, scripts, reload=args.reload)
+
+
+def debug_settings(project: Project, args: argparse.Namespace, *, remote_root: str) -> dict[str, str]:
+    """SERVER_DEBUG_PORT on loopback, after printing the VS Code configuration that attaches to it."""
+    port = args.debug_port or DEBUG_PORTS[project.runtime]
+    if project.is_node:
+        launch = {
+            "name": f"Attach to {project.name} (funcwsgi)", "type": "node", "request": "attach",
+            "address": "127.0.0.1", "port": port, "localRoot": "${workspaceFolder}", "remoteRoot": remote_root,
+        }
+    else:
+        launch = {
+            "name": f"Attach to {project.name} (funcwsgi)", "type": "debugpy", "request": "attach",
+            "connect": {"host": "127.0.0.1", "port": port},
+            "pathMappings": [{"localRoot": "${workspaceFolder}", "remoteRoot": remote_root}], "justMyCode": True,
+        }
+    say(f"Debugger on 127.0.0.1:{port}; attach VS Code with this configuration in .vscode/launch.json's \"configurations\":")
+    say(json.dumps(launch, indent=2))
+    return {"SERVER_DEBUG_PORT": str(port), "SERVER_DEBUG_HOST": "127.0.0.1"}
 
 
 def announce_secrets(project: Project) -> Path:
@@ -153,7 +187,8 @@ def handler_folder_names() -> list[str]:
 def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -> int:
     engine = find_engine("run --container", "run without --container")
     image = project.default_image
-    status = build_image(project, image, extra=[], keep=args.keep, runtime_image=None)
+    debug_image = scaffolding.DEBUG_RUNTIME_IMAGE if args.debug and not project.is_node else None
+    status = build_image(project, image, extra=[], keep=args.keep, runtime_image=debug_image)
     if status != 0:
         return status
     name = f"funcwsgi-{project.name}-{os.getpid()}"
@@ -161,6 +196,8 @@ def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -
     if record.port != args.port:
         say(f"Port {args.port} is taken; using {record.port}")
     settings = {**project.function_env(), "SERVER_HOST": args.host, "SERVER_PORT": str(record.port)}
+    if args.debug:  # host networking: the debugger's port is the host's, as the function's is
+        settings.update(debug_settings(project, args, remote_root="/function"))
     command = [engine, "run", "--rm", "--name", name, "--network", "host"]
     secrets = announce_secrets(project)
     if secrets.is_dir() and SECRETS_ENV not in settings:

@@ -241,3 +241,34 @@ def test_run_serves_secrets_from_a_folder_outside_the_project(tmp_path: Path, mo
         assert f"secret 'other' not found: no file 'other' in {folder} (HANDLER_SECRETS_PATH)" in server.stdout
     finally:
         server.stop()
+
+
+def test_run_debug_prints_a_vs_code_configuration_and_a_debugger_answers(tmp_path: Path, module_env):
+    from ...adapters.test_debugger import DapClient
+
+    assert subprocess.run([*FUNCWSGI, "create", "probe"], cwd=tmp_path, env=module_env, capture_output=True).returncode == 0
+    project = tmp_path / "probe"
+    debug_port = free_port()
+    server, url, _ = start_run(project, module_env, "--debug", "--debug-port", str(debug_port))
+    try:
+        server.wait_for_output(f"listening on 127.0.0.1:{debug_port}")
+        printed = server.stderr.split("configuration in .vscode/launch.json's \"configurations\":\n", 1)[1]
+        launch = json.loads(printed[: printed.index("\n}\n") + 2])
+        assert launch["type"] == "debugpy" and launch["request"] == "attach"
+        assert launch["connect"] == {"host": "127.0.0.1", "port": debug_port}
+        assert launch["pathMappings"] == [{"localRoot": "${workspaceFolder}", "remoteRoot": str(project.resolve())}]
+        client = DapClient(debug_port)
+        try:
+            assert client.request("initialize", {"clientID": "vscode", "adapterID": "debugpy"})["success"] is True
+            assert requests.get(url + "/?name=debugged", timeout=10).json() == {"message": "Hello, debugged!"}
+        finally:
+            client.close()
+    finally:
+        server.stop()
+
+
+def test_debug_port_without_debug_is_refused(tmp_path: Path, cli):
+    assert cli("create", "plain", cwd=tmp_path).returncode == 0
+    result = cli("run", "--debug-port", "5678", cwd=tmp_path / "plain")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "funcwsgi: error: --debug-port 5678 is invalid: expected an integer from 1 to 65535, with --debug"
