@@ -62,17 +62,21 @@ def test_module_level_handle_streams(servers):
     assert first_at < 0.5  # the first chunk arrived before the handler finished (0.6 s)
 
 
-def test_same_answers_as_func_pythons_own_server(servers):
-    """The instance served by func-python itself (hypercorn) and by funcwsgi answer a call alike."""
+def func_python_server(scenario: str, **settings: str) -> Server:
+    """The function's ``new`` served by func-python's own server (hypercorn), as ``func run`` serves it."""
     pytest.importorskip("func_python")
     import sys
 
-    from ..servers import Server, base_env, free_port
+    from ..servers import base_env, free_port
 
     port = free_port()
     launcher = "import sys; sys.path.insert(0, sys.argv[1]); from function import new; from func_python.http import serve; serve(new)"
-    env = base_env(LISTEN_ADDRESS=f"127.0.0.1:{port}", GREETING="hi")
-    own = Server([sys.executable, "-c", launcher, folder("knative_instance")], env, port)
+    return Server([sys.executable, "-c", launcher, folder(scenario)], base_env(LISTEN_ADDRESS=f"127.0.0.1:{port}", **settings), port)
+
+
+def test_same_answers_as_func_pythons_own_server(servers):
+    """The instance served by func-python itself (hypercorn) and by funcwsgi answer a call alike."""
+    own = func_python_server("knative_instance", GREETING="hi")
     try:
         own.wait_ready("/health/readiness")
         for method, path in (("POST", "/a/b?x=1"), ("GET", "/")):
@@ -377,14 +381,7 @@ PROBE_ANSWERS = ["true", "false", "none", "truthy", "pair-true", "pair-false", "
 @pytest.fixture(scope="module")
 def probes_both_ways():
     """tests/functions/knative_probes served by func-python's own server and by funcwsgi."""
-    pytest.importorskip("func_python")
-    import sys
-
-    from ..servers import base_env, free_port
-
-    port = free_port()
-    launcher = "import sys; sys.path.insert(0, sys.argv[1]); from function import new; from func_python.http import serve; serve(new)"
-    own = Server([sys.executable, "-c", launcher, folder("knative_probes")], base_env(LISTEN_ADDRESS=f"127.0.0.1:{port}"), port)
+    own = func_python_server("knative_probes")
     try:
         own.wait_ready("/health/readiness")
         with serving({"probes": {"HANDLER_FOLDER": folder("knative_probes")}}) as running:
