@@ -80,25 +80,26 @@ class H2Served:
 
 
 #: Each adapter serves a plain function on its threads and an async one on its event loop.
-SERVED = [(adapter, scenario) for adapter in HTTP2_ADAPTERS for scenario in ("h2_echo", "h2_echo_async")]
+SERVED = [(adapter, module) for adapter in HTTP2_ADAPTERS for module in ("handler", "handler_async")]
 
 
-@pytest.fixture(scope="module", params=SERVED, ids=[f"{adapter}{'-loop' if scenario.endswith('async') else ''}" for adapter, scenario in SERVED])
+@pytest.fixture(scope="module", params=SERVED, ids=[f"{adapter}{'-loop' if module.endswith('async') else ''}" for adapter, module in SERVED])
 def h2(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[H2Served]:
-    adapter, scenario = request.param
+    adapter, module = request.param
     folder = tmp_path_factory.mktemp(f"h2-{adapter}")
     seen = folder / "seen.jsonl"
     served = serve(
         adapter,
         folder,
-        scenario=scenario,
+        scenario="h2_echo",
+        HANDLER_MODULE_NAME=module,
         SERVER_HTTP2="true",
         SERVER_HTTP2_MAX_STREAMS=str(MAX_STREAMS),
         SERVER_ACCESS_LOG="false",
         SEEN_LOG=str(seen),
     )
     try:
-        yield H2Served(served, seen, "-loop" if scenario.endswith("async") else "")
+        yield H2Served(served, seen, "-loop" if module.endswith("async") else "")
     finally:
         served.server.stop()
 

@@ -4,8 +4,10 @@ import json
 import os
 import time
 
+CHUNK = b"x" * 16384
 
-def main(req, res):
+
+def record(req):
     seen = {
         "path": req.path,
         "protocol": req.environ.get("SERVER_PROTOCOL"),
@@ -14,10 +16,13 @@ def main(req, res):
     }
     with open(os.environ["SEEN_LOG"], "a") as log:
         log.write(json.dumps(seen) + "\n")
+    return seen
+
+
+def main(req, res):
+    seen = record(req)
     if req.path == "/sleep":
         time.sleep(float(req.args.get("s", "0.2")))
     if req.path == "/stream":  # a streamed answer: the server sends each chunk as the function yields it
-        return (b"x" * 16384 for _ in range(int(req.args.get("chunks", "8"))))
-    if req.path == "/big":
-        return "x" * int(req.args.get("bytes", "100000"))
+        return (CHUNK for _ in range(int(req.args.get("chunks", "8"))))
     return seen
