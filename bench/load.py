@@ -1,9 +1,12 @@
-"""One bounded wrk run against a server, with the server's CPU time over the same window."""
+"""One bounded wrk run (HTTP/1.1) or h2load run (HTTP/2) against a server, with the server's CPU time over the same window."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -66,3 +69,48 @@ def parse_report(output: str) -> dict[str, float]:
         if line.startswith(MARKER):
             return json.loads(line[len(MARKER):])  # type: ignore[no-any-return]
     raise RuntimeError(f"wrk printed no {MARKER.strip()} line:\n{output}")
+
+
+#: h2load's summary line: "requests: 1000 total, 1000 started, 1000 done, 998 succeeded, 2 failed, 2 errored, 0 timeout".
+H2LOAD_REQUESTS = re.compile(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout")
+H2LOAD_FINISHED = re.compile(r"finished in ([\d.]+)(m?s)")
+
+
+def run_h2load(port: int, server_pid: int, *, connections: int, seconds: float, core: int | None) -> LoadResult:
+    """As :func:`run_wrk`, over HTTP/2 without TLS (prior knowledge): ``connections`` connections, one stream at a time each.
+
+    One stream per connection keeps the load what wrk's is (as many requests
+    in flight as connections), so the two protocols compare request for
+    request. Only answered calls count: a request's latency and the rate come
+    from the 2xx answers in h2load's per-request log.
+    """
+    h2load = shutil.which("h2load")
+    if h2load is None:
+        raise RuntimeError("h2load is not installed: install the Debian package nghttp2-client (make setup does, as root)")
+    duration = max(1, round(seconds))
+    with tempfile.NamedTemporaryFile("r", prefix="h2load-", suffix=".tsv") as log:
+        command = pinned([h2load, "-t1", f"-c{connections}", "-m1", f"-D{duration}", f"--log-file={log.name}", f"http://127.0.0.1:{port}/"], core)
+        user_before, system_before = cpu_times(server_pid)
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=duration + 30)
+        user_after, system_after = cpu_times(server_pid)
+        answers = [line.split("\t") for line in log.read().splitlines() if line.count("\t") >= 2]
+    summary = H2LOAD_REQUESTS.search(finished.stdout)
+    took = H2LOAD_FINISHED.search(finished.stdout)
+    if finished.returncode != 0 or summary is None or took is None:
+        raise RuntimeError(f"h2load failed ({finished.returncode}): {finished.stderr.strip() or finished.stdout.strip()[-500:]}")
+    elapsed = float(took.group(1)) / (1000 if took.group(2) == "ms" else 1)
+    latencies = sorted(int(elapsed_us) for _, status, elapsed_us, *_ in answers if status.startswith("2"))
+    requests = len(latencies)
+    per_request = 1e6 / requests if requests else 0.0
+    return LoadResult(
+        connections=connections,
+        requests=requests,
+        seconds=round(elapsed, 3),
+        requests_per_s=round(requests / elapsed, 1) if elapsed else 0.0,
+        p50_us=latencies[len(latencies) // 2] if latencies else 0,
+        p99_us=latencies[min(len(latencies) - 1, len(latencies) * 99 // 100)] if latencies else 0,
+        mean_us=round(sum(latencies) / requests, 1) if requests else 0.0,
+        errors=int(summary.group(5)) + int(summary.group(7)),  # failed (socket errors and non-2xx answers), timed out
+        cpu_us_per_request=round((user_after - user_before + system_after - system_before) * per_request, 1),
+        system_us_per_request=round((system_after - system_before) * per_request, 1),
+    )

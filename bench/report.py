@@ -150,6 +150,25 @@ def http_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def http2_lines(results: dict[str, Any]) -> list[str]:
+    """HTTP/2 against HTTP/1.1 on the same adapter, from the same rounds: the HTTP/2 rows' own sentence."""
+    lines = []
+    for entry in results["targets"]:
+        if not entry.get("http2") or not entry.get("summary") or not entry.get("baseline"):
+            continue
+        rate = paired(results, entry["name"], entry["baseline"], "c16.requests_per_s")
+        cpu = paired(results, entry["name"], entry["baseline"], "c16.cpu_us_per_request")
+        if rate is None or cpu is None:
+            continue
+        lines += [
+            f"{entry['label']}: {rate:.2f}× the requests per second of the same hello world over HTTP/1.1 at 16 connections"
+            f" (one stream each, so as many requests in flight as wrk has; answered calls only), at {cpu:.2f}× its server CPU"
+            " per request. HTTP/2 is off by default ([servers](servers.md#http2)).",
+            "",
+        ]
+    return lines
+
+
 #: The Node rows of the CPU split, and the one the 2x target is against.
 NODE_ROWS = ("bare-node-http", "nodejs26", "kyma-nodejs26-shaped", "kyma-nodejs26-shaped-traced")
 EXPRESS = "kyma-nodejs26-shaped"
@@ -274,6 +293,7 @@ def render(results: dict[str, Any], *, chart_path: str) -> str:
         suffix = "×" if check["unit"] == "×" else ""
         out.append(f"| {check['check']} | {check['value']:.2f}{suffix}{unit} | {check['limit']} | {'yes' if check['ok'] else '**no**'} |")
     out += ["", "### Over HTTP", "", f"![requests/s and p99 latency per target]({chart_path})", "", *http_table(results), ""]
+    out += http2_lines(results)
     node_costs = node_cost_table(results)
     if node_costs:
         out += ["### Where a Node server's CPU goes", "", *node_costs, ""]

@@ -30,7 +30,7 @@ from typing import Any
 
 from . import callgrind, chart, figures, history, node_callgrind, report
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
-from .load import run_wrk
+from .load import run_h2load, run_wrk
 from .processes import ServerFailed, free_port, get, server_and_load_cores, start, worker_rss_mb
 from .targets import NODE, Target, all_targets, environment, node_target_names
 
@@ -198,8 +198,9 @@ def run_round(target: Target, alternatives_bin: Path, trace_endpoint: str | None
         sample: dict[str, Any] = {"cold_start_ms": round(server.cold_start_ms, 1)}
         if warmed is not None:
             sample["warmup_requests"] = warmed
+        load = run_h2load if target.http2 else run_wrk
         for connections in mode.connections:
-            sample[f"c{connections}"] = run_wrk(port, server.pid, connections=connections, seconds=mode.seconds, core=load_core).as_dict()
+            sample[f"c{connections}"] = load(port, server.pid, connections=connections, seconds=mode.seconds, core=load_core).as_dict()
         sample["rss_mb"] = round(worker_rss_mb(server.pid), 1)
         return sample
     finally:
@@ -294,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             "label": target.label,
             "group": target.group,
             "baseline": target.baseline,
+            "http2": target.http2,
             "command": target.display_command(),
             "samples": [],
             "failures": [],

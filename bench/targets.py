@@ -42,6 +42,7 @@ class Target:
     alternative_env: bool = False  # runs in the alternatives' venv
     baseline: str | None = None  # the bare reference on the same server
     tracing: bool = False  # needs the OTLP sink
+    http2: bool = False  # loaded over HTTP/2 (h2load, prior knowledge) instead of HTTP/1.1 (wrk)
 
     def display_command(self, python: str = "python") -> str:
         words = [python if word == PYTHON else word.replace(f"{REPO}/", "") for word in self.command(8080)]
@@ -89,6 +90,12 @@ def has_layer(name: str) -> bool:
     return any(layer.name == name for layer in LAYERS)
 
 
+def http2_setting() -> bool:
+    from funcwsgi.config import known_env_names
+
+    return "SERVER_HTTP2" in known_env_names()
+
+
 def funcwsgi_targets() -> list[Target]:
     hello = {"HANDLER_FOLDER": str(HELLO)}
     gunicorn_conf = Target(
@@ -117,6 +124,20 @@ def funcwsgi_targets() -> list[Target]:
             for adapter in ADAPTERS
         ]
         found.insert(1, gunicorn_conf)
+        if http2_setting():
+            # The same hello world over HTTP/2: its ratio column is against the same adapter over HTTP/1.1.
+            found.append(
+                Target(
+                    "funcwsgi-granian-http2",
+                    "funcwsgi, granian, HTTP/2 (h2c, h2load)",
+                    "funcwsgi",
+                    lambda port: [PYTHON, "-m", "funcwsgi", "serve"],
+                    env={**hello, "SERVER_ADAPTER": "granian", "SERVER_HTTP2": "true"},
+                    needs=("granian",),
+                    baseline="funcwsgi-granian",
+                    http2=True,
+                )
+            )
     if has_layer("tracing"):
         default = found[0]
         found.append(
