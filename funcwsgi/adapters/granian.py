@@ -11,6 +11,7 @@ that dies while serving is replaced.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing.util
 import os
 import signal
@@ -34,12 +35,15 @@ from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError, print_startup_erro
 from funcwsgi.process import mark_printed, start_process, stop_process
 
 _service: FunctionService | None = None
+log = logging.getLogger("funcwsgi")
 
 
 def serve(config: Config) -> int:
     global _service
     _service = default_app(config)
     warn_about_hostile_gaps("granian")
+    if config.server_http2:
+        log.warning(HTTP2_GAPS)
     server = Server(
         "funcwsgi:app",  # a label: workers get the app from worker_app()
         address=config.server_host,
@@ -78,6 +82,14 @@ CONNECTION_WINDOW = 1024 * 1024
 SEND_BUFFER = 64 * 1024
 #: granian's longest keep-alive ping interval.
 LONGEST_PING_INTERVAL_MS = 60_000
+
+
+#: What SERVER_HTTP2=true on granian leaves unbounded, said at start-up (tests/reliability/test_http2.py's GAPS).
+HTTP2_GAPS = (
+    "SERVER_HTTP2=true: granian's HTTP/2 cannot bound a client that holds back streamed answers with its window"
+    " (it keeps a call thread each), a stream reset mid-body without a content-length (the function runs with the part"
+    " that came), or pseudo-header fields in trailers (docs/servers.md#http2)"
+)
 
 
 def http2_settings(config: Config) -> HTTP2Settings:

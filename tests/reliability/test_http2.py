@@ -24,13 +24,15 @@ import pytest
 import requests
 from hyperframe.frame import ContinuationFrame, DataFrame, HeadersFrame, PingFrame, RstStreamFrame, SettingsFrame
 
+from funcwsgi.config import HTTP2_ADAPTERS
+
 from ..conftest import function_folder
 from ..servers import base_env, debian_tool, run_to_exit
 from .h2_client import PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
 from .harness import LEAKS, SERVE, Served, children, process_figures, serve
 
-#: The adapters that serve HTTP/2 with SERVER_HTTP2=true (funcwsgi.config.HTTP2_ADAPTERS).
-HTTP2_ADAPTERS = ("granian",)
+#: Every HTTP server adapter; HTTP2_ADAPTERS (funcwsgi/config.py) names those serving HTTP/2: adding one there runs it here.
+HTTP_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
 MAX_STREAMS = 20
 #: SERVER_NUMTHREADS of the servers tests/reliability/harness.py starts.
 THREADS = 4
@@ -387,10 +389,17 @@ def test_http2_is_off_by_default(adapter, tmp_path):
         served.server.stop()
 
 
-@pytest.mark.parametrize("adapter", ["waitress", "werkzeug"])
+@pytest.mark.parametrize("adapter", [adapter for adapter in HTTP_ADAPTERS if adapter not in HTTP2_ADAPTERS])
 def test_http2_on_an_adapter_without_it_is_refused_with_one_line(adapter):
     result = run_to_exit(SERVE, base_env(SERVER_ADAPTER=adapter, SERVER_HTTP2="true", HANDLER_FOLDER=function_folder("h2_echo")))
     assert result.returncode == 2, result
     assert result.stderr.strip().splitlines() == [
-        f"funcwsgi: error: SERVER_HTTP2=true is refused with SERVER_ADAPTER='{adapter}': HTTP/2 is served by granian only"
+        f"funcwsgi: error: SERVER_HTTP2=true is refused with SERVER_ADAPTER='{adapter}': HTTP/2 is served by {', '.join(HTTP2_ADAPTERS)} only"
     ]
+
+
+def test_the_gaps_are_said_at_start_up(h2):
+    """An adapter with a gap says so when it starts with SERVER_HTTP2=true, naming the page that explains it."""
+    warned = [record["message"] for record in h2.served.records() if "docs/servers.md#http2" in record.get("message", "")]
+    has_gaps = any(adapter == h2.adapter.removesuffix("-loop") for adapter, _ in GAPS)
+    assert len(warned) == (1 if has_gaps else 0), warned
