@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import wsgiref.validate
+
 import pytest
 
 from funcwsgi.environ import KAFKA_RECORD_KEY
@@ -164,3 +166,13 @@ def test_a_dead_letter_keeps_the_record_and_says_why():
 def test_a_huge_error_is_cut():
     letter = dead_letter_record(INCOMING, "x" * 10000, 500, 1)
     assert len(dict(letter.headers)[ERROR_HEADER]) == 4096
+
+
+def test_a_records_environ_is_pep_3333_clean():
+    # As every HTTP adapter's (tests/adapters/test_http_rules.py::test_the_environ_is_pep_3333_clean).
+    for environ in (
+        environ_for(value=b'{"a": 1}', key=b"key", headers=[("content-type", b"application/json"), ("x-trace", b"1")], timestamp_ms=1700000000000),
+        environ_for(headers=[("ce_specversion", b"1.0"), ("ce_id", b"1"), ("ce_type", b"t"), ("ce_source", b"/s")]),
+    ):
+        assert [key for key, value in environ.items() if "." not in key and type(value) is not str] == []
+        wsgiref.validate.check_environ(environ)
