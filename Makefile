@@ -24,7 +24,7 @@ NODE_DIR ?= .tools/node
 NODE_BIN := $(abspath $(NODE_DIR))/node_modules/.bin
 NODE := $(NODE_BIN)/node
 
-.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node hostile mutation
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node hostile framing mutation
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
 $(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
@@ -133,6 +133,12 @@ mutation: setup
 hostile: setup
 	nice $(PY) -m tests.reliability.hostile --calls 10 --overload-seconds 15 --write docs/hostile-results.json
 	$(PY) -m tests.reliability.hostile_doc docs/hostile-results.json docs/reliability.md docs/servers.md
+
+# The request-framing corpus on every serving path (docs/reliability.md#request-framing): writes
+# docs/framing-results.json and the tables generated from it.
+framing: setup
+	$(PY) -m tests.reliability.framing --write docs/framing-results.json
+	$(PY) -m tests.reliability.framing_doc docs/framing-results.json docs/reliability.md
 
 settings-doc: setup
 	$(PY) -m funcwsgi.cli.settings_doc docs/configuration.md

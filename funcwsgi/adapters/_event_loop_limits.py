@@ -43,7 +43,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS
+from funcwsgi.adapters._requests import ABSOLUTE_FORM, OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS
 from funcwsgi.config import Config
 from funcwsgi.serving import rejected_counter
 
@@ -118,6 +118,27 @@ class Watch:
             protocol.check_sending(now)
 
 
+def framing_problem(target: bytes, method: bytes, headers: list[tuple[bytes, bytes]], version: str) -> str | None:
+    """What RFC 9112 refuses in a request uvicorn's parser (llhttp) accepts, or None.
+
+    A target neither origin- nor absolute-form (``GET *``), a Transfer-Encoding
+    other than ``chunked`` alone (``identity, chunked``), an HTTP/1.1 request
+    without exactly one Host: the thread worker refuses the same
+    (:mod:`funcwsgi.adapters._requests`).
+    """
+    if target[:1] != b"/" and ABSOLUTE_FORM.match(target) is None and not (target == b"*" and method == b"OPTIONS"):
+        return "request target"
+    hosts = 0
+    for name, value in headers:  # uvicorn's: names lower-cased, values stripped
+        if name == b"host":
+            hosts += 1
+        elif name == b"transfer-encoding" and value.lower() != b"chunked":
+            return "transfer coding"
+    if hosts != 1 and version == "1.1":
+        return "host"
+    return None
+
+
 def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
     """uvicorn's httptools protocol keeping ``config``'s slow-client limits."""
     watch = Watch(
@@ -139,6 +160,7 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
     uvicorn = HttpToolsProtocol
     uvicorn_data_received = uvicorn.data_received
     uvicorn_response_complete = uvicorn.on_response_complete
+    uvicorn_headers_complete = uvicorn.on_headers_complete
 
     class LimitedHttpToolsProtocol(HttpToolsProtocol):
         # Slots, not instance attributes: uvicorn's protocol sets 28 of those, and past 30 CPython
@@ -189,6 +211,13 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
             else:  # the head is complete, not the body: a pause, from now
                 self.phase = BODY
                 self.deadline = monotonic() + body_timeout
+
+        def on_headers_complete(self) -> None:
+            problem = framing_problem(self.url, self.parser.get_method(), self.headers, self.parser.get_http_version())
+            if problem is not None:
+                # Raised from the parser's callback: uvicorn answers its 400 and closes, as for what its parser refuses.
+                raise ValueError(problem)
+            uvicorn_headers_complete(self)
 
         def on_response_complete(self) -> None:
             uvicorn_response_complete(self)

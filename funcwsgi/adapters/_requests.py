@@ -7,11 +7,18 @@ body cannot or should not be waited for (its length is unknown, or it is
 over the body limit, which the body-limit layer then answers). A head that
 grows past a limit is refused at once, with the status RFC 9110 names. The
 loop never parses the request for the function: gunicorn's parser does that,
-on the thread, from the bytes read here (:class:`BufferedUnreader`).
+on the thread, from the bytes read here (:class:`BufferedUnreader`). So that
+the two never frame one request differently (which is how requests are
+smuggled), the loop refuses, with RFC 9112's ``400`` and a close, every
+request whose target, field lines, Content-Length, Transfer-Encoding or
+chunks could be read more than one way; the worker then keeps a connection
+only if gunicorn's parser ended the request where the loop did
+(``leftover_length``). tests/reliability/test_framing.py holds the cases.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from typing import IO, Any
@@ -29,6 +36,15 @@ BODY_IN_MEMORY = 256 * 1024
 CHUNKED_SLACK = 64 * 1024
 LONGEST_CHUNK_LINE = 4096
 HEX = frozenset(b"0123456789abcdefABCDEF")
+#: In a chunk line, or in a framing field's value: a control character other than HTAB.
+FORBIDDEN_IN_LINES = CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+#: In any field line: what gunicorn's parser refuses too (RFC 9110 5.5).
+BREAKS_LINE = re.compile(rb"[\x00\r\n]")
+#: RFC 9110 5.6.2's token: a field name, a method, a transfer coding.
+TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+TRAILER_LINE = re.compile(TOKEN + rb":.*", re.S)
+FIELD_LINE = re.compile(rb"(" + TOKEN + rb"):[ \t]*(.*?)[ \t]*", re.S)
+ABSOLUTE_FORM = re.compile(rb"[Hh][Tt][Tt][Pp][Ss]?://[^/?#]*")
 
 PROBE_METHODS = frozenset({b"GET", b"HEAD"})
 
@@ -55,6 +71,11 @@ OVERLOADED = Refusal(503, BUSY_TEXT, (("Retry-After", str(RETRY_AFTER_SECONDS)),
 URI_TOO_LONG = Refusal(414, "the request line is too long")
 HEAD_TOO_LARGE = Refusal(431, "the request head is too large")
 BAD_CHUNKS = Refusal(400, "the chunked request body is malformed")
+#: RFC 9112 sections 3, 5 and 6: a request whose target, fields or framing cannot be read one way only.
+BAD_REQUEST = Refusal(400, "the request is malformed")
+BAD_FRAMING = Refusal(400, "the request's Content-Length or Transfer-Encoding is malformed")
+BAD_HOST = Refusal(400, "an HTTP/1.1 request needs exactly one Host field")
+UNKNOWN_CODING = Refusal(501, "the request's transfer coding is not supported")
 
 
 @dataclass(frozen=True)
@@ -75,12 +96,20 @@ READY_UNBUFFERED = Ready(False)
 
 
 class ChunkedScan:
-    """Finds where a chunked body ends (RFC 9112 section 7.1), fed as the bytes arrive."""
+    """Finds where a chunked body ends (RFC 9112 section 7.1), fed as the bytes arrive.
+
+    As strict as the grammar: every line ends in CRLF and holds no other CR,
+    LF or NUL; a size is 1 to 16 hex digits, with whitespace only before a
+    chunk extension's ``;``; a trailer line is a field name, a colon and a
+    value, never folded. Anything else is refused before a thread or
+    gunicorn's parser sees it, so the two never read one body differently.
+    """
 
     def __init__(self) -> None:
         self.state = "size"
         self.line = bytearray()
         self.left = 0
+        self.end = -1  # once the body ended: how many bytes of the last fed data belonged to it
 
     def feed(self, data: bytes) -> bool:
         """True once the body (and its trailer section) ended; ValueError on framing that is not chunked."""
@@ -95,13 +124,23 @@ class ChunkedScan:
                     return False
                 self.line += data[i : j + 1]
                 i = j + 1
-                line = bytes(self.line).rstrip(b"\r\n")
+                line = bytes(self.line)
                 self.line.clear()
+                if len(line) > LONGEST_CHUNK_LINE or not line.endswith(b"\r\n"):
+                    raise ValueError("chunk line not ended by CRLF")
+                line = line[:-2]
+                if FORBIDDEN_IN_LINES.search(line):
+                    raise ValueError("CR, LF or a control character in a chunk line")
                 if self.state == "trailer":
                     if not line:
+                        self.end = i
                         return True
+                    if not TRAILER_LINE.fullmatch(line):
+                        raise ValueError("trailer line is not a field")
                     continue
-                size = line.split(b";", 1)[0].strip()
+                size, semicolon, _ = line.partition(b";")
+                if semicolon:
+                    size = size.rstrip(b" \t")  # RFC 9112 7.1.1: BWS before a chunk extension only
                 if not size or len(size) > 16 or not set(size) <= HEX:
                     raise ValueError("chunk size is not hexadecimal")
                 self.left = int(size, 16)
@@ -138,6 +177,7 @@ class PendingRequest:
         self.body = bytearray()
         self.spool: IO[bytes] | None = None
         self.body_seen = 0
+        self.body_end = 0  # the length of this request's body with its framing, once known
 
     @property
     def started(self) -> bool:
@@ -170,37 +210,77 @@ class PendingRequest:
         self.head_end = end + 4
         rest = bytes(self.head[self.head_end :])
         del self.head[self.head_end :]
-        lines = bytes(self.head[:end]).split(b"\r\n")
-        parts = lines[0].split(b" ")
-        self.method = parts[0]
-        self.path = parts[1].split(b"?", 1)[0] if len(parts) > 1 else b""
-        lengths, codings = [], []
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                lengths.append(value.strip())
-            elif name == b"transfer-encoding":
-                codings.append(value.strip().lower())
-            elif name == b"expect" and value.strip().lower() == b"100-continue":
-                self.expect_continue = True
-        if codings:
-            if lengths or not codings[-1].endswith(b"chunked"):
-                return READY_UNBUFFERED  # gunicorn's parser refuses it (400)
-            self.chunks = ChunkedScan()
-        elif lengths:
-            if len(set(lengths)) != 1 or not lengths[0].isdigit():
-                return READY_UNBUFFERED  # gunicorn's parser refuses it (400)
-            self.length = int(lengths[0])
-            if self.limits.body and self.length > self.limits.body:
-                return READY_UNBUFFERED  # the body-limit layer answers 413 without reading it
+        refusal = self._read_head(bytes(self.head[:end]).split(b"\r\n"))
+        if refusal is not None:
+            return refusal
+        if self.limits.body and self.length is not None and self.length > self.limits.body:
+            return READY_UNBUFFERED  # the body-limit layer answers 413 without reading it
         if self.length is None and self.chunks is None:
             self.length = 0
         if self.length == 0:
             self.expect_continue = False
         return self._take_body(rest)
 
+    def _read_head(self, lines: list[bytes]) -> Refusal | None:
+        """The method, the path and the framing, from the head's lines; a refusal where RFC 9112 asks for one.
+
+        Refused here, before gunicorn's parser could read the request another
+        way: a target that is not origin- or absolute-form; a field line with
+        no colon, whitespace before it, a fold, or a CR, LF or NUL in it; an
+        HTTP/1.1 request without exactly one Host; a Content-Length that is not
+        one number; a Transfer-Encoding that is not exactly ``chunked`` (400
+        when chunked is not its last coding, as section 6.3 requires; 501 for
+        a coding before it), or beside a Content-Length, or on HTTP/1.0.
+        """
+        parts = lines[0].split(b" ")
+        if len(parts) != 3:
+            return BAD_REQUEST
+        self.method, target, version = parts
+        absolute = ABSOLUTE_FORM.match(target)
+        if absolute is not None:
+            target = target[absolute.end() :] or b"/"
+        elif not target.startswith(b"/") and not (target == b"*" and self.method == b"OPTIONS") and self.method != b"CONNECT":
+            return BAD_REQUEST
+        self.path = target.split(b"?", 1)[0]
+        lengths, codings, hosts = [], [], 0
+        for line in lines[1:]:
+            field = FIELD_LINE.fullmatch(line)
+            if field is None or BREAKS_LINE.search(line):
+                return BAD_REQUEST
+            name, value = field.group(1).lower(), field.group(2)
+            if name == b"content-length":
+                lengths.append(value)
+            elif name == b"transfer-encoding":
+                codings += [coding.strip(b" \t").lower() for coding in value.split(b",")]
+            elif name == b"host":
+                hosts += 1
+            elif name == b"expect" and value.lower() == b"100-continue":
+                self.expect_continue = True
+            else:
+                continue
+            if CONTROL.search(value):
+                return BAD_FRAMING if name != b"host" else BAD_HOST
+        if version == b"HTTP/1.1" and hosts != 1:
+            return BAD_HOST
+        if codings:
+            if lengths or version != b"HTTP/1.1" or codings[-1] != b"chunked" or codings.count(b"chunked") != 1:
+                return BAD_FRAMING
+            if len(codings) > 1:
+                return UNKNOWN_CODING
+            self.chunks = ChunkedScan()
+        elif lengths:
+            if len(lengths) != 1 or not lengths[0].isdigit() or not lengths[0].isascii():
+                return BAD_FRAMING
+            self.length = int(lengths[0])
+        return None
+
+    @property
+    def leftover_length(self) -> int:
+        """How many of the bytes read belong to the requests after this one (pipelined), by this framer's reading."""
+        return self.body_seen - self.body_end
+
     def _take_body(self, chunk: bytes) -> Ready | Refusal | None:
+        before = self.body_seen
         if chunk:
             self._store(chunk)
         if self.chunks is not None:
@@ -209,11 +289,13 @@ class PendingRequest:
             except ValueError:
                 return BAD_CHUNKS
             if ended:
+                self.body_end = before + self.chunks.end
                 return READY_BUFFERED
             if self.limits.body and self.body_seen > self.limits.body + CHUNKED_SLACK:
                 return READY_UNBUFFERED  # the body-limit layer answers 413
             return None
         assert self.length is not None
+        self.body_end = self.length
         return READY_BUFFERED if self.body_seen >= self.length else None
 
     def _store(self, chunk: bytes) -> None:

@@ -326,7 +326,9 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
                 keepalive = False
             if keepalive:
                 rest = _leftover(parser) if conn.buffered else None
-                if rest is None:
+                if rest is None or len(rest) != request.leftover_length:
+                    # gunicorn's parser ended the request elsewhere than the loop did (or failed in its
+                    # body): what follows cannot be told apart from the body, so nothing of it is served.
                     keepalive = False
                 else:
                     conn.leftover = rest

@@ -79,6 +79,16 @@ class LoopCall:
         pass
 
 
+class ClientLeft(BaseException):
+    """The request's body will never come whole (the server refused its framing, or the client left mid-body).
+
+    A BaseException, as the loop's cancellation is: no layer and no function
+    answers it or runs on the part of the body that came. The call ends
+    quietly; the server has closed the connection (after its own 400, if it
+    refused the framing).
+    """
+
+
 class AsgiInput:
     """``wsgi.input`` of a call on the loop: the ASGI body messages, read through the bridge as they arrive."""
 
@@ -98,10 +108,12 @@ class AsgiInput:
             self._buffer += message.get("body", b"")
             self._more = message.get("more_body", False)
         else:  # http.disconnect: the client is gone, the body ends here
-            self._more = False
+            more, self._more = self._more, False
             self.interrupted = True
             if self._call is not None:
                 self._call.gone = True
+            if more:  # before the body ended: refused by the server, or the client left mid-body
+                raise ClientLeft
 
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0:

@@ -17,6 +17,7 @@ CHUNK = 64 * 1024
 SPOOL_IN_MEMORY = 1024 * 1024
 # Methods whose requests carry no body unless they say so with a header.
 BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE", "TRACE"})
+MALFORMED_BODY = Reply(400, "Bad Request: the chunked request body is malformed")
 
 
 class BodyLimitMiddleware:
@@ -49,7 +50,12 @@ class BodyLimitMiddleware:
             # of the whole stack.
             environ.get("wsgi.input_terminated") and environ.get("REQUEST_METHOD") not in BODILESS_METHODS
         ):
-            spooled = self.spool(environ)
+            try:
+                spooled = self.spool(environ)
+            except (OSError, ValueError):
+                # The server's de-chunking gave up on the body (werkzeug's on a malformed chunk, say):
+                # the request is refused as RFC 9112 asks, not failed with a 500, and the function never runs.
+                return MALFORMED_BODY(environ, start_response)
             if spooled is None:
                 return self.too_large(environ, start_response)
             # The spool lives until the response is done with (a layer inside may still read it).

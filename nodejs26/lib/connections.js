@@ -76,6 +76,9 @@ export function serverOptions(config) {
     headersTimeout: milliseconds(config.serverHeaderTimeout),
     requestTimeout: 0,
     keepAliveTimeout: 0, // Connections.sweep() keeps SERVER_KEEPALIVE_TIMEOUT
+    // The runtime answers a missing or repeated Host itself (server.js framingProblem): node:http's own 400
+    // would still let the requests pipelined behind it reach the function.
+    requireHostHeader: false,
     connectionsCheckingInterval: SWEEP_MS,
   };
 }

@@ -155,13 +155,52 @@ export class Runtime {
     call.answer(200, ['Content-Type', contentType, 'Content-Length', String(body.length)], body, undefined, true);
   }
 
-  /** The request listener of the calls' port. */
+  /**
+   * The request listener of the calls' port. RFC 9112 9.3.2: the requests of one connection are served in the
+   * order they came, each once the one before it has been answered (node:http hands over a pipelined GET while
+   * the body of the POST ahead of it is still coming, and would run it first).
+   */
   handle(incoming, outgoing) {
+    const socket = incoming.socket;
+    const line = socket[LINE];
+    if (line === undefined) {
+      socket[LINE] = NOBODY_WAITS;
+    } else {
+      if (line === NOBODY_WAITS) socket[LINE] = [incoming, outgoing];
+      else line.push(incoming, outgoing);
+      return;
+    }
+    outgoing.once('close', () => this.next(socket));
+    this.serve(incoming, outgoing);
+  }
+
+  /** The connection's answer is done: the next request that came on it, if any. */
+  next(socket) {
+    const line = socket[LINE];
+    if (line === NOBODY_WAITS || line === undefined) {
+      socket[LINE] = undefined;
+      return;
+    }
+    const incoming = line.shift();
+    const outgoing = line.shift();
+    if (line.length === 0) socket[LINE] = NOBODY_WAITS;
+    outgoing.once('close', () => this.next(socket));
+    this.serve(incoming, outgoing);
+  }
+
+  serve(incoming, outgoing) {
     const connections = this.connections;
+    const socket = incoming.socket;
     if (connections !== null) {
-      if (incoming.socket[REFUSED]) return void outgoing.destroy();
+      if (socket[REFUSED]) return void outgoing.destroy();
       connections.watch(outgoing);
     }
+    // RFC 9112 9.6: after a request the connection closes with, nothing more is served on it
+    // (node:http still parses what was pipelined behind it); the close comes after its answer.
+    if (socket[CLOSING]) return;
+    if (!outgoing.shouldKeepAlive) socket[CLOSING] = true;
+    const malformed = framingProblem(incoming);
+    if (malformed !== null) return void refuse(outgoing, malformed);
     const headers = incoming.headers;
     let requestId = headers['x-request-id'];
     if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
@@ -248,6 +287,7 @@ export class Runtime {
 
   refuseBody(call) {
     call.outgoing.shouldKeepAlive = false; // the rest of the body is not read
+    call.incoming.socket[CLOSING] = true;
     call.reply(413, this.tooLarge);
   }
 
@@ -326,6 +366,52 @@ function listenOn(server, host, port, portName) {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+// -- requests two parsers could read apart (RFC 9112 sections 3 and 6) --------------------------
+
+/** Set on a socket once a request on it asked for the close, or was refused: later pipelined requests are not served. */
+const CLOSING = Symbol('the connection closes after its current answer');
+/** The requests of a socket waiting for the one being answered (incoming, outgoing, ...); NOBODY_WAITS: none. */
+const LINE = Symbol('the requests waiting on the connection');
+const NOBODY_WAITS = Object.freeze([]);
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+// The answers of funcwsgi's worker to the same requests (funcwsgi/adapters/_requests.py), word for word.
+const BAD_REQUEST_TEXT = 'the request is malformed';
+const BAD_FRAMING_TEXT = "the request's Content-Length or Transfer-Encoding is malformed";
+const BAD_HOST_TEXT = 'an HTTP/1.1 request needs exactly one Host field';
+
+/**
+ * What is wrong with a request node:http's parser accepted but RFC 9112 refuses, or null; an absolute-form target
+ * is made origin-form here, so the probes, the access log and req.path see the path it names.
+ */
+export function framingProblem(incoming) {
+  const target = incoming.url;
+  if (target.charCodeAt(0) !== 47) { // '/'
+    const absolute = ABSOLUTE_FORM.exec(target);
+    if (absolute !== null) {
+      const rest = target.slice(absolute[0].length);
+      incoming.url = rest.charCodeAt(0) === 47 ? rest : `/${rest}`;
+    } else if (!(target === '*' && incoming.method === 'OPTIONS')) {
+      return BAD_REQUEST_TEXT;
+    }
+  }
+  const codings = incoming.headers['transfer-encoding'];
+  if (codings !== undefined && codings.trim().toLowerCase() !== 'chunked') return BAD_FRAMING_TEXT;
+  if (incoming.httpVersion === '1.1') {
+    const raw = incoming.rawHeaders;
+    let hosts = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') hosts += 1;
+    if (hosts !== 1) return BAD_HOST_TEXT;
+  }
+  return null;
+}
+
+function refuse(outgoing, text) {
+  const body = Buffer.from(text);
+  outgoing.shouldKeepAlive = false;
+  outgoing.req.socket[CLOSING] = true;
+  outgoing.writeHead(400, 'Bad Request', { 'Content-Type': TEXT, 'Content-Length': body.length, Connection: 'close' }).end(body);
+}
 const OVERLOADED = Buffer.from(OVERLOADED_TEXT);
 const RETRY_AFTER = String(RETRY_AFTER_SECONDS);
 

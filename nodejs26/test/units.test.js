@@ -8,6 +8,7 @@ import { decode, MalformedCloudEvent, makeEvent, toBinary } from '../lib/cloudev
 import { fromEnv, LOOP_MAX_INFLIGHT, maxInflight, SETTINGS, settingsList } from '../lib/config.js';
 import { OVERLOADED, REQUEST_TIMEOUT, serverOptions, SWEEP_MS } from '../lib/connections.js';
 import { Cors } from '../lib/cors.js';
+import { framingProblem } from '../lib/server.js';
 import { ConfigError, pyRepr } from '../lib/errors.js';
 import { buildContext } from '../lib/legacy.js';
 import { configureLogging, getLogger } from '../lib/logs.js';
@@ -138,7 +139,7 @@ describe('the slow-client settings, as funcwsgi reads them', () => {
   }
   test("node:http's own limits from the settings: milliseconds, its keep-alive timer off (the sweep's), no whole-request bound", () => {
     const options = serverOptions(config({ SERVER_HEADER_TIMEOUT: '1.5', SERVER_KEEPALIVE_TIMEOUT: '0.0001' }));
-    assert.deepEqual(options, { headersTimeout: 1500, requestTimeout: 0, keepAliveTimeout: 0, connectionsCheckingInterval: SWEEP_MS });
+    assert.deepEqual(options, { headersTimeout: 1500, requestTimeout: 0, keepAliveTimeout: 0, requireHostHeader: false, connectionsCheckingInterval: SWEEP_MS });
     // Node takes a timer past 2^31-1 ms for 1 ms: a very long setting is the longest timer instead.
     assert.equal(serverOptions(config({ SERVER_HEADER_TIMEOUT: '1e9' })).headersTimeout, 2 ** 31 - 1);
     assert.equal(serverOptions(config({ SERVER_HEADER_TIMEOUT: '0.0001' })).headersTimeout, 1);
@@ -360,5 +361,36 @@ describe('the call path as funcwsgi logs its stack', async () => {
   });
   test('settings that are not their default are shown, in Python str() form', () => {
     assert.equal(describeSteps(config({ SERVER_CALL_TIMEOUT: '2', SERVER_MAX_BODY_SIZE: '1000', SERVER_CORS_ORIGINS: '*' })).join(' > '), 'errors > request-id > reserved-routes > cors(origins=*) > metrics > body-limit(max_bytes=1000) > timeout(seconds=2.0) > cloudevents > function');
+  });
+});
+
+describe('framingProblem: what node:http accepts and RFC 9112 refuses, as funcwsgi\'s worker refuses it', () => {
+  const request = (url, rawHeaders, { method = 'GET', httpVersion = '1.1' } = {}) => {
+    const headers = {};
+    for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i].toLowerCase()] ??= rawHeaders[i + 1];
+    return { url, method, httpVersion, rawHeaders, headers };
+  };
+  test('an origin-form target with one Host passes', () => {
+    assert.equal(framingProblem(request('/a?b', ['Host', 'x'])), null);
+  });
+  test('an absolute-form target becomes the path it names', () => {
+    const incoming = request('HTTP://x:80/healthz?y', ['Host', 'x']);
+    assert.equal(framingProblem(incoming), null);
+    assert.equal(incoming.url, '/healthz?y');
+    const bare = request('http://x?q', ['Host', 'x']);
+    framingProblem(bare);
+    assert.equal(bare.url, '/?q');
+  });
+  test('other targets are refused, OPTIONS * aside', () => {
+    assert.equal(framingProblem(request('*', ['Host', 'x'])), 'the request is malformed');
+    assert.equal(framingProblem(request('x:80', ['Host', 'x'])), 'the request is malformed');
+    assert.equal(framingProblem(request('*', ['Host', 'x'], { method: 'OPTIONS' })), null);
+  });
+  test('a Transfer-Encoding other than chunked alone, and a missing or repeated Host, are refused', () => {
+    assert.match(framingProblem(request('/', ['Host', 'x', 'Transfer-Encoding', 'identity, chunked'])), /Transfer-Encoding/);
+    assert.equal(framingProblem(request('/', ['Host', 'x', 'Transfer-Encoding', 'Chunked'])), null);
+    assert.match(framingProblem(request('/', [])), /Host/);
+    assert.match(framingProblem(request('/', ['Host', 'x', 'host', 'y'])), /Host/);
+    assert.equal(framingProblem(request('/', [], { httpVersion: '1.0' })), null);
   });
 });

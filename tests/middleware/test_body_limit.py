@@ -76,6 +76,28 @@ def test_a_chunked_body_reaches_the_function_whole_with_a_content_length():
     assert call(app, data, HTTP_TRANSFER_ENCODING="chunked")[1] == str(len(data)).encode()
 
 
+class BrokenChunks(io.RawIOBase):
+    """A server's de-chunking input that gives up on a malformed chunk, as werkzeug's does."""
+
+    def read(self, size=-1):
+        raise OSError("Invalid chunk header")
+
+
+def test_a_chunked_body_the_server_cannot_de_chunk_is_refused_with_400_before_the_function_runs():
+    ran = []
+    statuses = []
+
+    def inner(environ, start_response):
+        ran.append(True)
+        start_response("200 OK", [])
+        return [b""]
+
+    environ = {"REQUEST_METHOD": "POST", "wsgi.input": BrokenChunks(), "HTTP_TRANSFER_ENCODING": "chunked"}
+    body = BodyLimitMiddleware(inner, max_bytes=1 << 20)(environ, lambda status, headers: statuses.append(status))
+    assert statuses == ["400 Bad Request"] and not ran
+    assert b"".join(body) == b"Bad Request: the chunked request body is malformed"
+
+
 def test_a_malformed_content_length_is_left_to_the_server():
     def inner(environ, start_response):
         start_response("200 OK", [])

@@ -1,0 +1,96 @@
+"""The request-framing corpus on every serving path (tests/reliability/framing_cases.py, framing.py).
+
+Each server starts once per path; each case is sent on a fresh connection
+with an innocent request behind it, and asserts what the client got and what
+the function saw. On funcwsgi's own framing (the default worker, the
+event-loop worker, nodejs26) RFC 9112 decides and nothing may be wrong; on a
+third-party server's parser (waitress, werkzeug, granian) the answer must be
+the one docs/framing-results.json records, so docs/reliability.md, generated
+from it, cannot outlive a change. ``FRAMING_RESULTS=path`` writes what this
+run saw to that file instead of comparing (``python -m tests.reliability.framing``
+does the same outside pytest).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from ..servers import REPO
+from .framing import BY_NAME, PATH_NAMES, Running, cell_text, run_case, start
+from .framing_cases import CASE_NAMES, CASES, CHUNKED, Case
+
+RESULTS = REPO / "docs" / "framing-results.json"
+WRITE_TO = os.environ.get("FRAMING_RESULTS")
+#: A 2-thread server with two connections holding malformed bodies still answers an honest call
+#: this fast (the 30 s of a thread waiting for the rest of such a body is far beyond it).
+HONEST_CALL_BOUND = 5.0
+_seen: dict[str, dict[str, str]] = {}
+
+
+@pytest.fixture(scope="module", params=PATH_NAMES)
+def running(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    served = start(BY_NAME[request.param], tmp_path_factory.mktemp(f"framing-{request.param}"))
+    yield served
+    served.stop()
+    if WRITE_TO:
+        _write(Path(WRITE_TO), request.param)
+
+
+def _write(target: Path, path: str) -> None:
+    results: dict[str, Any] = json.loads(target.read_text()) if target.exists() else {"command": "", "cells": {}}
+    results["command"] = "python -m tests.reliability.framing --write docs/framing-results.json"
+    results["cells"][path] = _seen.get(path, {})
+    results["cells"] = {name: results["cells"][name] for name in PATH_NAMES if name in results["cells"]}
+    target.write_text(json.dumps(results, indent=1) + "\n")
+
+
+def recorded(path: str, case: str) -> str | None:
+    cells = json.loads(RESULTS.read_text())["cells"]
+    return cells.get(path, {}).get(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_NAMES)
+def test_framing(running: Running, case: Case) -> None:
+    outcome = run_case(running, case)
+    cell = cell_text(outcome)
+    path = running.path.name
+    _seen.setdefault(path, {})[case.name] = cell
+    if WRITE_TO:
+        return
+    if running.path.ours:
+        assert not outcome.problems, f"{path}, {case.name} ({case.what}): {cell}"
+    assert cell == recorded(path, case.name), (
+        f"{path}, {case.name}: the server now answers {cell!r}; docs/framing-results.json says {recorded(path, case.name)!r}: "
+        "run `make framing` to record it and regenerate docs/reliability.md"
+    )
+
+
+def test_a_malformed_request_costs_a_connection_never_a_function_thread(running: Running) -> None:
+    """Two connections holding chunked bodies ended by bare LFs, on a server with two threads: an honest call is not delayed."""
+    bad = [socket.create_connection(running.address, timeout=5) for _ in range(2)]
+    try:
+        for sock in bad:
+            sock.sendall(CHUNKED.replace(b"{P}", b"/case/bare-lf-holder") + b"\r\n3\nabc\n0\n\n")
+        for sock in bad:  # each was either refused or handed on by now: wait for its answer, or a short while for none
+            sock.settimeout(0.3)
+            try:
+                sock.recv(65536)
+            except TimeoutError:
+                pass
+        started = time.monotonic()
+        honest = requests.post(f"http://{running.address[0]}:{running.address[1]}/honest", data=b"hi", timeout=30)
+        took = time.monotonic() - started
+    finally:
+        for sock in bad:
+            sock.close()
+    assert (honest.status_code, honest.text) == (200, "2")
+    assert took < HONEST_CALL_BOUND, f"{running.path.name}: the honest call took {took:.1f} s behind two malformed requests"
