@@ -138,6 +138,14 @@ def test_a_body_in_several_frames_reaches_the_function_exactly(h2):
     assert (call["body"], call["headers"]["x-value"]) == ("abcdefghijkl", "a b")
 
 
+def test_a_body_without_a_content_length_reaches_the_function_exactly(h2):
+    """HTTP/2 frames a body with DATA frames alone (RFC 9113 section 8.1): no content-length is needed."""
+    answer = exchange(h2, request_fields("POST", "/no-length"), [b"abcd", b"efgh"])
+    assert answer.status == 200
+    (call,) = h2.seen("/no-length")
+    assert (call["body"], call["headers"].get("content-length")) == ("abcdefgh", "8")
+
+
 def test_cookie_fields_are_joined_with_a_semicolon_and_a_space(h2):
     fields = [*request_fields("GET", "/cookies"), ("cookie", "a=1"), ("cookie", "b=2"), ("cookie", "c=3")]
     assert exchange(h2, fields).status == 200
