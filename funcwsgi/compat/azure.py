@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from ..loader import LoadedFunction
 
 NOT_FOUND = Reply(404)
+#: The host's answer when the function set no HTTP output (FunctionInvocationMiddleware's OkResult).
+NO_OUTPUT = Reply(200, "")
+RETURN = "$return"
 DEFAULT_ROUTE_PREFIX = "api"
 APP_PACKAGE = "__app__"
 ALL_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"})
@@ -103,6 +106,8 @@ class Route:
     takes_context: bool
     directory: str
     precedence: tuple[int, ...] = field(default=())
+    #: The ``http`` output binding's name: ``$return`` (the return value), or a parameter given a ``func.Out``.
+    output: str = RETURN
 
     def match(self, path: str) -> dict[str, str] | None:
         found = self.pattern.fullmatch(path)
@@ -228,9 +233,10 @@ def _v1_routes(root: str, prefix: str) -> tuple[list[Route], str]:
             raise LoadError(f"no function {entry_point!r} in {module_name} ({spec_path}); set entryPoint to the function's name")
         template = str(trigger.get("route") or entry)
         pattern, precedence = compile_route(prefix, template)
+        output = next((b for b in spec.get("bindings", ()) if b.get("type") == "http" and b.get("direction") == "out"), None)
         routes.append(
             Route(entry, template, pattern, _methods(trigger.get("methods")), user, str(trigger.get("name", "req")), _takes_context(user),
-                  os.path.join(root, entry), precedence)
+                  os.path.join(root, entry), precedence, str(output.get("name") or RETURN) if output else "")
         )
     return routes, os.path.join(root, "host.json")
 
@@ -252,6 +258,19 @@ def load(config: Config) -> LoadedFunction:
     routes.sort(key=lambda route: route.precedence)
     router = Router(tuple(routes))
     return LoadedFunction(function=router, signature=Signature.NONE, name=", ".join(r.name for r in routes), path=path, folder=root)
+
+
+class Out:
+    """The worker's ``func.Out``: a v1 function's named output binding, set with ``set()``."""
+
+    def __init__(self) -> None:
+        self.value: Any = None
+
+    def set(self, value: Any) -> None:
+        self.value = value
+
+    def get(self) -> Any:
+        return self.value
 
 
 @dataclass
@@ -291,12 +310,19 @@ class Router:
             arguments: dict[str, Any] = {route.parameter: request}
             if route.takes_context:
                 arguments["context"] = Context(str(uuid.uuid4()), route.name, route.directory)
+            out = None
+            if route.output not in (RETURN, ""):
+                out = arguments[route.output] = Out()
             result = route.function(**arguments)
             if inspect.isawaitable(result):
                 import asyncio  # only for async functions: recognising platforms must not import it for all
 
                 result = asyncio.run(_awaited(result))
-            return to_response(result)
+            if route.output == RETURN:
+                return to_response(result)
+            # A named output (or none): the return value is not the answer; nothing set is the host's empty 200.
+            value = out.get() if out is not None else None
+            return NO_OUTPUT if value is None else to_response(value)
         return NOT_FOUND
 
     def __repr__(self) -> str:

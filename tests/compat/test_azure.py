@@ -110,3 +110,11 @@ def test_a_return_the_worker_cannot_encode_is_a_plain_500(servers, kind):
     response = requests.get(servers["v2"].url + f"/api/returns/{kind}")
     assert (response.status_code, response.text) == (500, "Internal Server Error")
     servers["v2"].wait_for_output("an Azure HTTP function returns func.HttpResponse or str")
+
+
+def test_v1_named_http_output_binding(servers):
+    """function.json's http output named "res": the function gets a func.Out; what it sets is the answer."""
+    answered = requests.get(servers["v1"].url + "/v1/output/set")
+    assert (answered.status_code, answered.text) == (201, "set through res")
+    unset = requests.get(servers["v1"].url + "/v1/output/unset")
+    assert (unset.status_code, unset.text) == (200, "")  # the host's OkResult when no output was set
