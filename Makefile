@@ -1,4 +1,5 @@
-# `make run` serves the example function on port 8080; `make test` runs every test CI runs;
+# `make run` serves the example function on port 8080 (installing the package and what serving needs, nothing
+# else); `make test` sets up everything the tests use and runs every test CI runs;
 # `make docs` builds the documentation site into build/site, failing on any broken link.
 # `make bench` runs the benchmarks (docs/performance.md; `make bench BENCH_ARGS=--quick EVENT_LOOP_BENCH_ARGS=--quick` for short runs).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
@@ -8,6 +9,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= test,docs,waitress,granian
+# The port `make run` and `make run-nodejs26` serve on.
+RUN_PORT ?= 8080
 
 # Debian packages the tests use: Prometheus (promtool and a real scraper), the load
 # generators (wrk, and h2load for HTTP/2), docker, debootstrap and docker-registry for the container tests, curl for the
@@ -27,8 +30,24 @@ NODE := $(NODE_BIN)/node
 .PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node hostile framing mutation
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
-$(VENV)/.installed-$(EXTRAS): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# First the package alone, with what serving a function needs: `make run` stops there.
+# - The venv gets no pip of its own when the interpreter has one to lend (`pip --python`):
+#   installing pip into it is most of a venv's cost (about 4 s of CPU); `make setup` adds it.
+# - Naming the urllib3 instrumentation first makes pip 23.2 settle the OpenTelemetry release
+#   it pins before choosing the API's: else, when the API has a newer patch release than the
+#   instrumentation follows, pip walks back through thirty releases of it (45 s here).
+# - Modules are byte-compiled when first imported instead of all at install.
+SERVING_PIP = if $(PYTHON) -m pip --version >/dev/null 2>&1; then \
+		$(PYTHON) -m venv --without-pip $(VENV) && pip="$(PYTHON) -m pip --python $(PY)"; \
+	else $(PYTHON) -m venv $(VENV) && pip="$(PY) -m pip"; fi
+$(VENV)/.installed-serving: setup.cfg pyproject.toml
+	@$(SERVING_PIP); set -x; $$pip install --quiet --disable-pip-version-check --no-compile \
+		"$$(sed -n 's/^ *\(opentelemetry-instrumentation-urllib3[^ ]*\)$$/\1/p' setup.cfg)" -e .
+	touch $@
+
+# Then pip in the venv and the extras the tests, the docs and the other adapters use.
+$(VENV)/.installed-$(EXTRAS): $(VENV)/.installed-serving setup.cfg pyproject.toml
+	$(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip --default-pip >/dev/null
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
 	@# Kyma's own test functions import the requests instrumentation (Kyma's runtimes shipped it).
 	@# It is the functions' dependency, not the runtime's, and the release of the urllib3 one
@@ -60,14 +79,15 @@ nodejs26/node_modules/.installed: nodejs26/package-lock.json $(NODE_DIR)/.instal
 setup-node: nodejs26/node_modules/.installed
 
 run-nodejs26: setup-node
-	HANDLER_FOLDER=examples/hello-nodejs26 SERVER_PORT=8080 nodejs26/bin/serve
+	HANDLER_FOLDER=examples/hello-nodejs26 SERVER_PORT=$(RUN_PORT) nodejs26/bin/serve
 
 # The nodejs26 runtime's unit tests (node --test), with the project's Node 26.
 test-node: setup-node
 	cd nodejs26 && "$(NODE)" --import ./sdk/register.js --test --test-reporter=spec 'test/**/*.test.js' ../examples/hello-nodejs26/handler.test.js
 
-run: setup
-	HANDLER_FOLDER=examples/hello SERVER_PORT=8080 $(VENV)/bin/funcwsgi serve
+# Only serves: no extras, no Node, no Debian packages (`make setup` and `make test` add those).
+run: $(VENV)/.installed-serving
+	HANDLER_FOLDER=examples/hello SERVER_PORT=$(RUN_PORT) $(VENV)/bin/funcwsgi serve
 
 # mypy --strict on funcwsgi, sdk and adapters, ruff on every Python file (pyproject.toml).
 lint: setup

@@ -170,3 +170,22 @@ def funcwsgi_version() -> str:
     import funcwsgi
 
     return funcwsgi.__version__
+
+
+def make_dry_run(target: str, tmp_path: Path) -> str:
+    """What ``make TARGET`` would run on a fresh clone (a venv not made yet), without running it."""
+    result = subprocess.run(
+        ["make", "--dry-run", "--always-make", "-C", str(REPO), target, f"VENV={tmp_path / '.venv'}", f"NODE_DIR={tmp_path / 'node'}"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_make_run_installs_the_package_and_nothing_else(tmp_path: Path):
+    commands = make_dry_run("run", tmp_path)
+    assert "-e ." in commands and "funcwsgi serve" in commands
+    for other in ("apt-get", "npm", "node", "[test", "ensurepip", "EXTRAS"):
+        assert other not in commands, f"`make run` runs {other!r}:\n{commands}"
+    everything = make_dry_run("setup", tmp_path)
+    assert "npm" in everything and "-e '.[test,docs,waitress,granian]'" in everything and "apt-get" in everything
