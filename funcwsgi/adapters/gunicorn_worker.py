@@ -167,15 +167,18 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
 
     def on_client_socket_readable(self, conn: Connection, client: socket.socket) -> None:
-        try:
-            data = conn.sock.recv(READ_SIZE)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
         with self._lock:
+            # Read only while the connection is still the loop's, under the lock: a thread handing it
+            # back can register it and dispatch its pipelined request in one go, and a read from a
+            # readiness event seen meanwhile would take the bytes of the request after that and lose them.
             if conn not in self.waiting:
                 return
+            try:
+                data = conn.sock.recv(READ_SIZE)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
             if not data:
                 self._close_waiting(conn)
                 return
