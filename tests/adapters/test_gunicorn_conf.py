@@ -121,6 +121,17 @@ def test_plain_gunicorn_runs_start_in_its_worker_and_stop_at_exit(tmp_path: Path
         server.stop()
 
 
+def test_plain_gunicorn_whose_start_hook_fails_stops_with_one_line(tmp_path: Path):
+    (tmp_path / "fail-start").touch()
+    env = base_env(HANDLER_FOLDER=function_folder("serving"), HEALTH_DIR=str(tmp_path))
+    result = run_to_exit([GUNICORN, f"--bind=127.0.0.1:{free_port()}", "funcwsgi:app"], env, cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert funcwsgi_errors(result.stderr) == [
+        f"funcwsgi: error: start() in {function_folder('serving')}/handler.py raised RuntimeError: cannot reach the database"
+    ]
+    assert "Reason: Worker failed to boot." in result.stderr
+
+
 def test_plain_gunicorn_with_server_settings_that_agree_and_its_options_in_gunicorn_cmd_args(elsewhere: Path):
     # The case: SERVER_HOST and SERVER_PORT set to the address gunicorn is told to bind.
     port = free_port()
