@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import socket
 import sys
 import time
@@ -359,6 +360,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--write", type=Path, help="write the results file (docs/framing-results.json)")
     parser.add_argument("--path", action="append", choices=PATH_NAMES, help="only these paths (default: all)")
     args = parser.parse_args(argv)
+    # Stopped (make interrupted, a CI timeout): the servers started so far are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     cells: dict[str, Any] = {}
     if args.write and args.write.exists():
         cells = json.loads(args.write.read_text())["cells"]

@@ -76,11 +76,15 @@ def test_framing(running: Running, case: Case) -> None:
 
 
 def test_a_malformed_request_costs_a_connection_never_a_function_thread(running: Running) -> None:
-    """Two connections holding chunked bodies ended by bare LFs, on a server with two threads: an honest call is not delayed."""
+    """Two connections holding chunked bodies ended by bare LFs, on a server with two threads: an honest call is not delayed.
+
+    The last chunk and the end of the body are bare LFs: a framer that takes them for line ends while
+    the parser after it waits for CRLFs hands a thread a body that never ends.
+    """
     bad = [socket.create_connection(running.address, timeout=5) for _ in range(2)]
     try:
         for sock in bad:
-            sock.sendall(CHUNKED.replace(b"{P}", b"/case/bare-lf-holder") + b"\r\n3\nabc\n0\n\n")
+            sock.sendall(CHUNKED.replace(b"{P}", b"/case/bare-lf-holder") + b"\r\n3\r\nabc\r\n0\n\n")
         for sock in bad:  # each was either refused or handed on by now: wait for its answer, or a short while for none
             sock.settimeout(0.3)
             try:
