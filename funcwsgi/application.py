@@ -237,7 +237,11 @@ def serve_in_forked_worker(service: FunctionService) -> None:
 def listening_sockets() -> list[Listening]:
     """The addresses of the listening sockets this process holds: in a gunicorn worker, the ones its master bound."""
     found: list[Listening] = []
-    for name in sorted(os.listdir("/dev/fd"), key=int):
+    try:
+        descriptors = sorted(os.listdir("/dev/fd"), key=int)
+    except OSError:  # no /dev/fd (nor /proc): the start-up line cannot name the address
+        return found
+    for name in descriptors:
         try:
             if not stat.S_ISSOCK(os.fstat(int(name)).st_mode):
                 continue
