@@ -45,12 +45,13 @@ class ServingPath:
     scenario: str  # the recording function's folder under tests/functions
     adapter: str | None = None  # SERVER_ADAPTER; None: nodejs26
     ours: bool = True  # our own framing (RFC 9112 is asserted), else a third-party server's (documented)
+    module: str = "handler"  # HANDLER_MODULE_NAME: handler_async is the same function as async def
 
 
 #: Every serving path the corpus runs on; a new server or worker is one line here.
 PATHS = (
     ServingPath("gunicorn", "framing", "gunicorn"),
-    ServingPath("gunicorn-loop", "framing_async", "gunicorn"),
+    ServingPath("gunicorn-loop", "framing", "gunicorn", module="handler_async"),
     ServingPath("waitress", "framing", "waitress", ours=False),
     ServingPath("werkzeug", "framing", "werkzeug", ours=False),
     ServingPath("granian", "framing", "granian", ours=False),
@@ -88,6 +89,7 @@ def start(path: ServingPath, folder: Path, **settings: str) -> Running:
         "SERVER_MAX_BODY_SIZE": str(MAX_BODY),
         "SERVER_BODY_TIMEOUT": "10",
         "SERVER_CALL_TIMEOUT": "10",
+        "HANDLER_MODULE_NAME": path.module,
         **settings,
     }
     if path.adapter is not None:
