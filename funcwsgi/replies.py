@@ -23,12 +23,21 @@ BUSY_TEXT = "the function is busy; retry later"
 
 STATUS_LINES: dict[int, str] = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
 
-#: Statuses that never carry a body, nor a ``Content-Length`` (RFC 9110, 8.6).
-BODILESS = frozenset({204, 304})
+#: Statuses whose responses never carry content: every ``1xx``, ``204`` and ``304``
+#: (RFC 9110 section 6.4.1, RFC 9112 section 6.3). None is sent a ``Content-Length``
+#: here either: RFC 9110 section 8.6 forbids it on ``1xx`` and ``204``, and on a
+#: ``304`` it would have to be the length of a ``200`` the runtime never made.
+BODILESS = frozenset({*range(100, 200), 204, 304})
 
 #: A probe's answer must never come from a cache (a proxy's, or the platform's own):
 #: an old ``200`` would keep a dead process in service.
 NO_STORE = (("Cache-Control", "no-store"),)
+
+
+def bodiless(status: str) -> bool:
+    """Whether a response with this status line (``"204 No Content"``) carries no content."""
+    code = status[:3]
+    return code.isdigit() and int(code) in BODILESS
 
 
 def status_line(code: int) -> str:

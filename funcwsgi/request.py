@@ -99,3 +99,19 @@ def get_or_create_request(environ: dict[str, Any]) -> FunctionRequest:
 def has_body(environ: dict[str, Any]) -> bool:
     """Whether the request carries a body, known without reading it."""
     return environ.get("CONTENT_LENGTH") not in (None, "", "0") or "HTTP_TRANSFER_ENCODING" in environ
+
+
+def read_body(environ: dict[str, Any]) -> bytes:
+    """The whole request body, read through ``wsgi.input`` (and so through the layers that guard it).
+
+    For the wings that hand another platform's function its body as bytes.
+    """
+    stream = environ.get("wsgi.input")
+    if stream is None:
+        return b""
+    length = str(environ.get("CONTENT_LENGTH") or "")
+    if length.isdigit():
+        return bytes(stream.read(int(length)))
+    if environ.get("wsgi.input_terminated"):
+        return bytes(stream.read())
+    return b""  # no length and an unterminated stream: reading on would wait for the client forever

@@ -28,6 +28,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .middleware.reserved import PROBE_PATHS
 from .replies import BUSY_TEXT, Reply
 
 if TYPE_CHECKING:
@@ -161,8 +162,6 @@ RETRY_AFTER_SECONDS = 1
 BUSY = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS))])
 #: A server's answer to a request whose head or body did not arrive in time.
 REQUEST_TIMEOUT = Reply(408, "the request did not arrive in time")
-#: The probes: answered past every bound, since a busy process is not a dead one.
-PROBE_PATHS = frozenset({"/healthz", "/health/liveness", "/health/readiness"})
 
 
 def exempt_paths(config: Config) -> frozenset[str]:

@@ -31,7 +31,7 @@ from .middleware.http2_requests import Http2RequestsMiddleware
 from .middleware.http_rules import HttpRulesMiddleware
 from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
 from .middleware.request_id import RequestIdMiddleware
-from .middleware.reserved import ReservedRoutesMiddleware, default_routes
+from .middleware.reserved import LIVENESS_PATHS, READINESS_PATH, ReservedRoutesMiddleware, default_routes
 from .middleware.timeout import TimeoutMiddleware
 from .signatures import Signature, is_async
 
@@ -147,7 +147,7 @@ def health_routes(loaded: LoadedFunction, inner: WSGIApplication, *, loop_watche
     if "ready" in loaded.hooks:
         readiness.append(hook_check(loaded.hooks["ready"], "ready", loaded.path))
     alive = HealthCheck(liveness)
-    return {"/health/readiness": HealthCheck(readiness), "/health/liveness": alive, "/healthz": alive}
+    return {READINESS_PATH: HealthCheck(readiness), **dict.fromkeys(LIVENESS_PATHS, alive)}
 
 
 def _layers_below(app: WSGIApplication) -> list[object]:

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from funcwsgi.replies import Reply, status_line
+from funcwsgi.replies import Reply, bodiless, status_line
 
 
 def call(reply: Reply, method: str = "GET", **kwargs):
@@ -93,13 +93,13 @@ def test_repr_shows_status_and_text():
 # Cases the mutation run (make mutation, docs/reliability.md) found untested.
 
 
-@pytest.mark.parametrize("code", [304, 204])
+@pytest.mark.parametrize("code", [304, 204, 100, 103, 199])
 def test_bodiless_statuses_send_no_length(code):
     """Mutations caught: ``BODILESS`` holding 303 or 305 instead of 304."""
     assert call(Reply(code))[1] == []
 
 
-@pytest.mark.parametrize("code", [303, 305])
+@pytest.mark.parametrize("code", [200, 303, 305])
 def test_empty_replies_of_other_statuses_send_a_zero_length(code):
     assert call(Reply(code))[1] == [("Content-Length", "0")]
 
@@ -110,3 +110,21 @@ def test_the_body_goes_to_every_method_but_head(method):
     _, headers, body, _ = call(Reply(413, "too big"), method.encode().decode())
     assert ("Content-Length", "7") in headers
     assert body == (b"" if method == "HEAD" else b"too big")
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        ("204 No Content", True),
+        ("304 Not Modified", True),
+        ("100 Continue", True),
+        ("199 Whatever", True),
+        ("200 OK", False),
+        ("205 Reset Content", False),
+        ("ABC Broken", False),
+        ("", False),
+    ],
+)
+def test_bodiless_reads_the_status_line(status, expected):
+    """RFC 9112 section 6.3: every 1xx, 204 and 304 ends at its head; a status that is not a number is not bodiless."""
+    assert bodiless(status) is expected

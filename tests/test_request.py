@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
-from funcwsgi.request import _COMPUTED_IN_INIT, FunctionRequest
+from funcwsgi.request import _COMPUTED_IN_INIT, FunctionRequest, read_body
 
 
 def environ() -> dict:
@@ -54,3 +56,26 @@ def test_unknown_attributes_raise_attribute_error():
         request.nope  # noqa: B018
     assert not hasattr(request, "nope")
     assert request.cloud_event is None
+
+
+class _Endless(io.BytesIO):
+    """A client's stream that never ends: reading past what it sent would wait forever."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            raise AssertionError("read to the end of a stream that has no end")
+        return super().read(size)
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        pytest.param({"wsgi.input": io.BytesIO(b"hello, rest"), "CONTENT_LENGTH": "5"}, b"hello", id="length"),
+        pytest.param({"wsgi.input": io.BytesIO(b"chunked"), "wsgi.input_terminated": True}, b"chunked", id="terminated"),
+        pytest.param({"wsgi.input": _Endless(b"never ends")}, b"", id="no-length-not-terminated"),
+        pytest.param({"wsgi.input": _Endless(b"x"), "CONTENT_LENGTH": ""}, b"", id="empty-length"),
+        pytest.param({}, b"", id="no-stream"),
+    ],
+)
+def test_read_body_reads_only_what_the_request_framed(environ, expected):
+    assert read_body(environ) == expected

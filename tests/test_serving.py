@@ -12,6 +12,7 @@ import pytest
 from funcwsgi import serving
 from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.eventloop.asgi import LoopCall
+from funcwsgi.middleware.reserved import PROBE_PATHS
 from funcwsgi.serving import SERVER_CALL_KEY, TASK, THREAD
 
 REPO = Path(__file__).resolve().parent.parent
@@ -146,5 +147,5 @@ def test_a_call_on_the_loop_is_lent_a_task_and_cannot_be_answered_early():
 def test_exempt_paths_are_the_probes_and_metrics_only_when_served_on_the_port(monkeypatch):
     from funcwsgi.config import Config
 
-    assert serving.exempt_paths(Config.from_env({"SERVER_METRICS": "true"})) == serving.PROBE_PATHS | {"/metrics"}
-    assert serving.exempt_paths(Config.from_env({"SERVER_METRICS": "false"})) == serving.PROBE_PATHS
+    assert serving.exempt_paths(Config.from_env({"SERVER_METRICS": "true"})) == PROBE_PATHS | {"/metrics"}
+    assert serving.exempt_paths(Config.from_env({"SERVER_METRICS": "false"})) == PROBE_PATHS

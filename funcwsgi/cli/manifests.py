@@ -29,6 +29,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import ConfigError
+from ..middleware.reserved import LIVENESS_PATH, READINESS_PATH
 from .project import DEPLOY_TARGETS, FUNC_YAML, SECRETS_ENV, Project, ProjectError
 
 DEFAULT_TARGET = "knative"
@@ -36,8 +37,6 @@ DEFAULT_SCALE = (1, 10)
 DEFAULT_REQUESTS = {"cpu": "500m", "memory": "256Mi"}
 DEFAULT_LIMITS = {"cpu": "1", "memory": "256Mi"}
 CONTAINER = "function"
-READINESS_PATH = "/health/readiness"
-LIVENESS_PATH = "/health/liveness"
 #: Seconds the platform waits beyond the runtime's own call timeout, so the caller gets funcwsgi's 408, not a cut connection.
 REQUEST_TIMEOUT_MARGIN = 10
 #: Seconds a Kubernetes pod keeps serving after it is told to stop, while its endpoint leaves every node's routing.

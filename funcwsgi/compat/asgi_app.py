@@ -51,6 +51,7 @@ from urllib.parse import quote
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, DEADLINE_KEY
 from ..eventloop.bridge import on_loop_path, wait_for
 from ..replies import status_line
+from ..request import read_body
 from ..timeouts.cancelling import wait_until_deadline
 
 if TYPE_CHECKING:
@@ -105,19 +106,6 @@ def scope_of(environ: dict[str, Any]) -> dict[str, Any]:
         "server": (environ.get("SERVER_NAME", ""), int(server_port) if server_port.isdigit() else None),
         "state": {},
     }
-
-
-def read_body(environ: dict[str, Any]) -> bytes:
-    """The whole request body, read through ``wsgi.input`` (and so through the layers that guard it)."""
-    stream = environ.get("wsgi.input")
-    if stream is None:
-        return b""
-    length = str(environ.get("CONTENT_LENGTH") or "")
-    if length.isdigit():
-        return bytes(stream.read(int(length)))
-    if environ.get("wsgi.input_terminated"):
-        return bytes(stream.read())
-    return b""  # no length and an unterminated stream: reading on would wait for the client forever
 
 
 class AppCall:

@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl
 from ..environ import REQUEST_ID_KEY
 from ..errors import LoadError
 from ..replies import BODILESS, Reply, status_line
+from ..request import read_body
 from ..signatures import Invoker
 from .sources import project_root
 
@@ -344,18 +345,6 @@ def match_route(routes: Iterable[Route], method: str, path: str) -> tuple[Route 
     return None, {}
 
 
-def _body(environ: dict[str, Any]) -> bytes:
-    stream = environ.get("wsgi.input")
-    length = environ.get("CONTENT_LENGTH") or ""
-    if stream is None:
-        return b""
-    if length.isdigit():
-        return bytes(stream.read(int(length)))
-    if environ.get("wsgi.input_terminated"):
-        return bytes(stream.read())
-    return b""
-
-
 def _header_pairs(environ: dict[str, Any]) -> list[tuple[str, str]]:
     """The request's headers as (Name-As-Sent-Case, value); the WSGI environ keeps no original case."""
     pairs: list[tuple[str, str]] = []
@@ -394,7 +383,7 @@ def event_v2(environ: dict[str, Any], route: Route | None, parameters: dict[str,
     query: dict[str, str] = {}
     for key, value in parse_qsl(raw_query, keep_blank_values=True):
         query[key] = f"{query[key]},{value}" if key in query else value
-    data = _body(environ)
+    data = read_body(environ)
     content_type = headers.get("content-type", "")
     body, encoded = _encoded_body(data, not _TEXTUAL.fullmatch(content_type) if content_type else _is_binary(data))
     method = environ.get("REQUEST_METHOD", "GET")
@@ -455,7 +444,7 @@ def event_v1(environ: dict[str, Any], route: Route | None, parameters: dict[str,
     multi_query: dict[str, list[str]] = {}
     for key, value in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True):
         multi_query.setdefault(key, []).append(value)
-    data = _body(environ)
+    data = read_body(environ)
     content_type = (environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
     binary = any(_media_type_matches(kind, content_type) for kind in settings.binary_media_types)
     body, encoded = _encoded_body(data, binary)

@@ -32,6 +32,7 @@ from werkzeug.wrappers import Response
 
 from ..errors import LoadError
 from ..replies import Reply
+from ..request import read_body
 from ..signatures import Invoker, Signature
 from .sources import project_root
 
@@ -305,7 +306,7 @@ class Router:
                 headers=_headers(environ),
                 params=_params(environ.get("QUERY_STRING", "")),
                 route_params=parameters,
-                body=_body(environ),
+                body=read_body(environ),
             )
             arguments: dict[str, Any] = {route.parameter: request}
             if route.takes_context:
@@ -457,18 +458,6 @@ def _headers(environ: dict[str, Any]) -> dict[str, str]:
         if environ.get(key):
             headers[name] = environ[key]
     return headers
-
-
-def _body(environ: dict[str, Any]) -> bytes:
-    stream = environ.get("wsgi.input")
-    length = str(environ.get("CONTENT_LENGTH") or "")
-    if stream is None:
-        return b""
-    if length.isdigit():
-        return bytes(stream.read(int(length)))
-    if environ.get("wsgi.input_terminated"):
-        return bytes(stream.read())
-    return b""
 
 
 def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]) -> Invoker[None]:

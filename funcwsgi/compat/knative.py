@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..environ import ASGI_RECEIVE_KEY, CLOUD_EVENT_KEY
 from ..errors import LoadError
 from ..replies import Reply
+from ..request import read_body
 from ..signatures import Invoker, is_async
 from .sources import defines, project_root
 
@@ -213,7 +214,7 @@ def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]
     handle, name = loaded.function, loaded.name
 
     def call_with_event(environ: dict[str, Any]) -> tuple[Any, None]:
-        body = asgi_app.read_body(environ)
+        body = read_body(environ)
         scope = asgi_app.scope_of(environ)
         event = environ.get(CLOUD_EVENT_KEY)
         if event is None:

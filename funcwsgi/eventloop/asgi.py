@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY
-from ..middleware.http_rules import HttpRulesMiddleware, bodiless, without_content_headers
-from ..replies import BUSY_TEXT, Reply
+from ..middleware.http_rules import HttpRulesMiddleware, without_content_headers
+from ..replies import BUSY_TEXT, Reply, bodiless
 from ..serving import RETRY_AFTER_SECONDS, SERVER_CALL_KEY, TASK, Lent, exempt_paths, rejected_counter, run_after_response
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH

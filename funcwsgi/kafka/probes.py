@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from ..middleware.reserved import ROUTED_METHODS
+from ..middleware.reserved import LIVENESS_PATHS, READINESS_PATH, ROUTED_METHODS
 from ..replies import Reply, probe_reply
 from .consumer import TriggerStatus
 
@@ -19,8 +19,6 @@ NOT_CONNECTED = probe_reply(503, "Kafka brokers unreachable")
 NOT_RUNNING = probe_reply(503, "Kafka consumer stopped")
 NOT_FOUND = Reply(404, "Not Found: this function is served from Kafka, not over HTTP")
 
-READINESS = "/health/readiness"
-LIVENESS = frozenset({"/healthz", "/health/liveness"})
 
 
 class ProbeApp:
@@ -32,20 +30,20 @@ class ProbeApp:
     call metrics, exactly as on the HTTP servers.
     """
 
-    def __init__(self, app: WSGIApplication, status: TriggerStatus, metrics_path: str | None = "/metrics") -> None:
+    def __init__(self, app: WSGIApplication, status: TriggerStatus, metrics_path: str | None) -> None:
         """``metrics_path``: where the application answers metrics on this port; None when it does not."""
         self.app = app
         self.status = status
         # Only paths the application answers itself: anything else would reach the function.
-        self.forwarded = frozenset({READINESS, *LIVENESS} | ({metrics_path} if metrics_path else set()))
+        self.forwarded = frozenset({READINESS_PATH, *LIVENESS_PATHS} | ({metrics_path} if metrics_path else set()))
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if environ.get("REQUEST_METHOD") not in ROUTED_METHODS or path not in self.forwarded:
             return NOT_FOUND(environ, start_response)
-        if path in LIVENESS and not self.status.running:
+        if path in LIVENESS_PATHS and not self.status.running:
             return NOT_RUNNING(environ, start_response)
-        if path == READINESS and not (self.status.running and self.status.connected):
+        if path == READINESS_PATH and not (self.status.running and self.status.connected):
             return NOT_CONNECTED(environ, start_response)
         return self.app(environ, start_response)
 

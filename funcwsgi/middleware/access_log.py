@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import logs
-from .body import StreamedBody
+from .body import StatusNote, StreamedBody
 from .errors import INTERNAL_ERROR
 
 if TYPE_CHECKING:
@@ -32,21 +32,16 @@ class AccessLogMiddleware:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         started = perf_counter()
-        status = ["500"]
-
-        def start_and_note(status_line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            status[0] = status_line
-            return start_response(status_line, headers, exc_info)
-
+        status = StatusNote(start_response)
         try:
-            body = self.app(environ, start_and_note)
+            body = self.app(environ, status)
         except Exception:
             # The errors layer answers for it: its 500 and its body (none for HEAD).
             size = 0 if environ.get("REQUEST_METHOD") == "HEAD" else len(INTERNAL_ERROR.body)
             self.write(environ, "500", started, size)
             raise
         if type(body) is list:
-            self.write(environ, status[0], started, sum(map(len, body)))
+            self.write(environ, status.status, started, sum(map(len, body)))
             return body
         return LoggedBody(body, self, environ, status, started)
 
@@ -83,7 +78,7 @@ class LoggedBody(StreamedBody):
 
     __slots__ = ("_layer", "_environ", "_status", "_started", "_size")
 
-    def __init__(self, body: Iterable[bytes], layer: AccessLogMiddleware, environ: WSGIEnvironment, status: list[str], started: float) -> None:
+    def __init__(self, body: Iterable[bytes], layer: AccessLogMiddleware, environ: WSGIEnvironment, status: StatusNote, started: float) -> None:
         super().__init__(body)
         self._layer = layer
         self._environ = environ
@@ -95,4 +90,4 @@ class LoggedBody(StreamedBody):
         self._size += len(chunk)
 
     def ended(self) -> None:
-        self._layer.write(self._environ, self._status[0], self._started, self._size)
+        self._layer.write(self._environ, self._status.status, self._started, self._size)

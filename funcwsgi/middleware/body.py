@@ -3,7 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
+    from _typeshed.wsgi import StartResponse
+
+
+class StatusNote:
+    """The server's ``start_response``, noting the status line it is given on the way.
+
+    What a layer that measures a call needs: the status is read when the call
+    ends, which for a streamed body is when the server closes it. Until the
+    function starts a response it reads ``"500"``, the errors layer's answer.
+    """
+
+    __slots__ = ("_start_response", "status")
+
+    def __init__(self, start_response: StartResponse) -> None:
+        self._start_response = start_response
+        self.status = "500"
+
+    def __call__(self, status: str, headers: list[tuple[str, str]], exc_info: OptExcInfo | None = None) -> Callable[[bytes], object]:
+        self.status = status
+        return self._start_response(status, headers, exc_info)
 
 
 class StreamedBody:

@@ -12,7 +12,7 @@
 
 On the event-loop path the ASGI edge (:mod:`funcwsgi.eventloop.asgi`) is
 the server: it keeps the same rules where it sends the response, with
-:func:`bodiless` and :func:`without_content_headers` from here, and enters
+:func:`~funcwsgi.replies.bodiless` and :func:`without_content_headers`, and enters
 the stack below this layer.
 """
 
@@ -21,17 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..replies import bodiless
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-#: Status codes whose responses carry no content.
-BODILESS = frozenset({"100", "101", "102", "103", "204", "304"})
 CONTENT_HEADERS = frozenset({"content-length", "content-type"})
-
-
-def bodiless(status: str) -> bool:
-    """Whether a response with this status line carries no content."""
-    return status[:3] in BODILESS
 
 
 def without_content_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -28,7 +28,7 @@ from ..config import Config
 from ..environ import FAILURE_KEY  # a failure another layer turned into a response (a 408)
 from ..process import on_worker_exit
 from ..replies import Reply
-from .body import StreamedBody
+from .body import StatusNote, StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -250,19 +250,14 @@ class MetricsMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         series = self.series.get(environ.get("REQUEST_METHOD", ""), self.other)
         started = perf_counter()
-        status = ["500"]
-
-        def start_and_note(status_line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            status[0] = status_line
-            return start_response(status_line, headers, exc_info)
-
+        status = StatusNote(start_response)
         try:
-            body = self.app(environ, start_and_note)
+            body = self.app(environ, status)
         except Exception:
             self.record(series, environ, perf_counter() - started, True)
             raise
         if type(body) is list:
-            self.record(series, environ, perf_counter() - started, status[0][0] == "5" or FAILURE_KEY in environ)
+            self.record(series, environ, perf_counter() - started, status.status[0] == "5" or FAILURE_KEY in environ)
             return body
         return MeasuredBody(body, self, series, environ, status, started)
 
@@ -281,7 +276,7 @@ class MeasuredBody(StreamedBody):
     __slots__ = ("_layer", "_series", "_environ", "_status", "_started", "_failed")
 
     def __init__(
-        self, body: Iterable[bytes], layer: MetricsMiddleware, series: LocalSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float
+        self, body: Iterable[bytes], layer: MetricsMiddleware, series: LocalSeries | SharedSeries, environ: WSGIEnvironment, status: StatusNote, started: float
     ) -> None:
         super().__init__(body)
         self._layer = layer
@@ -295,7 +290,7 @@ class MeasuredBody(StreamedBody):
         self._failed = True
 
     def ended(self) -> None:
-        failed = self._failed or self._status[0][0] == "5" or FAILURE_KEY in self._environ
+        failed = self._failed or self._status.status[0] == "5" or FAILURE_KEY in self._environ
         self._layer.record(self._series, self._environ, perf_counter() - self._started, failed)
 
 

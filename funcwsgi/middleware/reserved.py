@@ -12,12 +12,25 @@ if TYPE_CHECKING:
 
 ROUTED_METHODS = frozenset({"GET", "HEAD"})
 
+# The paths the runtime keeps for itself, declared here only (nodejs26/lib/health.js
+# declares the same). The metrics path is a setting: ``SERVER_METRICS_PATH``.
+#: The readiness probe: the function's ``ready()`` hook.
+READINESS_PATH = "/health/readiness"
+#: The liveness probe: the function's ``alive()`` hook.
+LIVENESS_PATH = "/health/liveness"
+#: Kyma's name for the liveness probe, answered alike.
+KYMA_LIVENESS_PATH = "/healthz"
+LIVENESS_PATHS = (LIVENESS_PATH, KYMA_LIVENESS_PATH)
+#: Every probe: answered past every bound on calls, since a busy process is not a dead one.
+PROBE_PATHS = frozenset({READINESS_PATH, *LIVENESS_PATHS})
+FAVICON_PATH = "/favicon.ico"
+
 FAVICON = Reply(204)
 
 
 def default_routes() -> dict[str, WSGIApplication]:
-    """The fixed routes; the probes (``/healthz`` among them) come from ``funcwsgi.stack.health_routes``."""
-    return {"/favicon.ico": FAVICON}
+    """The fixed routes; the probes come from ``funcwsgi.stack.health_routes``."""
+    return {FAVICON_PATH: FAVICON}
 
 
 class ReservedRoutesMiddleware:

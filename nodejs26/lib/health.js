@@ -7,6 +7,13 @@ import { getLogger } from './logs.js';
 const log = getLogger('funcwsgi.health');
 export const OK = Buffer.from('OK');
 
+// The probe paths, declared here only (as in funcwsgi/middleware/reserved.py).
+export const READINESS_PATH = '/health/readiness';
+export const LIVENESS_PATH = '/health/liveness';
+/** Kyma's name for the liveness probe, answered alike. */
+export const KYMA_LIVENESS_PATH = '/healthz';
+export const PROBE_PATHS = Object.freeze([READINESS_PATH, LIVENESS_PATH, KYMA_LIVENESS_PATH]);
+
 /**
  * The hook returns true, undefined or null when healthy, false when not, or a
  * string saying why not (the 503 body); a promise is awaited. A throw is logged

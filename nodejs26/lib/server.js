@@ -16,7 +16,7 @@ import { Connections, OVERLOADED_TEXT, REFUSED, RETRY_AFTER_SECONDS, serverOptio
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
 import { Cors } from './cors.js';
-import { firstProblem, hookCheck, OK } from './health.js';
+import { firstProblem, hookCheck, KYMA_LIVENESS_PATH, LIVENESS_PATH, OK, PROBE_PATHS, READINESS_PATH } from './health.js';
 import { buildContext, buildEvent } from './legacy.js';
 import { getLogger } from './logs.js';
 import { Deadlines } from './deadlines.js';
@@ -103,7 +103,7 @@ export class Runtime {
     this.released = () => { this.inflight -= 1; };
     this.rejected = this.metrics ? () => this.metrics.reject() : () => {};
     this.connections = null; // made with the server (listen)
-    const probes = ['/healthz', '/health/liveness', '/health/readiness'];
+    const probes = [...PROBE_PATHS];
     if (this.metrics && !config.serverMetricsPort) probes.push(config.serverMetricsPath);
     // As funcwsgi's worker, the probes and /metrics answer past SERVER_MAX_INFLIGHT; any other call counts.
     this.probes = new Set(probes);
@@ -142,10 +142,10 @@ export class Runtime {
       call.answer(problem ? 503 : 200, HEALTH_HEADERS(body), body, problem ? REASONS[503] : undefined, true);
     };
     const healthz = (call) => call.answer(200, ['Content-Type', TEXT, 'Content-Length', '2'], OK, undefined, true);
-    routes.set('/healthz', liveness.length ? probe(liveness) : healthz);
+    routes.set(KYMA_LIVENESS_PATH, liveness.length ? probe(liveness) : healthz);
     routes.set('/favicon.ico', (call) => call.answer(204, [], undefined));
-    routes.set('/health/readiness', probe(readiness));
-    routes.set('/health/liveness', probe(liveness));
+    routes.set(READINESS_PATH, probe(readiness));
+    routes.set(LIVENESS_PATH, probe(liveness));
     if (this.metrics && !this.config.serverMetricsPort) routes.set(this.config.serverMetricsPath, (call) => this.serveMetrics(call));
     return routes;
   }

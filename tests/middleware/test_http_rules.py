@@ -60,7 +60,7 @@ def test_head_starts_a_lazy_app_then_stops():
     assert (seen["status"], data, steps) == ("200 OK", b"", ["started"])
 
 
-@pytest.mark.parametrize("status", ["204 No Content", "304 Not Modified", "103 Early Hints"])
+@pytest.mark.parametrize("status", ["204 No Content", "304 Not Modified", "103 Early Hints", "150 Unregistered"])
 def test_bodiless_statuses_lose_content_headers_and_body(status):
     def app(environ, start_response):
         start_response(status, [("Content-Type", "text/plain"), ("Content-Length", "3"), ("ETag", "x")])
