@@ -28,3 +28,5 @@ ASGI_SCOPE_KEY = "funcwsgi.asgi.scope"
 ASGI_RECEIVE_KEY = "funcwsgi.asgi.receive"
 #: The ``time.monotonic()`` by which the function's coroutine must be done (the timeout layer sets it on the loop path).
 DEADLINE_KEY = "funcwsgi.deadline"
+#: The call's :class:`~funcwsgi.middleware.cancellation.Cancellation`: whether anyone still waits for it (``sdk.cancelled()``).
+CANCELLATION_KEY = "funcwsgi.cancellation"

@@ -24,6 +24,7 @@ from .loader import LoadedFunction
 from .middleware import cors, faas_metrics, tracing
 from .middleware.access_log import AccessLogMiddleware
 from .middleware.body_limit import BodyLimitMiddleware
+from .middleware.cancellation import CancellationMiddleware
 from .middleware.cloudevents import CloudEventsMiddleware
 from .middleware.errors import ErrorMiddleware
 from .middleware.health import Check, HealthCheck, hook_check
@@ -186,6 +187,10 @@ def metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplicat
     return call_metrics(config)
 
 
+def cancellation_counter(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+    return call_metrics(config).cancelled if config.server_metrics else None
+
+
 def faas_metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
     return faas_metrics.faas_metrics(config, loaded) if faas_metrics.enabled(config) else None
 
@@ -217,6 +222,7 @@ LAYERS: list[Layer] = [
         {"max_bytes": "server_max_body_size"},
         lambda config: config.server_max_body_size > 0,
     ),
+    Layer("cancellation", CancellationMiddleware, {"seconds": "server_call_timeout", "count": Made(cancellation_counter)}),
     Layer(
         "timeout",
         TimeoutMiddleware,

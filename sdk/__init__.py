@@ -28,6 +28,7 @@ from funcwsgi.cloudevents import CloudEvent
 from funcwsgi.current import active_config, current_environ
 from funcwsgi.environ import CLOUD_EVENT_KEY
 from funcwsgi.logs import OncePerBurst
+from funcwsgi.middleware import cancellation as _cancellation
 from funcwsgi.request import FunctionRequest, get_or_create_request
 
 from .secrets import SecretNotFound
@@ -41,6 +42,7 @@ __all__ = [
     "PublishError",
     "PublisherNotConfigured",
     "SecretNotFound",
+    "cancelled",
     "emit_cloud_event",
     "emit_cloud_event_async",
     "get_annotations",
@@ -101,6 +103,17 @@ def get_request() -> FunctionRequest | None:
     if environ is None:
         return None
     return get_or_create_request(environ)
+
+
+def cancelled() -> bool:
+    """Whether nobody waits for the call any more: its client left before the answer was complete, or it timed out.
+
+    A function doing long work checks it to stop early. ``False`` outside a
+    call (a function's unit tests), and on a server that cannot see a client
+    leave until the call times out (docs/sdk.md#cancellation).
+    """
+    found = _cancellation.current(current_environ.get())
+    return found is not None and found.cancelled()
 
 
 def get_cloud_event() -> Any:
@@ -194,6 +207,9 @@ def publish_cloud_event(event: Any) -> None:
 
     config = active_config()
     address = config.publisher_proxy_address
+    call = _cancellation.current(current_environ.get())
+    if call is not None and call.cancelled():
+        raise PublishError(f"the CloudEvent was not published: the call was cancelled ({_CAUSES[call.cause or '']})")
     if not address:
         raise PublisherNotConfigured(
             "cannot publish the CloudEvent: PUBLISHER_PROXY_ADDRESS is not set (expected the URL of the publisher proxy)"
@@ -221,6 +237,8 @@ def publish_cloud_event(event: Any) -> None:
             body=text,
         )
 
+
+_CAUSES = {"client": "its client left", "timeout": "it timed out", "": "cancelled"}
 
 # The function gets every failure as a PublishError; the log gets one line per burst of them.
 _publish_failures = OncePerBurst(logging.getLogger("funcwsgi.publisher"))

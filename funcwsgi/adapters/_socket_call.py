@@ -8,6 +8,7 @@ shut socket and the server closes the connection.
 
 from __future__ import annotations
 
+import select
 import socket
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -50,6 +51,17 @@ class SocketCall:
 
     def client_connected(self) -> bool:
         # A client that only shut its sending side reads as gone too; nginx counts it so (its 499).
+        # Polled first: a socket with a timeout (gunicorn's) waits for data before any recv(), flags or not.
+        try:
+            poller = select.poll()
+            poller.register(self.sock.fileno(), select.POLLIN | select.POLLRDHUP)
+            events = poller.poll(0)
+        except (OSError, ValueError):
+            return False
+        if not events:
+            return True
+        if events[0][1] & (select.POLLHUP | select.POLLERR | select.POLLNVAL | select.POLLRDHUP):
+            return False
         try:
             return bool(self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b"")
         except (BlockingIOError, InterruptedError):

@@ -39,6 +39,8 @@ log = logging.getLogger("funcwsgi.metrics")
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 OTHER_METHOD = "other"  # any other method string: the label set stays bounded
+CANCELLED_HELP = "Number of calls cancelled: their client left before the answer was complete (client), or they ran past SERVER_CALL_TIMEOUT (timeout)."
+CANCEL_CAUSES = ("client", "timeout")
 REJECTED_HELP = "Number of calls refused with 503 because SERVER_MAX_INFLIGHT calls were in flight, or every connection was in use."
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0, float("inf"))
 
@@ -84,11 +86,17 @@ class LocalCallMetrics:
         self.registered = False
         self.rejected = 0
         self.rejected_lock = threading.Lock()
+        self.cancellations = dict.fromkeys(CANCEL_CAUSES, 0)
 
     def reject(self) -> None:
         """A call the server refused with 503 because too many were in flight."""
         with self.rejected_lock:
             self.rejected += 1
+
+    def cancelled(self, cause: str) -> None:
+        """A call cancelled (``sdk.cancelled()``) for ``cause``: ``client`` or ``timeout``."""
+        with self.rejected_lock:
+            self.cancellations[cause] += 1
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
@@ -109,6 +117,10 @@ class LocalCallMetrics:
         rejected = CounterMetricFamily("function_rejected", REJECTED_HELP)
         rejected.add_metric([], self.rejected)
         yield rejected
+        cancelled = CounterMetricFamily("function_cancelled", CANCELLED_HELP, labels=["cause"])
+        for cause, count in self.cancellations.items():
+            cancelled.add_metric([cause], count)
+        yield cancelled
 
     def register(self) -> None:
         from prometheus_client import REGISTRY
@@ -152,10 +164,16 @@ class SharedCallMetrics:
             for method in (*METHODS, OTHER_METHOD)
         }
         self.rejected: Counter = Counter("function_rejected", REJECTED_HELP)
+        cancelled: Counter = Counter("function_cancelled", CANCELLED_HELP, ["cause"])
+        self.cancellations = {cause: cancelled.labels(cause) for cause in CANCEL_CAUSES}
 
     def reject(self) -> None:
         """A call the server refused with 503 because too many were in flight."""
         self.rejected.inc()
+
+    def cancelled(self, cause: str) -> None:
+        """A call cancelled (``sdk.cancelled()``) for ``cause``: ``client`` or ``timeout``."""
+        self.cancellations[cause].inc()
 
 
 CallMetrics = LocalCallMetrics | SharedCallMetrics

@@ -62,6 +62,7 @@ export class Call {
     this.traceContext = null;
     this.cloudEvent = null;
     this.abort = null;
+    this.clientLeft = false; // latched when the answer ends: the client had gone before it was complete
     this.onEnd = null; // (call) => void: metrics, span and access log, once
     this.bytesSent = 0;
   }
@@ -82,9 +83,18 @@ export class Call {
   get signal() {
     if (this.abort === null) {
       this.abort = new AbortController();
-      this.outgoing.once('close', () => { if (!this.ended) this.abort.abort(new Error('the client closed the connection')); });
+      const cause = this.cancelCause();
+      if (cause !== null) this.abort.abort(new Error(cause === 'timeout' ? 'the call timed out' : 'the client closed the connection'));
+      else this.outgoing.once('close', () => { if (!this.ended) this.abort.abort(new Error('the client closed the connection')); });
     }
     return this.abort.signal;
+  }
+
+  /** Why nobody waits for the call any more (sdk.cancelled()): 'timeout', 'client' (it left before the answer was complete), or null. */
+  cancelCause() {
+    if (this.failure === 'timeout') return 'timeout';
+    if (!this.clientLeft && !this.ended && (this.outgoing.destroyed || this.incoming.socket?.destroyed === true)) this.clientLeft = true;
+    return this.clientLeft ? 'client' : null;
   }
 
   // -- the runtime's own short answers -------------------------------------------------
@@ -99,6 +109,7 @@ export class Call {
    */
   answer(status, headers, body, reason, ownHeaders = false) {
     if (this.answered) return false;
+    this.cancelCause(); // latched before the answer ends: a client gone by now is a cancelled call
     this.answered = true;
     this.ended = true;
     this.status = status;
@@ -255,6 +266,7 @@ export class Call {
 
   endStream(chunk, encoding) {
     if (this.ended) return;
+    this.cancelCause();
     this.ended = true;
     if (chunk !== undefined && chunk !== null) this.outgoing.end(typeof chunk === 'string' && encoding ? Buffer.from(chunk, encoding) : chunkBytes(chunk));
     else this.outgoing.end();

@@ -38,6 +38,7 @@ export class CallMetrics {
     this.series = new Map([...METHODS, OTHER_METHOD].map((method) => [method, new Series()]));
     this.other = this.series.get(OTHER_METHOD);
     this.rejected = 0;
+    this.cancellations = { client: 0, timeout: 0 };
     this.registry = new client.Registry();
     const all = [...this.series];
     const counter = (name, help, pick) => ({
@@ -58,6 +59,17 @@ export class CallMetrics {
       name: rejected, help: rejectedHelp, type: 'counter', aggregator: 'sum',
       get: () => ({ name: rejected, help: rejectedHelp, type: 'counter', aggregator: 'sum', values: [{ labels: {}, value: this.rejected }] }),
     });
+    const cancelled = 'function_cancelled_total';
+    const cancelledHelp = 'Number of calls cancelled: their client left before the answer was complete (client), or they ran past SERVER_CALL_TIMEOUT (timeout).';
+    this.registry.registerMetric({
+      name: cancelled, help: cancelledHelp, type: 'counter', aggregator: 'sum',
+      get: () => ({ name: cancelled, help: cancelledHelp, type: 'counter', aggregator: 'sum', values: Object.entries(this.cancellations).map(([cause, value]) => ({ labels: { cause }, value })) }),
+    });
+  }
+
+  /** A call cancelled (sdk.cancelled()) for `cause`: 'client' or 'timeout'. */
+  cancelled(cause) {
+    this.cancellations[cause] += 1;
   }
 
   /** A call refused with 503 (SERVER_MAX_INFLIGHT, or every connection in use): it never reached the function. */
@@ -68,6 +80,8 @@ export class CallMetrics {
   /** Record one finished call. */
   record(call) {
     (this.series.get(call.method) ?? this.other).record((call.endedAt() - call.started) / 1000, call.failure !== null || call.status >= 500);
+    const cause = call.cancelCause();
+    if (cause !== null) this.cancellations[cause] += 1;
   }
 
   async exposition() {

@@ -41,6 +41,7 @@ export const STEPS = Object.freeze([
   { name: 'tracing', enabled: (c) => Boolean(c.traceCollectorEndpoint) },
   { name: 'metrics', enabled: (c) => c.serverMetrics },
   { name: 'body-limit', enabled: (c) => c.serverMaxBodySize > 0, options: { max_bytes: ['serverMaxBodySize'] } },
+  { name: 'cancellation', enabled: () => true, options: { seconds: ['serverCallTimeout', pyFloat] } },
   { name: 'timeout', enabled: (c) => c.serverCallTimeout > 0, options: { seconds: ['serverCallTimeout', pyFloat] } },
   { name: 'cloudevents', enabled: (c) => c.serverCloudevents },
 ]);

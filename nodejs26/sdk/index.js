@@ -71,6 +71,14 @@ export function getCloudEvent(req) {
   return currentCall.getStore()?.cloudEvent ?? null;
 }
 
+/**
+ * Whether nobody waits for the call any more: its client left before the answer was
+ * complete, or it timed out (req.signal is aborted at the same moments). false outside a call.
+ */
+export function cancelled() {
+  return (currentCall.getStore()?.cancelCause() ?? null) !== null;
+}
+
 // -- telemetry --------------------------------------------------------------------------
 
 /** An OpenTelemetry tracer; its spans are children of the call's span (a no-op tracer without tracing). */
@@ -115,10 +123,15 @@ export async function publishCloudEvent(event) {
   }
   const { headers, body } = toStructured(event);
   addTraceContext(headers);
+  // Sent for the call, it stops when the call is cancelled: no one waits for what it would start.
+  const call = currentCall.getStore();
+  if (call !== undefined && call.cancelCause() !== null) throw notPublished(call);
+  const signal = call === undefined ? AbortSignal.timeout(timeout * 1000) : AbortSignal.any([AbortSignal.timeout(timeout * 1000), call.signal]);
   let response;
   try {
-    response = await fetch(address, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeout * 1000) });
+    response = await fetch(address, { method: 'POST', headers, body, signal });
   } catch (error) {
+    if (call !== undefined && call.cancelCause() !== null) throw notPublished(call);
     const kind = error?.name === 'TimeoutError' ? 'TimeoutError' : error?.cause?.code ?? error?.name ?? 'Error';
     publishFailures.warning(`cannot publish the CloudEvent to ${address}: ${kind}`);
     throw new PublishError(`cannot publish the CloudEvent to ${address}: ${kind}: ${error?.cause?.message ?? error?.message}`);
@@ -129,6 +142,10 @@ export async function publishCloudEvent(event) {
     throw new PublishError(`the publisher proxy at ${address} answered ${response.status}: ${text}`, response.status, text);
   }
   await response.arrayBuffer().catch(() => {});
+}
+
+function notPublished(call) {
+  return new PublishError(`the CloudEvent was not published: the call was cancelled (${call.cancelCause() === 'timeout' ? 'it timed out' : 'its client left'})`);
 }
 
 function addTraceContext(headers) {
@@ -209,5 +226,5 @@ export const getLabels = () => ({ ...config().funcLabels });
 export const getAnnotations = () => ({ ...config().funcAnnotations });
 
 export default {
-  getRequest, getCloudEvent, getTracer, getLogger, emitCloudEvent, publishCloudEvent, getFunctionName, getNamespace, getRuntime, getTimeout, getBodySizeLimit, getLabels, getAnnotations, PublishError, PublisherNotConfigured, secret, SecretNotFound,
+  cancelled, getRequest, getCloudEvent, getTracer, getLogger, emitCloudEvent, publishCloudEvent, getFunctionName, getNamespace, getRuntime, getTimeout, getBodySizeLimit, getLabels, getAnnotations, PublishError, PublisherNotConfigured, secret, SecretNotFound,
 };

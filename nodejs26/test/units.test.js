@@ -357,10 +357,10 @@ function helper() {}
 describe('the call path as funcwsgi logs its stack', async () => {
   const { describeSteps } = await import('../lib/server.js');
   test('defaults', () => {
-    assert.equal(describeSteps(config({})).join(' > '), 'errors > request-id > reserved-routes > metrics > body-limit > timeout > cloudevents > function');
+    assert.equal(describeSteps(config({})).join(' > '), 'errors > request-id > reserved-routes > metrics > body-limit > cancellation > timeout > cloudevents > function');
   });
   test('settings that are not their default are shown, in Python str() form', () => {
-    assert.equal(describeSteps(config({ SERVER_CALL_TIMEOUT: '2', SERVER_MAX_BODY_SIZE: '1000', SERVER_CORS_ORIGINS: '*' })).join(' > '), 'errors > request-id > reserved-routes > cors(origins=*) > metrics > body-limit(max_bytes=1000) > timeout(seconds=2.0) > cloudevents > function');
+    assert.equal(describeSteps(config({ SERVER_CALL_TIMEOUT: '2', SERVER_MAX_BODY_SIZE: '1000', SERVER_CORS_ORIGINS: '*' })).join(' > '), 'errors > request-id > reserved-routes > cors(origins=*) > metrics > body-limit(max_bytes=1000) > cancellation(seconds=2.0) > timeout(seconds=2.0) > cloudevents > function');
   });
 });
 

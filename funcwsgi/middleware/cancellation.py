@@ -1,0 +1,149 @@
+"""Whether anyone still waits for the call: ``sdk.cancelled()``.
+
+A call is cancelled once its client has gone before the answer was complete
+(cause ``client``), or once it ran past ``SERVER_CALL_TIMEOUT`` (cause
+``timeout``). The layer gives each call a :class:`Cancellation` (in its
+environ under :data:`~funcwsgi.environ.CANCELLATION_KEY`); ``sdk.cancelled()``
+asks it. The server says whether the client is still connected
+(:func:`funcwsgi.serving.client_connected`): for a call on a server thread, a
+watcher thread asks every :data:`WATCH_INTERVAL` seconds while the function
+runs, so a call whose client left is counted even when the function never
+asks; ``cancelled()`` also asks at once. A call on the
+event loop is told by the edge (``http.disconnect``). A server that cannot
+tell (it gives no :class:`~funcwsgi.serving.ServerCall`) cancels at the
+timeout only. Cancelled calls are counted by cause in
+``function_cancelled_total``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..environ import CANCELLATION_KEY, FAILURE_KEY
+from ..serving import SERVER_CALL_KEY, THREAD, ServerCall
+from .body import ClosingBody
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+#: Seconds between two looks at the connections of the calls running on threads: how late a leave is noticed.
+WATCH_INTERVAL = 0.2
+CLIENT = "client"
+TIMEOUT = "timeout"
+CAUSES = (CLIENT, TIMEOUT)
+
+
+class Cancellation:
+    """One call's cancellation: its cause once cancelled."""
+
+    __slots__ = ("cause", "deadline", "server_call", "lock")
+
+    def __init__(self, deadline: float | None, server_call: ServerCall | None) -> None:
+        self.cause: str | None = None
+        self.deadline = deadline
+        self.server_call = server_call
+        self.lock = threading.Lock()
+
+    def cancelled(self) -> bool:
+        """Whether the call is cancelled, asking the clock and the server now."""
+        if self.cause is None:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                self.cancel(TIMEOUT)
+            else:
+                self.check_client()
+        return self.cause is not None
+
+    def check_client(self) -> None:
+        if self.cause is None and self.server_call is not None and not self.server_call.client_connected():
+            self.cancel(CLIENT)
+
+    def cancel(self, cause: str) -> None:
+        with self.lock:  # the watcher and the call's thread may both see it: the first cause stays
+            if self.cause is None:
+                self.cause = cause
+
+
+class Watcher:
+    """A thread of the serving process asking the server, for each call on a thread, whether its client is there."""
+
+    def __init__(self) -> None:
+        self.calls: set[Cancellation] = set()
+        self.lock = threading.Lock()
+        self.wake = threading.Condition(self.lock)
+        self.started_in: int | None = None
+
+    def add(self, cancellation: Cancellation) -> None:
+        with self.lock:
+            self.calls.add(cancellation)
+            if self.started_in != os.getpid():  # the first call of this process (a fork has no threads)
+                self.started_in = os.getpid()
+                threading.Thread(target=self.run, name="funcwsgi-cancellation", daemon=True).start()
+            self.wake.notify()
+
+    def remove(self, cancellation: Cancellation) -> None:
+        with self.lock:
+            self.calls.discard(cancellation)
+
+    def run(self) -> None:
+        while True:
+            with self.lock:
+                while not self.calls:
+                    self.wake.wait()
+                calls = list(self.calls)
+            for cancellation in calls:
+                # The deadline first: a timed-out call's client, answered 408, leaves because of the timeout.
+                cancellation.cancelled()
+            time.sleep(WATCH_INTERVAL)
+
+
+_watcher = Watcher()
+
+
+class CancellationMiddleware:
+    """Gives each call its :class:`Cancellation`; counts cancelled calls by cause in ``count(cause)``."""
+
+    def __init__(self, app: WSGIApplication, *, seconds: float, count: Callable[[str], None] | None = None) -> None:
+        self.app = app
+        self.seconds = seconds
+        self.count = count
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        server_call: ServerCall | None = environ.get(SERVER_CALL_KEY)
+        cancellation = environ[CANCELLATION_KEY] = Cancellation(time.monotonic() + self.seconds if self.seconds else None, server_call)
+        watched = server_call is not None and server_call.lent is THREAD
+        if watched:
+            _watcher.add(cancellation)
+        try:
+            body = self.app(environ, start_response)
+        except BaseException:
+            self.ended(environ, cancellation, watched)
+            raise
+        if environ.get(FAILURE_KEY) == TIMEOUT:  # the timeout layer's word: its 408 may have sent the client away
+            cancellation.cancel(TIMEOUT)
+        cancellation.deadline = None  # the timeout covers the call until the function returns, not the body's sending
+        if watched:
+            cancellation.check_client()  # one look before answering: a client gone since the last one still counts
+        if type(body) is list:  # answered whole: nothing more of the call runs
+            self.ended(environ, cancellation, watched)
+            return body
+        return ClosingBody(body, lambda: self.ended(environ, cancellation, watched))
+
+    def ended(self, environ: WSGIEnvironment, cancellation: Cancellation, watched: bool) -> None:
+        if watched:
+            _watcher.remove(cancellation)
+        if cancellation.cause is None and environ.get(FAILURE_KEY) == TIMEOUT:
+            cancellation.cancel(TIMEOUT)
+        if cancellation.cause is not None and self.count is not None:
+            self.count(cancellation.cause)
+
+    def __repr__(self) -> str:
+        return "CancellationMiddleware()"
+
+
+def current(environ: dict[str, Any] | None) -> Cancellation | None:
+    """The cancellation of the call ``environ`` belongs to, or None (outside a call, or without the layer)."""
+    return None if environ is None else environ.get(CANCELLATION_KEY)

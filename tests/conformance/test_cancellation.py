@@ -1,0 +1,41 @@
+"""C16: sdk.cancelled() once the client left or the call timed out; cancelled calls counted by cause."""
+
+from __future__ import annotations
+
+import re
+import socket
+import time
+import uuid
+
+from .kit import wait_for
+
+
+def cancelled_count(runtime, cause: str) -> float:
+    text = runtime.get("/metrics").text
+    found = re.search(rf'^function_cancelled_total\{{cause="{cause}"\}} (\S+)$', text, flags=re.MULTILINE)
+    assert found, text[-2000:]
+    return float(found.group(1))
+
+
+def test_a_call_whose_client_stays_is_not_cancelled(runtime):
+    assert runtime.get("/cancel?seconds=0.3").text == "not cancelled"
+
+
+def test_a_client_that_leaves_cancels_its_call_within_half_a_second(runtime):
+    before = cancelled_count(runtime, "client")
+    marker = uuid.uuid4().hex
+    host, port = runtime.url.split("//", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as client:
+        client.sendall(f"GET /cancel?seconds=10&id={marker} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
+        time.sleep(0.3)  # the function is running
+        left = time.monotonic()
+    runtime.wait_for_log(f"conformance cancelled {marker}", timeout=5)
+    noticed = time.monotonic() - left
+    assert noticed < 1.0, f"the function saw the client leave {noticed:.2f} s after it did"  # 0.5 s, and the log's poll
+    wait_for(lambda: cancelled_count(runtime, "client") == before + 1, 5, "function_cancelled_total{cause=client} counting the call")
+
+
+def test_a_call_past_the_timeout_is_counted_cancelled_by_timeout(runtime):
+    before = cancelled_count(runtime, "timeout")
+    assert runtime.get("/sleep?seconds=4").status_code == 408
+    wait_for(lambda: cancelled_count(runtime, "timeout") == before + 1, 5, "function_cancelled_total{cause=timeout} counting the call")

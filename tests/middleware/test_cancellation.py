@@ -1,0 +1,67 @@
+"""The cancellation layer: a thread watches the connections of calls on threads, on a real gunicorn."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+import sdk
+from funcwsgi.current import current_environ
+from funcwsgi.environ import CANCELLATION_KEY
+from funcwsgi.middleware.cancellation import Cancellation
+
+from ..conftest import function_folder
+from ..servers import BIN, Server, base_env, free_port
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    env = base_env(HANDLER_FOLDER=function_folder("cancellation"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    running = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    try:
+        running.wait_ready()
+        yield running
+    finally:
+        running.stop()
+
+
+def call_and_leave(server: Server, query: str, after: float) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as client:
+        client.sendall(f"GET /?{query} HTTP/1.1\r\nHost: test\r\n\r\n".encode())
+        time.sleep(after)
+
+
+def test_the_watcher_sees_a_client_leave_while_the_function_never_asks(server):
+    call_and_leave(server, "id=left&seconds=1", after=0.2)
+    assert "call left cause client" in server.wait_for_output("call left cause", timeout=5)
+
+
+def test_a_client_that_stays_leaves_the_call_uncancelled(server):
+    call_and_leave(server, "id=stayed&seconds=0.3", after=1.0)
+    assert "call stayed cause None" in server.wait_for_output("call stayed cause", timeout=5)
+
+
+def test_outside_a_call_nothing_is_cancelled():
+    assert sdk.cancelled() is False
+
+
+def test_a_cancelled_call_publishes_nothing(monkeypatch, receiver):
+    monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
+    cancellation = Cancellation(None, None)
+    cancellation.cancel("client")
+    token = current_environ.set({CANCELLATION_KEY: cancellation})
+    try:
+        assert sdk.cancelled() is True
+        with pytest.raises(sdk.PublishError, match=r"not published: the call was cancelled \(its client left\)"):
+            sdk.emit_cloud_event("order.created", "/shop", {"id": 7})
+    finally:
+        current_environ.reset(token)
+    assert receiver.received == []
+
+
+def test_a_call_past_its_deadline_is_cancelled_by_timeout():
+    cancellation = Cancellation(time.monotonic() - 0.01, None)
+    assert cancellation.cancelled() and cancellation.cause == "timeout"
