@@ -3,6 +3,7 @@ servers only through it, and what it answers for a call whose server gives nothi
 
 from __future__ import annotations
 
+import ast
 import re
 import socket
 from pathlib import Path
@@ -149,3 +150,120 @@ def test_exempt_paths_are_the_probes_and_metrics_only_when_served_on_the_port(mo
 
     assert serving.exempt_paths(Config.from_env({"SERVER_METRICS": "true"})) == PROBE_PATHS | {"/metrics"}
     assert serving.exempt_paths(Config.from_env({"SERVER_METRICS": "false"})) == PROBE_PATHS
+
+
+# -- servers through their public names only ----------------------------------------
+
+#: The servers' import names: our code reaches them through their public names only. werkzeug is
+#: also a library of request and response types, used as such outside the adapters.
+SERVERS = frozenset({"gunicorn", "granian", "waitress", "uvicorn", "uvicorn_worker"})
+ADAPTER_SERVERS = SERVERS | {"werkzeug"}
+#: Where our code is.
+OUR_CODE = ("funcwsgi", "bench")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _imports(tree: ast.Module) -> dict[str, str]:
+    """Each name a module binds by importing, with the module it comes from."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[(alias.asname or alias.name).split(".")[0]] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _defined_by(cls: ast.ClassDef) -> set[str]:
+    """The attribute names a class of ours defines: methods, class attributes, slots, and what it assigns to self."""
+    names: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)  # __slots__ entries
+    for node in cls.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names.update(target.id for target in targets if isinstance(target, ast.Name))
+    return names
+
+
+def server_private_uses(path: Path) -> list[str]:
+    """Where code that imports a server reads, writes or overrides an underscore name it does not define itself.
+
+    - ``self._x`` (or ``cls._x``) in a class of ours: ``_x`` must be the class's own, not one it inherits;
+    - a method ``_x`` in a class whose base is a server's must not be one that base has (an override);
+    - ``obj._x`` on anything else: only on a module of the standard library (``os._exit``), or when
+      ``_x`` is a name our module defines itself.
+    """
+    import importlib
+    import sys
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = _imports(tree)
+    servers = ADAPTER_SERVERS if path.parent.name == "adapters" else SERVERS
+    if not {module.split(".")[0] for module in imported.values()} & servers:
+        return []
+    module_names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    for cls in [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]:
+        module_names |= _defined_by(cls)
+    found = []
+    for cls in [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]:
+        own = _defined_by(cls)
+        server_bases = []
+        for base in cls.bases:
+            origin = imported.get(ast.unparse(base).split(".")[0], "")
+            if origin.split(".")[0] in servers:
+                module_name, _, attr = origin.rpartition(".")
+                server_bases.append(getattr(importlib.import_module(module_name), attr))
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(node.name):
+                if any(hasattr(base, node.name) for base in server_bases):
+                    found.append(f"{path}:{node.lineno}: overrides {node.name}")
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name):
+                if node.value.id in ("self", "cls") and node.attr not in own:
+                    found.append(f"{path}:{node.lineno}: {ast.unparse(node)}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            receiver = node.value
+            if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
+                continue  # checked per class above
+            if isinstance(receiver, ast.Name) and imported.get(receiver.id, "").split(".")[0] in sys.stdlib_module_names:
+                continue
+            if node.attr in module_names:
+                continue
+            found.append(f"{path}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_our_code_touches_no_private_name_of_a_server():
+    found = [use for folder in OUR_CODE for path in sorted((REPO / folder).rglob("*.py")) for use in server_private_uses(path)]
+    assert found == []
+
+
+def test_the_private_name_check_sees_each_kind_of_use(tmp_path):
+    """It flags what the gunicorn 23 worker did: a gunicorn lock read through self, a private
+    attribute of the pool a server made, an override of a server's private method."""
+    source = tmp_path / "worker.py"
+    source.write_text(
+        "import os\n"
+        "from gunicorn.workers.gthread import ThreadWorker\n"
+        "class Worker(ThreadWorker):\n"
+        "    def _cap_keepalive(self, deadline):\n"
+        "        pass\n"
+        "    def go(self):\n"
+        "        self.own = 1\n"
+        "        with self._lock:\n"
+        "            self.tpool._max_workers = 3\n"
+        "        os._exit(0)\n"
+    )
+    found = server_private_uses(source)
+    assert [line.split(": ", 1)[1] for line in found] == ["overrides _cap_keepalive", "self._lock", "self.tpool._max_workers"]

@@ -52,6 +52,9 @@ class SpillingSocket:
         self.sendall(data)
         return len(data)
 
+    def setblocking(self, flag: bool) -> None:
+        """Left as the worker set it: a timeout, under which the descriptor stays non-blocking for writes here."""
+
     def shutdown(self, how: int) -> None:
         # The watchdog answered the call: what the function writes later must fail, as on the socket.
         self.shut = True

@@ -74,6 +74,9 @@ HEAD_TOO_LARGE = Refusal(431, "the request head is too large")
 BAD_CHUNKS = Refusal(400, "the chunked request body is malformed")
 #: RFC 9112 sections 3, 5 and 6: a request whose target, fields or framing cannot be read one way only.
 BAD_REQUEST = Refusal(400, "the request is malformed")
+#: The largest Content-Length a request may declare: what a signed 64-bit length holds. gunicorn 27's
+#: parser takes any number, and a body it then waits for would eat the next request.
+LONGEST_LENGTH = 2**63 - 1
 BAD_FRAMING = Refusal(400, "the request's Content-Length or Transfer-Encoding is malformed")
 BAD_HOST = Refusal(400, "an HTTP/1.1 request needs exactly one Host field")
 UNKNOWN_CODING = Refusal(501, "the request's transfer coding is not supported")
@@ -281,6 +284,8 @@ class PendingRequest:
             if len(lengths) != 1 or not lengths[0].isdigit() or not lengths[0].isascii():
                 return BAD_FRAMING
             self.length = int(lengths[0])
+            if self.length > LONGEST_LENGTH:
+                return BAD_FRAMING
         return None
 
     @property
@@ -349,7 +354,7 @@ class BufferedUnreader(Unreader):  # type: ignore[misc]  # gunicorn is untyped: 
         self.buf.write(data)
         self.spool = spool
 
-    def chunk(self) -> bytes:
+    def chunk(self, size_hint: int | None = None) -> bytes:
         if self.spool is not None:
             spooled = self.spool.read(65536)
             if spooled:

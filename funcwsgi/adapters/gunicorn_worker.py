@@ -46,14 +46,16 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from functools import partial
 from typing import IO, Any
 
 from gunicorn import http
+from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-from funcwsgi.adapters._outbox import SEND_SIZE, SpillingSocket, send_some
+from funcwsgi.adapters._lending_pool import LendingPool
+from funcwsgi.adapters._outbox import SpillingSocket, send_some
 from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
 from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.adapters.gunicorn import WORKER_BOOT_ERROR
@@ -66,6 +68,8 @@ log = logging.getLogger("funcwsgi")
 PROBE_THREADS = 2
 ACCEPTS_PER_EVENT = 64
 READ_SIZE = 65536
+#: What an HTTP/2 connection opens with when the client knows the server speaks it (RFC 9113, 3.4).
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 
 class Connection(TConn):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
@@ -81,6 +85,8 @@ class Connection(TConn):  # type: ignore[misc]  # gunicorn is untyped: its class
         self.buffered = True
         self.outbox: IO[bytes] | None = None  # response bytes the client has not taken yet
         self.keep_after_sending = False
+        self.opening: bytes | None = None  # the first bytes, until they show whether the client speaks HTTP/2
+        self.stuck = False  # its call timed out and its thread is still in the function
 
 
 class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
@@ -108,40 +114,49 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.waiting: OrderedDict[Connection, None] = OrderedDict()
         self.sending: dict[Connection, None] = {}
         self.inflight = 0
+        self.stuck_calls = 0
         self.next_sweep = 0.0
-        self.probe_pool = ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="funcwsgi-probe")
+        self.probe_pool = LendingPool(PROBE_THREADS, "funcwsgi-probe")
         self.rejected = rejected_counter(config)
-        self.current = threading.local()  # the call a thread serves
+        self.current = threading.local()  # the connection a thread serves
         self.wsgi = CallsOnThreads(self.wsgi, self)
 
-    # -- threads lent to the timeout layer -----------------------------------------
+    # -- threads lent to the calls -------------------------------------------------
 
-    def get_thread_pool(self) -> ThreadPoolExecutor:
-        """gthread's pool, lent to the timeout layer: calls run on these threads, no hand-off."""
-        pool: ThreadPoolExecutor = super().get_thread_pool()
-        self.stuck_sockets: set[Any] = set()
-        self.resizing = threading.Lock()
-        return pool
+    def get_thread_pool(self) -> LendingPool:
+        """The calls' threads: gunicorn's documented place to make the pool; this one keeps a thread
+        more for each call stuck past its deadline (:class:`LendingPool`)."""
+        self.lending = LendingPool(self.cfg.threads, "funcwsgi-call")
+        return self.lending
 
-    def call_stuck(self, sock: Any, extra_threads: int) -> None:
-        """A call timed out and its thread is stuck: more threads keep the pool at full strength."""
-        self._resize(extra_threads, self.stuck_sockets.add, sock)
+    def call_stuck(self, conn: Connection, extra_threads: int) -> None:
+        """A call timed out and its thread is stuck (from the watchdog's thread): another thread takes its place."""
+        self.lending.keep_extra(extra_threads)
+        self.method_queue.defer(self._mark_stuck, conn, True)
 
-    def call_back(self, sock: Any, extra_threads: int) -> None:
-        self._resize(extra_threads, self.stuck_sockets.discard, sock)
+    def call_back(self, conn: Connection, extra_threads: int) -> None:
+        self.lending.keep_extra(extra_threads)
+        self.method_queue.defer(self._mark_stuck, conn, False)
 
-    def _resize(self, extra_threads: int, note: Any, sock: Any) -> None:
-        with self.resizing:
-            # ThreadPoolExecutor reads _max_workers each time a call is submitted and
-            # starts a thread when none is idle and fewer than that many exist.
-            self.tpool._max_workers = self.cfg.threads + extra_threads
-            note(sock)
+    def _mark_stuck(self, conn: Connection, stuck: bool) -> None:
+        """On the loop: a stuck call counts neither in flight nor among the connections a stop waits for."""
+        if conn.stuck == stuck:
+            return
+        conn.stuck = stuck
+        change = -1 if stuck else 1
+        self.stuck_calls -= change
+        self.nr_conns += change
 
     # -- the event loop: accepting, reading, dispatching ----------------------------
 
-    def accept(self, server: Any, listener: socket.socket) -> None:
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        # gthread waits up to a second; the deadlines here are looked at every SWEEP_SECONDS.
+        super().wait_for_and_dispatch_events(min(timeout, SWEEP_SECONDS))
+
+    def accept(self, listener: socket.socket) -> None:
         # A worker on its way out (recycled after SERVER_MAX_REQUESTS calls) leaves new
         # connections in the listening socket's queue for the next worker (gunicorn issue 3038).
+        server = listener.getsockname()
         for _ in range(ACCEPTS_PER_EVENT):
             if not self.alive:
                 return
@@ -151,41 +166,83 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
                 if error.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                     raise
                 return
-            with self._lock:
-                if self.nr_conns >= self.connection_limit and not self._evict_one():
-                    self._refuse_socket(sock, OVERLOADED)
-                    continue
-                self.nr_conns += 1
-                conn = Connection(self.cfg, sock, client, server)
-                self._wait_for_request(conn, PendingRequest(self.limits), time.monotonic() + self.runtime.server_header_timeout)
+            if self.nr_conns >= self.connection_limit and not self._evict_one():
+                self._refuse_socket(sock, OVERLOADED)
+                continue
+            self.nr_conns += 1
+            conn = Connection(self.cfg, sock, client, server)
+            if self.h2_prior_knowledge and negotiation.prior_knowledge_allowed(self.cfg, client):
+                conn.opening = b""  # HTTP/2 or not: the first bytes tell
+            self._wait_for_request(conn, PendingRequest(self.limits), time.monotonic() + self.runtime.server_header_timeout)
+
+    @property
+    def h2_prior_knowledge(self) -> bool:
+        return "h2" in self.cfg.http_protocols and self.cfg.http2_cleartext in ("prior-knowledge", "both")
+
+    @property
+    def h2_upgrade(self) -> bool:
+        return "h2" in self.cfg.http_protocols and self.cfg.http2_cleartext in ("upgrade", "both")
 
     def _wait_for_request(self, conn: Connection, request: PendingRequest, deadline: float) -> None:
-        """Put ``conn`` on the loop until ``request`` is complete (called with the lock held)."""
+        """Put ``conn`` on the loop until ``request`` is complete."""
         conn.request = request
         conn.deadline = deadline
         self.waiting[conn] = None
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
 
     def on_client_socket_readable(self, conn: Connection, client: socket.socket) -> None:
-        with self._lock:
-            # Read only while the connection is still the loop's, under the lock: a thread handing it
-            # back can register it and dispatch its pipelined request in one go, and a read from a
-            # readiness event seen meanwhile would take the bytes of the request after that and lose them.
-            if conn not in self.waiting:
-                return
-            try:
-                data = conn.sock.recv(READ_SIZE)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                data = b""
+        if conn not in self.waiting:  # read only while the connection is the loop's
+            return
+        try:
+            data = conn.sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._close_waiting(conn)
+            return
+        if conn.opening is not None:
+            data = self._opening(conn, data)
             if not data:
-                self._close_waiting(conn)
                 return
-            self._advance(conn, data)
+        self._advance(conn, data)
+
+    def _opening(self, conn: Connection, data: bytes) -> bytes:
+        """The first bytes of a connection that may speak HTTP/2: held until they tell; then, HTTP/1.1's bytes."""
+        opening = conn.opening + data if conn.opening else data
+        if PREFACE.startswith(opening):  # a part of the preface: wait for the rest
+            conn.opening = opening
+            return b""
+        conn.opening = None
+        if opening.startswith(PREFACE):
+            self._serve_http2(conn, opening)
+            return b""
+        return opening
+
+    def _serve_http2(self, conn: Connection, received: bytes) -> None:
+        """An HTTP/2 connection: a thread serves it with gunicorn's own HTTP/2, one stream after another."""
+        self._unwait(conn)
+        if conn.request is not None:
+            conn.request.close()
+            conn.request = None
+        if self.max_inflight and self.inflight - self.stuck_calls >= self.max_inflight:
+            self.rejected()
+            self._close(conn)  # HTTP/2 has no 503 before its first stream; the client retries elsewhere
+            return
+        self.inflight += 1
+        conn.admitted = True
+        conn.sock.setblocking(True)
+        parser = http.get_parser(self.cfg, conn.sock, conn.client, http2_connection=True)
+        parser.initiate_connection()
+        parser.receive_data(received)
+        conn.parser = parser
+        conn.is_http2 = True
+        conn.initialized = True
+        self._submit(self.tpool, conn)
 
     def _advance(self, conn: Connection, data: bytes) -> None:
-        """Feed what arrived to the connection's request; dispatch, refuse or keep waiting (lock held)."""
+        """Feed what arrived to the connection's request; dispatch, refuse or keep waiting."""
         request = conn.request
         assert request is not None
         outcome = request.feed(data)
@@ -213,8 +270,7 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         if request.is_probe(self.probe_paths):
             pool = self.probe_pool
         else:
-            busy = self.inflight - len(self.stuck_sockets)
-            if self.max_inflight and busy >= self.max_inflight:
+            if self.max_inflight and self.inflight - self.stuck_calls >= self.max_inflight:
                 request.close()
                 self._refuse(conn, OVERLOADED)
                 return
@@ -222,8 +278,12 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             conn.admitted = True
             pool = self.tpool
         conn.buffered = ready.buffered
+        self._submit(pool, conn)
+
+    def _submit(self, pool: LendingPool, conn: Connection) -> None:
         future = pool.submit(self.handle, conn)
-        self._wrap_future(future, conn)
+        # As gthread's own enqueue_req: the end of a call is handled on the loop's thread.
+        future.add_done_callback(lambda done: self.method_queue.defer(self.finish_request, conn, done))
 
     def _unwait(self, conn: Connection) -> None:
         del self.waiting[conn]
@@ -243,7 +303,8 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         if conn.request is not None:
             conn.request.close()
             conn.request = None
-        self.nr_conns -= 1
+        if not conn.stuck:  # a stuck call's connection was uncounted already
+            self.nr_conns -= 1
         conn.close()
 
     def _refuse(self, conn: Connection, refusal: Refusal) -> None:
@@ -265,47 +326,54 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             pass
 
     def _evict_one(self) -> bool:
-        """Close the connection that has waited longest without a complete request (lock held)."""
+        """Close the connection that has waited longest without a complete request."""
         for conn in self.waiting:
             self._close_waiting(conn)
             return True
         return False
 
-    def murder_keepalived(self) -> None:
-        """Runs on the loop every turn: stuck calls' futures dropped, connections past their deadline closed."""
-        if self.stuck_sockets:
-            # A stuck call's client has had its 408: stop waiting for its request (a graceful
-            # stop would wait for it in vain); its connection is closed when its thread comes back.
-            with self.resizing:
-                stuck = [future for future in self.futures if future.conn.sock in self.stuck_sockets]
-            for future in stuck:
-                self.futures.remove(future)
+    def murder_keepalived(self, force: bool = False) -> None:
+        """Runs on the loop every turn: connections past their deadline closed; all that wait, once stopping."""
         now = time.monotonic()
-        if now < self.next_sweep:
+        if not self.alive:
+            # Stopping: what waits for a request is closed (a request half-read is not served),
+            # calls and responses on their way out are waited for.
+            for conn in list(self.waiting):
+                self._close_waiting(conn)
+        if now < self.next_sweep and not force:
             return
         self.next_sweep = now + SWEEP_SECONDS
-        with self._lock:
-            for conn in [conn for conn in self.sending if conn.deadline <= now]:
-                self._stop_sending(conn)  # a client that stopped reading
+        for conn in [conn for conn in self.sending if force or conn.deadline <= now]:
+            self._stop_sending(conn)  # a client that stopped reading
+            self._close(conn)
+        late = [conn for conn in self.waiting if conn.deadline <= now]
+        for conn in late:
+            started = conn.request is not None and conn.request.started
+            self._unwait(conn)
+            if started:
+                self._refuse(conn, REQUEST_TIMEOUT)
+            else:  # an idle connection: a 408 here could be read as the answer to the next request
                 self._close(conn)
-            late = [conn for conn in self.waiting if conn.deadline <= now]
-            for conn in late:
-                started = conn.request is not None and conn.request.started
-                self._unwait(conn)
-                if started:
-                    self._refuse(conn, REQUEST_TIMEOUT)
-                else:  # an idle connection: a 408 here could be read as the answer to the next request
-                    self._close(conn)
 
     # -- on a thread ---------------------------------------------------------------
 
-    def handle(self, conn: Connection) -> tuple[bool, Connection]:
+    def handle(self, conn: Connection) -> bool:
+        self.current.conn = conn
+        try:
+            if conn.is_http2:
+                keepalive: bool = super().handle(conn)
+                return keepalive
+            return self._handle_http1(conn)
+        finally:
+            self.current.conn = None
+
+    def _handle_http1(self, conn: Connection) -> bool:
         request = conn.request
         assert request is not None
         conn.request = None
         if _client_gone(conn.sock):  # it gave up while the call waited for a thread: nobody to answer
             request.close()
-            return False, conn
+            return False
         # Reads of a body that was not waited for, and every write, block at most this long.
         conn.sock.settimeout(self.runtime.server_send_timeout if conn.buffered else self.runtime.server_body_timeout)
         conn.initialized = True
@@ -313,10 +381,14 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         parser.unreader = request.unreader(conn.sock)
         conn.parser = parser
         sock = conn.sock
-        writer = conn.sock = SpillingSocket(sock)
+        # A response the client is slow to take is left to the loop; not an Upgrade: h2c, whose
+        # HTTP/2 connection this thread then serves to its end.
+        writer = SpillingSocket(sock)
+        if not (self.h2_upgrade and b"h2c" in request.head_bytes().lower()):
+            conn.sock = writer
         try:
             try:
-                keepalive, conn = super().handle(conn)
+                keepalive = bool(super().handle(conn))
             except SystemExit as ended:
                 # Left to gthread, a function's sys.exit() would end only this pool thread and
                 # leave its caller's connection open, unanswered, for good: the connection is
@@ -326,6 +398,8 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
                 self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
                 log.warning("The function called sys.exit(%r): worker %s stops", code, os.getpid())
                 self.alive = False
+                keepalive = False
+            if keepalive and conn.is_http2:  # upgraded (Upgrade: h2c), served, and done
                 keepalive = False
             if keepalive:
                 rest = _leftover(parser) if conn.buffered else None
@@ -340,50 +414,51 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             conn.outbox = writer.take()
             parser.unreader.close()
             request.close()
-            call = getattr(self.current, "call", None)
-            if call is not None:
-                self.current.call = None
-                if call.later:
-                    run_after_response(call.later)
-        return keepalive, conn
+        return keepalive
 
-    def finish_request(self, future: Future[tuple[bool, Connection]]) -> None:
-        """When a thread is done with a connection: back to the loop for the next request, or closed."""
-        conn: Connection = future.conn  # type: ignore[attr-defined]
-        with self._lock:
-            if conn.admitted:
-                conn.admitted = False
-                self.inflight -= 1
-            keepalive = False
-            if not future.cancelled():
-                try:
-                    keepalive = future.result()[0]
-                except Exception:
-                    keepalive = False
-            if conn.outbox is not None and conn.sock.fileno() >= 0:
-                if self.alive:
-                    # The client has not taken the whole response yet: the loop sends the rest.
-                    conn.keep_after_sending = keepalive
-                    self._send_on_loop(conn)
-                    return
-                self._send_before_stopping(conn)
-            self._after_response(conn, keepalive)
-
-    def _send_before_stopping(self, conn: Connection) -> None:
-        """The worker is stopping and its loop is gone: send the rest of the response from this thread."""
-        outbox, conn.outbox = conn.outbox, None
-        assert outbox is not None
+    def handle_request(self, req: Any, conn: Connection) -> bool:
         try:
-            conn.sock.settimeout(self.runtime.server_send_timeout)
-            while chunk := outbox.read(SEND_SIZE):
-                conn.sock.sendall(chunk)
-        except OSError:
-            pass
+            keepalive: bool = super().handle_request(req, conn)
         finally:
-            outbox.close()
+            self._after_call()
+        return keepalive
+
+    def handle_http2_request(self, req: Any, conn: Connection, h2_conn: Any) -> None:
+        try:
+            super().handle_http2_request(req, conn, h2_conn)
+        finally:
+            self._after_call()
+
+    def _after_call(self) -> None:
+        """The response is sent: the work the call left for after it."""
+        call = getattr(self.current, "call", None)
+        if call is not None:
+            self.current.call = None
+            if call.later:
+                run_after_response(call.later)
+
+    def finish_request(self, conn: Connection, future: Future[bool]) -> None:
+        """On the loop, when a thread is done with a connection: back to the loop for the next request, or closed."""
+        if conn.admitted:
+            conn.admitted = False
+            self.inflight -= 1
+        if conn.stuck:  # its call came back after its 408: the connection is done
+            self._mark_stuck(conn, False)
+        keepalive = False
+        if not future.cancelled():
+            try:
+                keepalive = future.result()
+            except Exception:
+                keepalive = False
+        if conn.outbox is not None and conn.sock.fileno() >= 0:
+            # The client has not taken the whole response yet: the loop sends the rest.
+            conn.keep_after_sending = keepalive
+            self._send_on_loop(conn)
+            return
+        self._after_response(conn, keepalive)
 
     def _after_response(self, conn: Connection, keepalive: bool) -> None:
-        """The response is sent: wait for the next request, or close (lock held)."""
+        """The response is sent: wait for the next request, or close."""
         if not (keepalive and self.alive):
             self._close(conn)
             return
@@ -411,19 +486,18 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             self._close(conn)
 
     def on_client_socket_writable(self, conn: Connection, client: socket.socket) -> None:
-        with self._lock:
-            if conn not in self.sending or conn.outbox is None:
-                return
-            try:
-                done = send_some(conn.sock, conn.outbox)
-            except OSError:
-                self._stop_sending(conn)
-                self._close(conn)
-                return
-            conn.deadline = time.monotonic() + self.runtime.server_send_timeout  # it reads: more time
-            if done:
-                self._stop_sending(conn)
-                self._after_response(conn, conn.keep_after_sending)
+        if conn not in self.sending or conn.outbox is None:
+            return
+        try:
+            done = send_some(conn.sock, conn.outbox)
+        except OSError:
+            self._stop_sending(conn)
+            self._close(conn)
+            return
+        conn.deadline = time.monotonic() + self.runtime.server_send_timeout  # it reads: more time
+        if done:
+            self._stop_sending(conn)
+            self._after_response(conn, conn.keep_after_sending)
 
     def _stop_sending(self, conn: Connection) -> None:
         del self.sending[conn]
@@ -474,6 +548,17 @@ def _leftover(parser: Any) -> bytes | None:
     return rest
 
 
+class StreamCall(SocketCall):
+    """A call on an HTTP/2 stream: its connection carries other streams, so it is never answered
+    by writing to the socket; the timeout layer answers it through its response."""
+
+    __slots__ = ()
+    answers_now = False
+
+    def answer_now(self, status: str, headers: Any, body: bytes) -> None:
+        raise OSError("an HTTP/2 stream is answered through its response")
+
+
 class CallsOnThreads:
     """The service, each call given its :class:`SocketCall` (what this server gives a call)."""
 
@@ -483,6 +568,14 @@ class CallsOnThreads:
         self.config = getattr(app, "config", None)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        call = environ[SERVER_CALL_KEY] = SocketCall(environ["gunicorn.socket"], None, self.worker)
-        self.worker.current.call = call
+        worker = self.worker
+        current = worker.current
+        conn = current.conn
+        if conn.is_http2:
+            # gunicorn marks a stream with HTTP_VERSION, which reads as a request header the client never sent.
+            environ.pop("HTTP_VERSION", None)
+            call: SocketCall = StreamCall(environ["gunicorn.socket"], conn.client, worker, conn)
+        else:
+            call = SocketCall(environ["gunicorn.socket"], conn.client, worker, conn)
+        environ[SERVER_CALL_KEY] = current.call = call
         return self.app(environ, start_response)

@@ -53,9 +53,9 @@ def serve(config: Config) -> int:
         # early; it counts chunked framing too, so it is set well above the limit that
         # funcwsgi's body-limit layer then enforces exactly.
         options["max_request_body_size"] = 2 * config.server_max_body_size + WAITRESS_BODY_SLACK
-    server = create_server(service, **options)
-    # One listener keeps its socket map as .map, several share ._map (which waitress's stubs omit).
-    socket_map: dict[int, Any] = getattr(server, "map", None) or server._map  # type: ignore[union-attr]
+    # The socket map is ours, handed to waitress (its documented ``map`` argument), so the loop below can run it.
+    socket_map: dict[int, Any] = {}
+    create_server(service, map=socket_map, **options)
     listeners = [d for d in socket_map.values() if isinstance(d, BaseWSGIServer)]
     for listener in listeners:
         listener.channel_class = Channel
