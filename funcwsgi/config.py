@@ -4,8 +4,11 @@ Each field of :class:`Config` is one setting: its environment name, type,
 default, one-line description and compatibility aliases live in the field's
 declaration. :meth:`Config.from_env` reads a mapping (``os.environ`` by
 default) once into a frozen object; everything else in the runtime reads that
-object, never the environment. The settings table in the docs is generated
-from these declarations (``python -m funcwsgi.docs_settings``).
+object, never the environment. Reading does no I/O: what depends on the files
+(where an unset function folder is) is found at start-up, by
+:func:`funcwsgi.loader.find_sources`. The settings table in the docs is
+generated from these declarations (``make settings-doc``, which runs
+:mod:`funcwsgi.cli.settings_doc`).
 """
 
 from __future__ import annotations
@@ -664,6 +667,10 @@ class Config:
         default_doc="''", secret=True,
     )
 
+    #: The fields the environment or an override set (not a setting): what start-up
+    #: must not second-guess when it looks for the function's files.
+    given: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+
     # ---------------------------------------------------------------------------
 
     @classmethod
@@ -678,11 +685,13 @@ class Config:
             environ = os.environ
         values: dict[str, Any] = {}
         origins: dict[str, str] = {}  # field -> the name its value came from, for messages
-        known = {f.name for f in dataclasses.fields(cls)}
+        known = {f.name for f in dataclasses.fields(cls) if "spec" in f.metadata}
         unknown = set(overrides) - known
         if unknown:
             raise ConfigError(f"unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
         for item in dataclasses.fields(cls):
+            if "spec" not in item.metadata:
+                continue
             if item.name in overrides:
                 values[item.name] = overrides[item.name]
                 origins[item.name] = item.name
@@ -699,10 +708,9 @@ class Config:
             values[item.name] = value
             origins[item.name] = name
         _split_handler_string(values, origins)
-        _find_default_sources(values, origins)
         if "server_port" not in origins and (values.get("fission_userfunc_volume") or values.get("handler_platform") == "fission"):
             values["server_port"] = FISSION_PORT  # the port Fission's router calls an environment on
-        config = cls(**values)
+        config = cls(**values, given=frozenset(origins))
         config.check()
         return config
 
@@ -890,30 +898,6 @@ def _split_handler_string(values: dict[str, Any], origins: dict[str, str]) -> No
     origins["handler_module_name"] = given
 
 
-def _find_default_sources(values: dict[str, Any], origins: dict[str, str]) -> None:
-    """Fill in the folder and module that nothing set, from the files that exist.
-
-    An explicit setting is never second-guessed. Unset, the folder is the first
-    of :data:`DEFAULT_FOLDERS` holding the module file and the module the first
-    of :data:`DEFAULT_MODULES` found there. When none is found the module stays
-    the default and the folder is the last of them that exists, so the loading
-    error names the most specific place: the runtime image's empty
-    ``/function``, else the reference document's ``/handler.py``.
-    """
-    folders = [values["handler_folder"]] if "handler_folder" in origins else list(DEFAULT_FOLDERS)
-    modules = [values["handler_module_name"]] if "handler_module_name" in origins else list(DEFAULT_MODULES)
-    if len(folders) == 1 and len(modules) == 1:
-        return
-    for folder in folders:
-        for module in modules:
-            if os.path.isfile(os.path.join(folder, module + ".py")):
-                values["handler_folder"] = folder
-                values["handler_module_name"] = module
-                return
-    if len(folders) > 1:
-        values["handler_folder"] = next((folder for folder in reversed(folders) if os.path.isdir(folder)), folders[0])
-
-
 def _check_propagators(names: tuple[str, ...]) -> None:
     from importlib.metadata import entry_points
 
@@ -946,6 +930,8 @@ def specs() -> list[tuple[str, Any, Spec]]:
     """(field name, default, spec) for every setting, in declaration order."""
     result = []
     for item in dataclasses.fields(Config):
+        if "spec" not in item.metadata:
+            continue
         if item.default is not dataclasses.MISSING:
             default: Any = item.default
         elif item.default_factory is not dataclasses.MISSING:

@@ -16,7 +16,7 @@ SPAN_KEY = "funcwsgi.span"
 ERROR_KEY = "funcwsgi.error"
 #: A failure another layer turned into a response (the call timeout's 408).
 FAILURE_KEY = "funcwsgi.failure"
-#: The CloudEvent the request carries, decoded once.
+#: The CloudEvent the request carries, decoded once: ``req.cloud_event`` and ``sdk.get_cloud_event()`` read it.
 CLOUD_EVENT_KEY = "funcwsgi.cloud_event"
 #: What started the call when it was not an HTTP request (``"kafka"``).
 TRIGGER_KEY = "funcwsgi.trigger"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .config import Config
+from .config import DEFAULT_FOLDERS, DEFAULT_MODULES, Config
 from .errors import LoadError
 from .signatures import Signature, detect_signature
 
@@ -64,6 +64,31 @@ class LoadedFunction:
 
 
 HOOK_NAMES = ("start", "stop", "ready", "alive")
+
+
+def find_sources(config: Config) -> Config:
+    """``config`` with the folder and module that no setting named found among the files that exist.
+
+    Done at start-up, before the function is loaded (reading the settings does
+    no I/O). An explicit setting is never second-guessed. Unset, the folder is
+    the first of :data:`~funcwsgi.config.DEFAULT_FOLDERS` holding the module
+    file and the module the first of :data:`~funcwsgi.config.DEFAULT_MODULES`
+    found there. When none is found the module stays the default and the
+    folder is the last of them that exists, so the loading error names the
+    most specific place: the runtime image's empty ``/function``, else the
+    reference document's ``/handler.py``.
+    """
+    folders = [config.handler_folder] if "handler_folder" in config.given else list(DEFAULT_FOLDERS)
+    modules = [config.handler_module_name] if "handler_module_name" in config.given else list(DEFAULT_MODULES)
+    if len(folders) == 1 and len(modules) == 1:
+        return config
+    for folder in folders:
+        for module in modules:
+            if os.path.isfile(os.path.join(folder, module + ".py")):
+                return config.replace(handler_folder=folder, handler_module_name=module)
+    if len(folders) > 1:
+        return config.replace(handler_folder=next((folder for folder in reversed(folders) if os.path.isdir(folder)), folders[0]))
+    return config
 
 
 def load_function(config: Config) -> LoadedFunction:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -183,70 +184,6 @@ def test_port_alias_of_the_functions_framework():
     assert Config.from_env({"PORT": "9090", "FUNC_PORT": "9091"}).server_port == 9091
 
 
-@pytest.fixture
-def roots(tmp_path, monkeypatch):
-    """Stand-ins for '/' and '/kubeless' (and the image's '/function', absent), so the test never writes to the real root."""
-    root, kubeless = tmp_path / "root", tmp_path / "kubeless"
-    root.mkdir()
-    kubeless.mkdir()
-    monkeypatch.setattr("funcwsgi.config.DEFAULT_FOLDERS", (str(root), str(kubeless), str(tmp_path / "function")))
-    return root, kubeless
-
-
-def test_sources_in_root_win(roots):
-    root, kubeless = roots
-    (root / "handler.py").write_text("")
-    (kubeless / "handler.py").write_text("")
-    assert Config.from_env({}).handler_folder == str(root)
-
-
-def test_sources_only_in_kubeless_are_found(roots):
-    _, kubeless = roots
-    (kubeless / "orders.py").write_text("")
-    config = Config.from_env({"MOD_NAME": "orders", "FUNC_HANDLER": "create"})
-    assert config.handler_path == f"{kubeless}/orders.py"
-
-
-def test_no_sources_name_the_last_default_folder_that_exists(roots, tmp_path):
-    root, kubeless = roots
-    # The loading error then names the most specific place to put the function.
-    assert Config.from_env({}).handler_path == str(kubeless / "handler.py")
-    kubeless.rmdir()
-    assert Config.from_env({}).handler_path == str(root / "handler.py")
-    (tmp_path / "function").mkdir()  # the runtime image's folder, empty
-    assert Config.from_env({}).handler_path == str(tmp_path / "function" / "handler.py")
-
-
-def test_the_runtime_image_folder_is_looked_in_last(roots, tmp_path):
-    root, kubeless = roots
-    (tmp_path / "function").mkdir()
-    (tmp_path / "function" / "handler.py").write_text("")
-    assert Config.from_env({}).handler_folder == str(tmp_path / "function")
-    (kubeless / "handler.py").write_text("")
-    assert Config.from_env({}).handler_folder == str(kubeless)
-
-
-def test_injected_kyma_names_choose_the_folder_when_no_image_default_is_set():
-    # What Kyma's controller injects into a Python runtime image's pod.
-    injected = {"FUNCTION_PATH": "/kubeless", "MOD_NAME": "handler", "FUNC_HANDLER": "main"}
-    assert Config.from_env(injected).handler_path == "/kubeless/handler.py"
-    assert Config.from_env({"HANDLER_PATH": "/srv/fn", **injected}).handler_folder == "/srv/fn"
-
-
-def test_an_explicit_folder_is_never_second_guessed(roots, tmp_path):
-    _, kubeless = roots
-    (kubeless / "handler.py").write_text("")
-    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path)}).handler_folder == str(tmp_path)
-
-
-def test_main_py_is_the_module_when_there_is_no_handler_py(tmp_path):
-    (tmp_path / "main.py").write_text("")
-    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path)}).handler_module_name == "main"
-    (tmp_path / "handler.py").write_text("")
-    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path)}).handler_module_name == "handler"
-    assert Config.from_env({"HANDLER_FOLDER": str(tmp_path), "HANDLER_MODULE_NAME": "main"}).handler_module_name == "main"
-
-
 # -- the Kafka event trigger ---------------------------------------------------
 
 
@@ -339,3 +276,40 @@ def test_an_explicit_setting_the_bind_contradicts_is_refused(environ, listening,
     with pytest.raises(ConfigError) as raised:
         listening_config(Config.from_env(environ), listening, environ)
     assert str(raised.value) == message
+
+
+# -- reading does no I/O -----------------------------------------------------------------
+
+
+_EVERY_PLATFORM_SIGNAL = {
+    # Unset folder and module (the case that used to search '/', '/kubeless', '/function'),
+    # a Kubeless handler string, Fission's volume (its port is a default of the mapping),
+    # and settings of every kind.
+    "FUNC_HANDLER": "handler.main",
+    "USERFUNCVOL": "/userfunc",
+    "SERVER_METRICS": "true",
+    "SERVER_CALL_TIMEOUT": "5",
+    "SERVER_CORS_ORIGINS": "https://a.example",
+    "FUNC_LABELS": '{"team": "a"}',
+}
+
+
+@pytest.mark.parametrize("environ", [{}, _EVERY_PLATFORM_SIGNAL], ids=["nothing-set", "many-set"])
+def test_reading_the_environment_does_no_io(environ, monkeypatch):
+    """Parsing reads the mapping only; the function's files are looked for at start-up (funcwsgi.loader.find_sources)."""
+    touched: list[tuple[str, object]] = []
+
+    def noting(name, real):
+        def call(path, *args, **kwargs):
+            touched.append((name, path))
+            return real(path, *args, **kwargs)
+
+        return call
+
+    for name in ("stat", "lstat", "listdir", "scandir", "open"):
+        monkeypatch.setattr(os, name, noting(f"os.{name}", getattr(os, name)))
+    monkeypatch.setattr("builtins.open", noting("open", open))
+    config = Config.from_env(environ)
+    monkeypatch.undo()
+    assert touched == []
+    assert config.handler_folder == "/"  # the declared default: nothing was looked up

@@ -6,7 +6,7 @@ import pytest
 
 from funcwsgi.config import Config
 from funcwsgi.errors import LoadError
-from funcwsgi.loader import load_function, wrap_callable
+from funcwsgi.loader import find_sources, load_function, wrap_callable
 from funcwsgi.signatures import Signature
 
 from .conftest import function_folder
@@ -174,3 +174,77 @@ def test_hooks_are_checked_at_load_time(tmp_path, source, message):
 def test_the_function_itself_is_not_taken_for_a_hook(tmp_path):
     (tmp_path / "handler.py").write_text("def start(event, context):\n    pass\n")
     assert load(str(tmp_path), handler_function_name="start").hooks == {}
+
+
+# -- finding the function's files at start-up (Config.from_env does no I/O) -----------
+
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    """Stand-ins for '/' and '/kubeless' (and the image's '/function', absent), so the test never writes to the real root."""
+    root, kubeless = tmp_path / "root", tmp_path / "kubeless"
+    root.mkdir()
+    kubeless.mkdir()
+    monkeypatch.setattr("funcwsgi.loader.DEFAULT_FOLDERS", (str(root), str(kubeless), str(tmp_path / "function")))
+    return root, kubeless
+
+
+def test_sources_in_root_win(roots):
+    root, kubeless = roots
+    (root / "handler.py").write_text("")
+    (kubeless / "handler.py").write_text("")
+    assert find_sources(Config.from_env({})).handler_folder == str(root)
+
+
+def test_sources_only_in_kubeless_are_found(roots):
+    _, kubeless = roots
+    (kubeless / "orders.py").write_text("")
+    config = find_sources(Config.from_env({"MOD_NAME": "orders", "FUNC_HANDLER": "create"}))
+    assert config.handler_path == f"{kubeless}/orders.py"
+
+
+def test_no_sources_name_the_last_default_folder_that_exists(roots, tmp_path):
+    root, kubeless = roots
+    # The loading error then names the most specific place to put the function.
+    assert find_sources(Config.from_env({})).handler_path == str(kubeless / "handler.py")
+    kubeless.rmdir()
+    assert find_sources(Config.from_env({})).handler_path == str(root / "handler.py")
+    (tmp_path / "function").mkdir()  # the runtime image's folder, empty
+    assert find_sources(Config.from_env({})).handler_path == str(tmp_path / "function" / "handler.py")
+
+
+def test_the_runtime_image_folder_is_looked_in_last(roots, tmp_path):
+    root, kubeless = roots
+    (tmp_path / "function").mkdir()
+    (tmp_path / "function" / "handler.py").write_text("")
+    assert find_sources(Config.from_env({})).handler_folder == str(tmp_path / "function")
+    (kubeless / "handler.py").write_text("")
+    assert find_sources(Config.from_env({})).handler_folder == str(kubeless)
+
+
+def test_injected_kyma_names_choose_the_folder_when_no_image_default_is_set():
+    # What Kyma's controller injects into a Python runtime image's pod.
+    injected = {"FUNCTION_PATH": "/kubeless", "MOD_NAME": "handler", "FUNC_HANDLER": "main"}
+    assert find_sources(Config.from_env(injected)).handler_path == "/kubeless/handler.py"
+    assert find_sources(Config.from_env({"HANDLER_PATH": "/srv/fn", **injected})).handler_folder == "/srv/fn"
+
+
+def test_an_explicit_folder_is_never_second_guessed(roots, tmp_path):
+    _, kubeless = roots
+    (kubeless / "handler.py").write_text("")
+    assert find_sources(Config.from_env({"HANDLER_FOLDER": str(tmp_path)})).handler_folder == str(tmp_path)
+
+
+def test_main_py_is_the_module_when_there_is_no_handler_py(tmp_path):
+    (tmp_path / "main.py").write_text("")
+    assert find_sources(Config.from_env({"HANDLER_FOLDER": str(tmp_path)})).handler_module_name == "main"
+    (tmp_path / "handler.py").write_text("")
+    assert find_sources(Config.from_env({"HANDLER_FOLDER": str(tmp_path)})).handler_module_name == "handler"
+    assert find_sources(Config.from_env({"HANDLER_FOLDER": str(tmp_path), "HANDLER_MODULE_NAME": "main"})).handler_module_name == "main"
+
+
+def test_a_found_module_keeps_the_function_name_given_with_it(tmp_path):
+    (tmp_path / "main.py").write_text("")
+    config = find_sources(Config.from_env({"HANDLER_FOLDER": str(tmp_path), "HANDLER_FUNCTION_NAME": "hello"}))
+    assert (config.handler_module_name, config.handler_function_name) == ("main", "hello")
+

@@ -20,6 +20,7 @@ from funcwsgi.adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.errors import StartupError, print_startup_error
+from funcwsgi.loader import find_sources
 from funcwsgi.process import print_startup_lines, start_process, stop_process
 from funcwsgi.replies import Reply
 
@@ -67,7 +68,7 @@ def serve(config: Config) -> int:
 
 
 def serve_with_reloader(config: Config) -> int:
-    folder = os.path.abspath(config.handler_folder)
+    folder = os.path.abspath(find_sources(config).handler_folder)
     # The first process only watches files and restarts the second, which serves;
     # only the second loads the function.
     app: WSGIApplication = reloaded_app(config) if is_running_from_reloader() else _never_called

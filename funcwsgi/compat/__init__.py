@@ -156,12 +156,15 @@ def recognise(config: Config) -> tuple[str, str, list[str]]:
 
 
 def resolve(config: Config) -> Config:
-    """``config`` with the platform chosen and the function's file located as that platform lays it out.
+    """``config`` with the function's files found, the platform chosen, and the file located as that platform lays it out.
 
     Idempotent: a resolved config resolves to itself. Logs one line naming the
     platform and the signal that chose it, and warns once when another
     platform's signals are present too.
     """
+    from ..loader import find_sources
+
+    config = find_sources(config)
     platform, why, others = recognise(config)
     if PLATFORMS[platform].module is None:
         return config if config.handler_platform else config.replace(handler_platform=platform)

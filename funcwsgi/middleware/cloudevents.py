@@ -16,12 +16,6 @@ from ..replies import Reply
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-#: Where the decoded event lives: ``req.cloud_event`` and ``sdk.get_cloud_event()`` read it.
-
-# A request claims to be a binary-mode CloudEvent when it carries any of the
-# required attribute headers (ce-specversion, ce-id, ce-type, ce-source);
-# checking four keys is cheaper than scanning all.
-
 
 class CloudEventsMiddleware:
     """Decodes binary and structured CloudEvents into ``environ['funcwsgi.cloud_event']``.
@@ -41,7 +35,9 @@ class CloudEventsMiddleware:
         if content_type.startswith(STRUCTURED):
             headers = {"content-type": content_type}
         elif (
-            # Spelled out rather than a loop: this is every request's path.
+            # A request claims to be a binary-mode CloudEvent when it carries any of the
+            # required attribute headers; four lookups, spelled out rather than a loop or
+            # a scan of every header, since this is every request's path.
             "HTTP_CE_SPECVERSION" in environ or "HTTP_CE_ID" in environ or "HTTP_CE_TYPE" in environ or "HTTP_CE_SOURCE" in environ
         ):
             headers = {key[5:].lower().replace("_", "-"): value for key, value in environ.items() if key.startswith("HTTP_CE_")}

@@ -1,4 +1,10 @@
-"""The outermost layer: no exception ever reaches the client or the server."""
+"""No exception ever reaches the client or the server.
+
+The second layer from the outside (:data:`funcwsgi.stack.LAYERS`): only the
+HTTP rules layer (:mod:`.http_rules`) is around it, so its ``500`` is kept
+bodiless for ``HEAD`` like every other answer. On the event-loop path, whose
+edge keeps HTTP's rules itself, it is the outermost.
+"""
 
 from __future__ import annotations
 

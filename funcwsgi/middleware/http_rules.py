@@ -34,7 +34,7 @@ def without_content_headers(headers: list[tuple[str, str]]) -> list[tuple[str, s
 
 
 class HttpRulesMiddleware:
-    """The outermost layer: bodiless responses stay bodiless; ``write()`` always works."""
+    """The outermost layer of :data:`funcwsgi.stack.LAYERS`: bodiless responses stay bodiless; ``write()`` always works."""
 
     def __init__(self, app: WSGIApplication) -> None:
         self.app = app

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ...config import Config
+from ...loader import find_sources
 from ..settings_doc import effective_settings, settings_table
 
 NAME = "settings"
@@ -25,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(settings_table(), end="")
         return 0
-    config = Config.from_env()
+    config = find_sources(Config.from_env())
     print(effective_settings(config, detected_signature(config)), end="")
     return 0
 
