@@ -6,6 +6,7 @@ the SIGTERM and start-up failure tests start their own.
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import threading
@@ -216,6 +217,31 @@ def test_probes_are_never_answered_from_a_cache_without_hooks_either(served_with
     """
     answers = probe_answers(served_without_checks.url)
     assert [answer for answer in answers if answer[2:] != (200, "no-store")] == []
+
+
+def _calls_counted(url: str, method: str) -> float:
+    """``function_calls_total{method=...}`` as the server's /metrics reports it."""
+    found = re.search(rf'^function_calls_total{{method="{method}"}} (\S+)$', requests.get(url + "/metrics").text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_a_streamed_body_is_closed_and_its_call_counted(served):
+    """The server closes the body it was given, so every layer's end of call runs.
+
+    The function's body records its own close(), and ``function_calls_total``
+    counts a streamed call only when the server closes the stack's body: the
+    count is the strict check, since garbage collection of a dropped body can
+    still close the function's (the response's generator closes it when
+    collected) but never counts the call. Mutation caught: the werkzeug
+    adapter handing its server ``(chunk for chunk in tracked(environ, start_response))``,
+    which drops ``close()`` (the call is never counted; found by no test before).
+    """
+    before = _calls_counted(served.url, "POST")
+    tag = f"{served.adapter}-{time.monotonic_ns()}"
+    response = requests.post(served.url + f"/stream?tag={tag}", timeout=10)
+    assert (response.status_code, response.text) == (200, "one,two,three")
+    _wait_for(lambda: any(event.startswith(f"closed {tag} ") for event in served.events()), timeout=5, what=f"the body of call {tag} closed")
+    _wait_for(lambda: _calls_counted(served.url, "POST") == before + 1, timeout=5, what="the streamed call counted")
 
 
 def test_start_hook_ran_once_in_the_serving_process_before_it_served(served):

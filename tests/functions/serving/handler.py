@@ -23,6 +23,23 @@ def _record(event):
             log.write(f"{event} {os.getpid()}\n")
 
 
+class _Stream:
+    """A streamed body: close() records "closed <tag> <pid>". No finalizer: only a real close() records it."""
+
+    def __init__(self, tag):
+        self.tag = tag
+        self.chunks = iter([b"one,", b"two,", b"three"])
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.chunks)
+
+    def close(self):
+        _record(f"closed {self.tag}")
+
+
 def _flag(name):
     folder = os.environ.get("HEALTH_DIR")
     return bool(folder) and os.path.exists(os.path.join(folder, name))
@@ -59,6 +76,8 @@ def main(req, res):
             pass
     if action == "fail":
         raise RuntimeError("secret database password is hunter2")
+    if action == "stream":  # a streamed body that says when the server closed it
+        return _Stream(req.args.get("tag", ""))
     if action == "size":
         return {"size": len(req.get_data())}
     if action == "crash":

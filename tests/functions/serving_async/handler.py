@@ -24,6 +24,23 @@ def _record(event):
             log.write(f"{event} {os.getpid()}\n")
 
 
+class _Stream:
+    """A streamed body: close() records "closed <tag> <pid>". No finalizer: only a real close() records it."""
+
+    def __init__(self, tag):
+        self.tag = tag
+        self.chunks = iter([b"one,", b"two,", b"three"])
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.chunks)
+
+    def close(self):
+        _record(f"closed {self.tag}")
+
+
 def _flag(name):
     folder = os.environ.get("HEALTH_DIR")
     return bool(folder) and os.path.exists(os.path.join(folder, name))
@@ -69,6 +86,8 @@ async def main(req, res):
         return "blocked the loop"
     if action == "fail":
         raise RuntimeError("secret database password is hunter2")
+    if action == "stream":  # a streamed body that says when the server closed it
+        return _Stream(req.args.get("tag", ""))
     if action == "size":
         return {"size": len(req.get_data())}
     if action == "traced":
