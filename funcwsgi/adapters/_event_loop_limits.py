@@ -54,6 +54,7 @@ BODY = 2  # the head is complete (the call has begun), not the body: its deadlin
 KEPT_ALIVE = 3  # answered, idle: uvicorn's keep-alive timer has it
 CALLED = 4  # the request is complete: the call has it until it is answered
 NO_DEADLINE = math.inf
+SLASH = ord("/")
 
 
 @dataclass(frozen=True)
@@ -213,10 +214,19 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
                 self.deadline = monotonic() + body_timeout
 
         def on_headers_complete(self) -> None:
-            problem = framing_problem(self.url, self.parser.get_method(), self.headers, self.parser.get_http_version())
-            if problem is not None:
-                # Raised from the parser's callback: uvicorn answers its 400 and closes, as for what its parser refuses.
-                raise ValueError(problem)
+            # framing_problem(), inlined: it runs for every request. Raised from the parser's callback, the
+            # error makes uvicorn answer its 400 and close, as for what its own parser refuses.
+            hosts = 0
+            for name, value in self.headers:  # uvicorn's: names lower-cased, values stripped
+                if name == b"host":
+                    hosts += 1
+                elif name == b"transfer-encoding" and value.lower() != b"chunked":
+                    raise ValueError("transfer coding")
+            if hosts != 1 and self.parser.get_http_version() == "1.1":
+                raise ValueError("host")
+            url = self.url
+            if url[0] != SLASH and framing_problem(url, self.parser.get_method(), [], "") is not None:
+                raise ValueError("request target")
             uvicorn_headers_complete(self)
 
         def on_response_complete(self) -> None:
