@@ -1,7 +1,7 @@
 # `make run` serves the example function on port 8080 (installing the package and what serving needs, nothing
 # else); `make test` sets up everything the tests use and runs every test CI runs;
 # `make docs` builds the documentation site into build/site, failing on any broken link.
-# `make bench` runs the benchmarks (docs/performance.md; `make bench BENCH_ARGS=--quick EVENT_LOOP_BENCH_ARGS=--quick` for short runs).
+# `make bench` runs the benchmarks (docs/performance.md; `make bench BENCH_ARGS=--quick EVENT_LOOP_BENCH_ARGS=--quick OVERLOAD_BENCH_ARGS=--quick` for short runs).
 # `make soak` runs the 10-minute soak (docs/reliability.md; `make soak SOAK_SECONDS=60` for a short one).
 # `make mutation` runs mutation testing of the core modules (docs/reliability.md; about an hour, not in CI).
 # `make hostile` runs the hostile-client matrix on every adapter and writes its figures into the docs.
@@ -134,6 +134,7 @@ test-cloudevents-1:
 bench: setup
 	$(PY) -m bench $(BENCH_ARGS)
 	$(PY) -m bench.event_loop $(EVENT_LOOP_BENCH_ARGS)
+	$(PY) -m bench.overload $(OVERLOAD_BENCH_ARGS)
 
 # A bounded soak: 32 connections of mixed calls against gunicorn for SOAK_SECONDS (10 minutes),
 # then the figures (calls, statuses, latencies, each worker's memory, threads and descriptors).

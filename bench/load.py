@@ -21,7 +21,9 @@ class LoadResult:
     connections: int
     requests: int
     seconds: float
-    requests_per_s: float
+    requests_per_s: float  # every answer, refusals included
+    ok_per_s: float  # answered calls: 2xx (wrk counts an answer of 400 or more as a status error)
+    other_answers: int  # answers that were not 2xx (the benchmark's functions answer 200 or a refusal)
     p50_us: int
     p99_us: int
     mean_us: float
@@ -55,6 +57,8 @@ def run_wrk(port: int, server_pid: int, *, connections: int, seconds: float, cor
         requests=requests,
         seconds=round(elapsed, 3),
         requests_per_s=round(requests / elapsed, 1) if elapsed else 0.0,
+        ok_per_s=round((requests - int(report["status_errors"])) / elapsed, 1) if elapsed else 0.0,
+        other_answers=int(report["status_errors"]),
         p50_us=int(report["p50_us"]),
         p99_us=int(report["p99_us"]),
         mean_us=float(report["mean_us"]),

@@ -217,8 +217,10 @@ def summarize(samples: list[dict[str, Any]], mode: Mode) -> dict[str, Any]:
         key = f"c{connections}"
         runs = [s[key] for s in samples if key in s]
         summary[key] = {
-            field: median([run[field] for run in runs]) for field in ("requests_per_s", "p50_us", "p99_us", "cpu_us_per_request", "system_us_per_request")
+            field: median([run[field] for run in runs]) for field in ("requests_per_s", "ok_per_s", "p50_us", "p99_us", "cpu_us_per_request", "system_us_per_request")
         }
+        # A refusal is an answer, not a served call: a row with any non-2xx answer at these loads fails.
+        summary[key]["other_answers"] = sum(run["other_answers"] for run in runs)
         summary[key]["errors"] = sum(run["errors"] for run in runs)
         summary[key]["requests"] = sum(run["requests"] for run in runs)
     return summary

@@ -253,8 +253,11 @@ SIGNATURES = ("req-res", "req", "none", "event-context", "asgi")
 PLATFORMS = ("funcwsgi", "kyma", "kubeless", "aws-lambda", "azure", "openfaas", "fission", "knative")
 LAMBDA_PAYLOAD_FORMATS = ("1.0", "2.0")
 FISSION_PORT = 8888
-#: Awaiting calls cost little memory, so an event loop may hold far more at once than threads.
-LOOP_MAX_INFLIGHT = 1000
+#: The calls a worker holds at once when SERVER_MAX_INFLIGHT is unset: a memory guard far above ordinary
+#: bursts (waiting time, SERVER_QUEUE_TARGET, decides admission; docs/servers.md#admission).
+MAX_INFLIGHT = 1000
+#: SERVER_QUEUE_TARGET's default (docs/servers.md#admission); a shorter SERVER_CALL_TIMEOUT lowers it.
+QUEUE_TARGET = 1.0
 #: Functions Framework signature types served (background ``event`` functions are not).
 FRAMEWORK_SIGNATURES = ("http", "cloudevent", "typed")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
@@ -404,11 +407,17 @@ class Config:
         "SERVER_MAX_CONNECTIONS", 1000, positive_int, "a positive integer",
         "Open connections per worker process; at the limit the longest-waiting idle or unfinished one is closed for a new one.",
     )
+    server_queue_target: float = setting(
+        "SERVER_QUEUE_TARGET", QUEUE_TARGET, positive_float, "a positive number of seconds",
+        "Longest a call may wait to start (for a thread, or behind the event loop); a call that would wait longer gets 503"
+        " with Retry-After at once (docs/servers.md#admission).",
+        default_doc="1, or SERVER_CALL_TIMEOUT when shorter",
+    )
     server_max_inflight: int | None = setting(
         "SERVER_MAX_INFLIGHT", None, optional_non_negative_int, "a non-negative integer",
-        "Calls per worker process running or waiting (for a thread, or on the event loop); more get 503 with Retry-After"
-        " (0 = no bound; docs/servers.md, docs/async.md).",
-        default_doc="2 x SERVER_NUMTHREADS on threads, 1000 on the event loop",
+        "Memory guard: calls per worker process running or waiting at once; more get 503 with Retry-After"
+        " (0 = no bound; docs/servers.md#admission).",
+        default_doc="1000",
     )
     # -- HTTP/2 (docs/servers.md#http2) -------------------------------------------------
     server_http2: bool = setting(
@@ -710,6 +719,9 @@ class Config:
         _split_handler_string(values, origins)
         if "server_port" not in origins and (values.get("fission_userfunc_volume") or values.get("handler_platform") == "fission"):
             values["server_port"] = FISSION_PORT  # the port Fission's router calls an environment on
+        timeout = values.get("server_call_timeout", QUEUE_TARGET)
+        if "server_queue_target" not in origins and 0 < timeout < QUEUE_TARGET:
+            values["server_queue_target"] = timeout  # the default never exceeds a shorter call timeout
         config = cls(**values, given=frozenset(origins))
         config.check()
         return config
@@ -771,6 +783,11 @@ class Config:
                 raise ConfigError("KAFKA_BROKERS is not set: expected a comma-separated list of host:port for SERVER_ADAPTER=kafka")
             if not self.kafka_topics:
                 raise ConfigError("KAFKA_TOPICS is not set: expected a comma-separated list of topic names for SERVER_ADAPTER=kafka")
+        if self.server_call_timeout and self.server_queue_target > self.server_call_timeout:
+            raise ConfigError(
+                f"SERVER_QUEUE_TARGET={self.server_queue_target:g} is invalid: expected at most SERVER_CALL_TIMEOUT "
+                f"({self.server_call_timeout:g}), since a caller waits no longer than a call may take"
+            )
         if self.kafka_retry_backoff_max < self.kafka_retry_backoff:
             raise ConfigError(
                 f"KAFKA_RETRY_BACKOFF_MAX={self.kafka_retry_backoff_max:g} is invalid: "
@@ -794,13 +811,8 @@ class Config:
 
     @property
     def max_inflight(self) -> int:
-        """The bound on calls running or waiting per worker process; 0 for none."""
-        return 2 * self.server_numthreads if self.server_max_inflight is None else self.server_max_inflight
-
-    @property
-    def max_inflight_on_loop(self) -> int:
-        """The bound on calls one worker's event loop holds at once; 0 for none."""
-        return LOOP_MAX_INFLIGHT if self.server_max_inflight is None else self.server_max_inflight
+        """The memory guard on calls running or waiting per worker process (threads or event loop); 0 for none."""
+        return MAX_INFLIGHT if self.server_max_inflight is None else self.server_max_inflight
 
     @property
     def kafka_group(self) -> str:

@@ -293,3 +293,33 @@ def test_the_node_cost_table_splits_cpu_and_says_what_the_2x_target_leaves_nodej
     assert table[-1].endswith("bare node:http's hello world used 4.0 µs.")
     del results["targets"][1]
     assert report.node_cost_table(results) == []
+
+
+def test_overload_figures_count_answers_and_the_checks_follow_the_issue():
+    from bench import overload
+
+    burst = [("200", 0.1)] * 50
+    load = {
+        "offered": 1000, "seconds": 2.0,
+        "answers": [("200", 1.05)] * 200 + [("503", 0.004)] * 790 + [("none", 10.0)] * 10,
+        "probes": [("200", 0.01)] * 20, "memory_mb": [50.0, 51.0, 50.5],
+        "recovery_s": {"served_s": 0.02, "unqueued_s": 1.2},
+    }
+    row = overload.figures(burst, load)
+    assert (row["ok_per_s"], row["statuses"], row["unanswered"]) == (100.0, {"200": 200, "503": 790, "none": 10}, 10)
+    assert (row["admitted_p99_ms"], row["refused_p99_ms"], row["probe_max_ms"]) == (1050.0, 4.0, 10.0)
+    checks = overload.checks(row)
+    assert checks["(a) bursts: 0 refusals"] and checks["(b) refusals p99 < 10 ms"] and checks["(c) full service within 1 s"]
+    assert checks["(b) admitted p99 ≤ target + 100 ms"] and checks["(b) memory flat (+20% at most)"]
+    assert not checks["(b) every call answered"]  # ten calls unanswered: a miss, never throughput
+    slow = overload.checks({**row, "admitted_p99_ms": 1200.0, "refused_p99_ms": 12.0, "recovery_s": None, "memory_last_mb": 80.0})
+    assert not any(slow[name] for name in slow if name.startswith(("(b) admitted", "(b) refusals", "(c)", "(b) memory")))
+
+
+def test_the_overload_sections_of_the_docs_are_its_results_file():
+    from bench import overload
+
+    results = json.loads((REPO / "bench" / "results" / "overload.json").read_text())
+    generated = overload.render(results)
+    assert generated in (REPO / "docs" / "performance.md").read_text(), "run `python -m bench.overload`"
+    assert generated in (REPO / "docs" / "reliability.md").read_text(), "run `python -m bench.overload`"

@@ -16,10 +16,14 @@ byte, as :mod:`funcwsgi.adapters.gunicorn_worker` (:mod:`funcwsgi.adapters._requ
   then ``408`` (if nothing was answered yet) and close;
 - ``SERVER_SEND_TIMEOUT``: a response the client takes nothing of; then the
   connection is dropped;
-- ``SERVER_MAX_CONNECTIONS``: at the limit the connection that has waited
-  longest without a complete request is closed for the new one; when every
-  connection has a call, the new one gets the ``503`` and is counted in
-  ``function_rejected_total``.
+- ``SERVER_MAX_CONNECTIONS``: at the limit an idle kept-alive connection,
+  or one without a complete request for
+  :data:`funcwsgi.admission.EVICT_AFTER`, is closed for the new one, the
+  longest-waiting first; when there is none the new one is held unread, as
+  the listen backlog would hold it, and let in when a connection closes (an
+  idle one gives its place up once answered). No connection is closed
+  unanswered for being one too many (asyncio has no public way to stop
+  accepting).
 
 One sweep per worker, every quarter of a second, finds the connections
 past their deadline, as the thread worker's loop does.
@@ -36,16 +40,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from funcwsgi.adapters._requests import ABSOLUTE_FORM, OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS
+from funcwsgi.adapters._requests import ABSOLUTE_FORM, REQUEST_TIMEOUT, SWEEP_SECONDS
+from funcwsgi.admission import EVICT_AFTER
 from funcwsgi.config import Config
-from funcwsgi.serving import rejected_counter
 
 # Where a connection is, from the request's side. The first three have a deadline.
 ACCEPTED = 0  # nothing of a request yet: the head's deadline runs from the accept
@@ -53,6 +56,11 @@ HEAD = 1  # a request's first byte came, not its whole head
 BODY = 2  # the head is complete (the call has begun), not the body: its deadline is a pause
 KEPT_ALIVE = 3  # answered, idle: uvicorn's keep-alive timer has it
 CALLED = 4  # the request is complete: the call has it until it is answered
+HELD = 5  # one past SERVER_MAX_CONNECTIONS: unread until let in
+#: Sweeps a connection must go without a byte before it may be closed for a new one. A loop busy
+#: with a burst reads a new connection's request late: by the third sweep since its last byte (or
+#: its accept) at least one whole turn of the loop has read what had arrived, on asyncio's loop and uvloop's.
+QUIET_SWEEPS = 3
 NO_DEADLINE = math.inf
 SLASH = ord("/")
 
@@ -63,7 +71,6 @@ class Bounds:
     body: float
     send: float
     connections: int  # 0: no bound
-    rejected: Callable[[], None]
 
 
 class Watch:
@@ -79,7 +86,9 @@ class Watch:
         self.bounds = bounds
         self.waiting: OrderedDict[Any, None] = OrderedDict()
         self.sending: set[Any] = set()
+        self.held: deque[Any] = deque()  # past the connection limit, oldest first
         self.sweeping = False
+        self.sweeps = 0  # sweeps so far: a connection's progress is marked with this count
 
     def start(self, loop: Any) -> None:
         if not self.sweeping:
@@ -87,17 +96,25 @@ class Watch:
             loop.call_later(SWEEP_SECONDS, self.sweep, loop)
 
     def evict_one(self, newcomer: Any) -> bool:
-        """Closes the connection that has waited longest without a complete request; False if every one has a call."""
+        """Closes the longest-waiting idle kept-alive connection, or one without a complete request for EVICT_AFTER; False if none."""
         passed = []
         chosen = None
+        now = time.monotonic()
+        bounds = self.bounds
         for protocol in self.waiting:
+            phase = protocol.phase
             if protocol is newcomer:
                 continue
-            if protocol.phase == CALLED:
+            if phase == CALLED:
                 passed.append(protocol)
                 continue
-            chosen = protocol
-            break
+            if phase == KEPT_ALIVE:
+                chosen = protocol
+                break
+            began = protocol.deadline - (bounds.body if phase == BODY else bounds.header)  # its accept or its last byte
+            if self.sweeps - protocol.mark >= QUIET_SWEEPS and now - began >= EVICT_AFTER:
+                chosen = protocol
+                break
         for protocol in passed:  # back in at their answers: each call is passed at most once
             del self.waiting[protocol]
         if chosen is None:
@@ -107,16 +124,38 @@ class Watch:
         return True
 
     def forget(self, protocol: Any) -> None:
+        if protocol.phase == HELD:
+            try:
+                self.held.remove(protocol)
+            except ValueError:
+                pass
+            return
         self.waiting.pop(protocol, None)
         self.sending.discard(protocol)
 
+    def let_held_in(self, open_connections: int) -> None:
+        """Let held connections in while there is room, oldest first."""
+        held = self.held
+        limit = self.bounds.connections
+        active = open_connections - len(held)
+        while held and active < limit:
+            protocol = held.popleft()
+            if protocol.transport.is_closing():
+                continue
+            active += 1
+            protocol.let_in()
+
     def sweep(self, loop: Any) -> None:
+        self.sweeps += 1
         loop.call_later(SWEEP_SECONDS, self.sweep, loop)
         now = time.monotonic()
         for protocol in [waiting for waiting in self.waiting if waiting.phase < KEPT_ALIVE and waiting.deadline <= now]:
             protocol.timed_out(now)
         for protocol in list(self.sending):
             protocol.check_sending(now)
+        for _ in range(len(self.held)):  # connections without a request for EVICT_AFTER make room for the held ones
+            if not self.evict_one(None):
+                break
 
 
 def framing_problem(target: bytes, method: bytes, headers: list[tuple[bytes, bytes]], version: str) -> str | None:
@@ -148,7 +187,6 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
             body=config.server_body_timeout,
             send=config.server_send_timeout,
             connections=config.server_max_connections,
-            rejected=rejected_counter(config),
         )
     )
     bounds = watch.bounds
@@ -166,27 +204,42 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
     class LimitedHttpToolsProtocol(HttpToolsProtocol):
         # Slots, not instance attributes: uvicorn's protocol sets 28 of those, and past 30 CPython
         # stops sharing an instance dict's keys, which slows every attribute uvicorn reads.
-        __slots__ = ("phase", "deadline", "send_left", "send_deadline")
+        __slots__ = ("phase", "deadline", "send_left", "send_deadline", "early", "mark")
         phase: int
+        mark: int  # the sweep count at its accept or its last byte
         deadline: float
         send_left: int
         send_deadline: float
+        early: bytes  # what a held connection sent before its reading was paused
 
         def connection_made(self, transport: Any) -> None:
             self.phase, self.deadline = ACCEPTED, monotonic() + header_timeout
             self.send_left, self.send_deadline = 0, 0.0
+            self.mark = watch.sweeps
             uvicorn.connection_made(self, transport)
             watch.start(self.loop)
-            if bounds.connections and len(self.connections) > bounds.connections and not watch.evict_one(self):
-                bounds.rejected()
-                transport.write(OVERLOADED.wire)
-                transport.close()
+            if bounds.connections and len(self.connections) - len(watch.held) > bounds.connections and not watch.evict_one(self):
+                self.phase, self.early = HELD, b""
+                watch.held.append(self)
+                transport.pause_reading()  # uvloop starts reading after this returns: data_received pauses again
                 return
             waiting[self] = None
 
+        def let_in(self) -> None:
+            self.phase, self.deadline = ACCEPTED, monotonic() + header_timeout
+            self.mark = watch.sweeps
+            waiting[self] = None
+            self.transport.resume_reading()
+            early, self.early = self.early, b""
+            if early:
+                self.data_received(early)
+
         def connection_lost(self, exc: Exception | None) -> None:
+            held = self.phase == HELD
             watch.forget(self)
             uvicorn.connection_lost(self, exc)
+            if watch.held and not held:
+                watch.let_held_in(len(self.connections))
 
         def handle_websocket_upgrade(self) -> None:
             # The connection is the websocket protocol's from here on, and never comes back.
@@ -196,9 +249,14 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
 
         def data_received(self, data: bytes) -> None:
             phase = self.phase
+            if phase == HELD:
+                self.early += data
+                self.transport.pause_reading()
+                return
             if phase == CALLED:  # what comes during a call is uvicorn's (a pipelined request)
                 uvicorn_data_received(self, data)
                 return
+            self.mark = watch.sweeps
             before = self.cycle
             uvicorn_data_received(self, data)
             cycle = self.cycle
@@ -245,6 +303,9 @@ def limited_protocol(config: Config) -> type[HttpToolsProtocol]:
                 to_the_end(self)
             except KeyError:  # an eviction passed it during its call
                 waiting[self] = None
+            if watch.held and self.phase == KEPT_ALIVE:  # a held caller waits for room: this idle one gives its place up
+                watch.forget(self)
+                self.transport.close()
 
         def timed_out(self, now: float) -> None:
             phase = self.phase

@@ -16,11 +16,16 @@ function thread. Around that:
 - ``SERVER_MAX_CONNECTIONS`` bounds the open connections. At the bound the
   connection that has waited longest without a complete request (an idle
   keep-alive one, a slow head, a stalled body) is closed to make room, so a
-  flood of connections that never send cannot lock out new callers.
-- ``SERVER_MAX_INFLIGHT`` bounds the calls running or waiting for a thread;
-  beyond it a call is answered ``503`` with ``Retry-After`` by the loop,
-  and counted in ``function_rejected_total``. The probes and ``/metrics``
-  run on a small pool of their own, so they answer under any load.
+  flood of connections that never send cannot lock out new callers; when
+  every connection has a call, the worker stops accepting and the kernel's
+  listen backlog holds the rest until one closes.
+- Admission (:mod:`funcwsgi.admission`): a call waits for a thread while its
+  predicted wait stays under ``SERVER_QUEUE_TARGET``; otherwise the loop
+  answers ``503`` with ``Retry-After`` at once, as it does past
+  ``SERVER_MAX_INFLIGHT`` (a memory guard), counted in
+  ``function_rejected_total``. A call that waited past the target anyway is
+  answered the same ``503`` when it reaches a thread. The probes and
+  ``/metrics`` run on a small pool of their own, so they answer under any load.
 - Pipelined requests that arrived with a call are served one after the
   other without waiting for the socket to become readable again.
 - A call whose client closed its connection while the call waited for a
@@ -59,6 +64,7 @@ from funcwsgi.adapters._outbox import SpillingSocket, send_some
 from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
 from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.adapters.gunicorn import WORKER_BOOT_ERROR
+from funcwsgi.admission import admission_for
 from funcwsgi.config import Config
 from funcwsgi.serving import SERVER_CALL_KEY, exempt_paths, rejected_counter, run_after_response
 
@@ -87,6 +93,7 @@ class Connection(TConn):  # type: ignore[misc]  # gunicorn is untyped: its class
         self.keep_after_sending = False
         self.opening: bytes | None = None  # the first bytes, until they show whether the client speaks HTTP/2
         self.stuck = False  # its call timed out and its thread is still in the function
+        self.arrived = 0.0  # when its request was complete: its wait for a thread runs from here
 
 
 class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
@@ -106,9 +113,10 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         config = service_config if isinstance(service_config, Config) else Config.from_env()
         self.runtime = config
         self.connection_limit = config.server_max_connections
-        # gthread stops selecting at worker_connections; this worker enforces its own limit.
-        self.worker_connections = 1 << 62
+        self.full = False  # every connection has a call: accepting waits until one closes (worker_connections)
+        self.held: list[tuple[socket.socket, Any, Any]] = []  # accepted when it was full, unread until one closes
         self.max_inflight = config.max_inflight
+        self.admission = admission_for(config, self.cfg.threads)
         self.limits = Limits(request_line=self.cfg.limit_request_line or 8190, body=config.server_max_body_size)
         self.probe_paths = frozenset(path.encode() for path in exempt_paths(config))
         self.waiting: OrderedDict[Connection, None] = OrderedDict()
@@ -149,6 +157,19 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
 
     # -- the event loop: accepting, reading, dispatching ----------------------------
 
+    @property
+    def worker_connections(self) -> int:
+        """gthread accepts while ``nr_conns`` is under this: always, but when every connection has a call.
+
+        At ``SERVER_MAX_CONNECTIONS`` :meth:`accept` first closes a connection waiting without a
+        complete request; when there is none, the kernel's listen backlog holds the next ones.
+        """
+        return self.nr_conns if self.full else 1 << 62
+
+    @worker_connections.setter
+    def worker_connections(self, value: int) -> None:
+        pass  # gthread's own bound is replaced by SERVER_MAX_CONNECTIONS, above
+
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         # gthread waits up to a second; the deadlines here are looked at every SWEEP_SECONDS.
         super().wait_for_and_dispatch_events(min(timeout, SWEEP_SECONDS))
@@ -167,13 +188,19 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
                     raise
                 return
             if self.nr_conns >= self.connection_limit and not self._evict_one():
-                self._refuse_socket(sock, OVERLOADED)
-                continue
-            self.nr_conns += 1
-            conn = Connection(self.cfg, sock, client, server)
-            if self.h2_prior_knowledge and negotiation.prior_knowledge_allowed(self.cfg, client):
-                conn.opening = b""  # HTTP/2 or not: the first bytes tell
-            self._wait_for_request(conn, PendingRequest(self.limits), time.monotonic() + self.runtime.server_header_timeout)
+                # Every connection has a call: this one waits unread, and the kernel's listen backlog
+                # holds the next ones (gthread stops accepting), until a connection closes.
+                self.full = True
+                self.held.append((sock, client, server))
+                return
+            self._let_in(sock, client, server)
+
+    def _let_in(self, sock: socket.socket, client: Any, server: Any) -> None:
+        self.nr_conns += 1
+        conn = Connection(self.cfg, sock, client, server)
+        if self.h2_prior_knowledge and negotiation.prior_knowledge_allowed(self.cfg, client):
+            conn.opening = b""  # HTTP/2 or not: the first bytes tell
+        self._wait_for_request(conn, PendingRequest(self.limits), time.monotonic() + self.runtime.server_header_timeout)
 
     @property
     def h2_prior_knowledge(self) -> bool:
@@ -270,12 +297,14 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         if request.is_probe(self.probe_paths):
             pool = self.probe_pool
         else:
-            if self.max_inflight and self.inflight - self.stuck_calls >= self.max_inflight:
+            busy = self.inflight - self.stuck_calls
+            if (self.max_inflight and busy >= self.max_inflight) or not self.admission.admit(busy):
                 request.close()
                 self._refuse(conn, OVERLOADED)
                 return
             self.inflight += 1
             conn.admitted = True
+            conn.arrived = time.monotonic()
             pool = self.tpool
         conn.buffered = ready.buffered
         self._submit(pool, conn)
@@ -305,18 +334,16 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             conn.request = None
         if not conn.stuck:  # a stuck call's connection was uncounted already
             self.nr_conns -= 1
+        self.full = False
         conn.close()
+        if self.held:
+            self._let_in(*self.held.pop(0))
 
     def _refuse(self, conn: Connection, refusal: Refusal) -> None:
         if refusal is OVERLOADED:
             self.rejected()
         self._send_quietly(conn.sock, refusal.wire)
         self._close(conn)
-
-    def _refuse_socket(self, sock: socket.socket, refusal: Refusal) -> None:
-        self.rejected()
-        self._send_quietly(sock, refusal.wire)
-        sock.close()
 
     @staticmethod
     def _send_quietly(sock: socket.socket, data: bytes) -> None:
@@ -326,8 +353,14 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             pass
 
     def _evict_one(self) -> bool:
-        """Close the connection that has waited longest without a complete request."""
+        """Close the connection that has waited longest without a complete request.
+
+        One with bytes the loop has not read yet is passed over: a loop behind a burst would
+        otherwise take a caller whose request has arrived for a silent one and drop it unanswered.
+        """
         for conn in self.waiting:
+            if _unread(conn.sock):
+                continue
             self._close_waiting(conn)
             return True
         return False
@@ -374,6 +407,14 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         if _client_gone(conn.sock):  # it gave up while the call waited for a thread: nobody to answer
             request.close()
             return False
+        started = time.monotonic()
+        if conn.admitted and not self.admission.start(started - conn.arrived):
+            # It waited past SERVER_QUEUE_TARGET after all (the calls ahead of it were slower than
+            # predicted): its caller gets the 503 now rather than a call it may have given up on.
+            request.close()
+            self.rejected()
+            self._send_quietly(conn.sock, OVERLOADED.wire)
+            return False
         # Reads of a body that was not waited for, and every write, block at most this long.
         conn.sock.settimeout(self.runtime.server_send_timeout if conn.buffered else self.runtime.server_body_timeout)
         conn.initialized = True
@@ -410,6 +451,8 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
                 else:
                     conn.leftover = rest
         finally:
+            if conn.admitted:
+                self.admission.finished(time.monotonic() - started)
             conn.sock = sock
             conn.outbox = writer.take()
             parser.unreader.close()
@@ -516,6 +559,14 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             self.probe_pool.shutdown(wait=False)
         if self.exit_status is not None:
             sys.exit(self.exit_status)
+
+
+def _unread(sock: socket.socket) -> bool:
+    """Bytes have arrived on ``sock`` that nobody has read yet."""
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+    except OSError:
+        return False
 
 
 def _client_gone(sock: socket.socket) -> bool:

@@ -5,20 +5,24 @@ the layers read, runs the service's one stack in a greenlet
 (:mod:`funcwsgi.eventloop.bridge`) and sends what it answers. Nothing of errors,
 request ids, reserved routes, CORS, tracing, metrics, the body limit, the
 timeout, CloudEvents or the access log is written twice: only the two ends
-of the call differ. Two things belong to the loop alone and live here: the
-bound on calls in flight (``SERVER_MAX_INFLIGHT``: past it, ``503`` with
-``Retry-After``, probes excepted) and the watch on a blocked loop
-(:mod:`funcwsgi.eventloop.watch`).
+of the call differ. Two things belong to the loop alone and live here:
+admission (:mod:`funcwsgi.admission`: a call starts at once unless the
+loop's lag, its queueing delay, has stood past ``SERVER_QUEUE_TARGET``, or
+``SERVER_MAX_INFLIGHT`` calls are in flight; then ``503`` with
+``Retry-After``, probes and ``/metrics`` excepted) and the watch on a
+blocked loop (:mod:`funcwsgi.eventloop.watch`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
+from ..admission import admission_for
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY
 from ..middleware.http_rules import HttpRulesMiddleware, without_content_headers
 from ..replies import BUSY_TEXT, Reply, bodiless
@@ -41,6 +45,8 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
+#: How often the loop's lag (a call's queueing delay on the loop) is measured: five times per CoDel interval.
+LAG_TICK = 0.02
 INTERNAL_ERROR = Reply(500, "Internal Server Error")
 
 
@@ -338,8 +344,10 @@ class AsgiService:
         # call enters the stack below the http layer, whose rules the edge keeps itself (_Exchange).
         top = service.wsgi
         self.call_stack = top.app if type(top) is HttpRulesMiddleware else top
-        self.limit = config.max_inflight_on_loop
+        self.limit = config.max_inflight
         self.inflight = 0
+        self.admission = admission_for(config, 0)
+        self.lag_pid = 0  # the process whose loop the lag is measured on (a forked worker starts again)
         # The threads' refusal, word for word: the connection closed after it, the call counted as refused.
         self.busy = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS)), ("Connection", "close")])
         self.rejected = rejected_counter(config)
@@ -360,10 +368,15 @@ class AsgiService:
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.watch is not None and not self.watch.running:
             self.watch.ensure_running()
-        if self.limit and self.inflight >= self.limit and scope["path"] not in self.exempt:
-            self.rejected()
-            await self.reply(self.busy, scope, send)
-            return
+        if self.lag_pid != os.getpid():
+            self.measure_lag()
+        if scope["path"] not in self.exempt:
+            admission = self.admission
+            if (self.limit and self.inflight >= self.limit) or not admission.admit(0):
+                self.rejected()
+                await self.reply(self.busy, scope, send)
+                return
+            admission.record(admission.delay)
         self.inflight += 1
         try:
             environ = make_environ(scope, receive)
@@ -385,6 +398,20 @@ class AsgiService:
                 asyncio.get_running_loop().run_in_executor(None, run_after_response, later)
         finally:
             self.inflight -= 1
+
+    def measure_lag(self) -> None:
+        """Measure how late the running loop runs a callback, every LAG_TICK: the queueing delay of a call on it."""
+        self.lag_pid = os.getpid()
+        loop = asyncio.get_running_loop()
+        observe = self.admission.observe
+
+        def tick(due: float) -> None:
+            now = loop.time()
+            observe(max(0.0, now - due))
+            loop.call_at(now + LAG_TICK, tick, now + LAG_TICK)
+
+        due = loop.time() + LAG_TICK
+        loop.call_at(due, tick, due)
 
     def serve(self, environ: dict[str, Any], send: Send) -> tuple[str, list[tuple[str, str]], list[bytes]] | None:
         """Runs in the call's greenlet: the stack's answer, sent by the task when the body is a list, else streamed here."""

@@ -4,7 +4,8 @@ The names are the ones Kubeless and every Kyma Python runtime expose, so
 existing dashboards keep working: ``function_calls_total``,
 ``function_failures_total`` and ``function_duration_seconds``, each labelled
 ``method``; ``function_rejected_total`` counts the calls the server refused
-with 503 under overload (they never reached the function). With more than one worker process prometheus_client's
+with 503 under overload (they never reached the function), and
+``function_queueing_delay_seconds`` how long calls waited to start. With more than one worker process prometheus_client's
 multiprocess mode is used: each worker writes its own files in a directory
 made fresh when the server starts, and a scrape adds them up.
 """
@@ -41,7 +42,11 @@ METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 OTHER_METHOD = "other"  # any other method string: the label set stays bounded
 CANCELLED_HELP = "Number of calls cancelled: their client left before the answer was complete (client), or they ran past SERVER_CALL_TIMEOUT (timeout)."
 CANCEL_CAUSES = ("client", "timeout")
-REJECTED_HELP = "Number of calls refused with 503 because SERVER_MAX_INFLIGHT calls were in flight, or every connection was in use."
+REJECTED_HELP = "Number of calls refused with 503 because they would have waited past SERVER_QUEUE_TARGET, or SERVER_MAX_INFLIGHT calls were in flight."
+QUEUED_NAME = "function_queueing_delay_seconds"
+QUEUED_HELP = "Seconds a call waited to start: for a thread, or behind the event loop (docs/servers.md#admission)."
+#: Queueing delays: from a millisecond to past the longest sensible SERVER_QUEUE_TARGET (nodejs26/lib/metrics.js has the same).
+QUEUED_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, float("inf"))
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0, float("inf"))
 
 
@@ -54,12 +59,12 @@ class LocalSeries:
 
     __slots__ = ("lock", "calls", "failures", "seconds", "buckets")
 
-    def __init__(self) -> None:
+    def __init__(self, bounds: tuple[float, ...] = BUCKETS) -> None:
         self.lock = threading.Lock()
         self.calls = 0
         self.failures = 0
         self.seconds = 0.0
-        self.buckets = [0] * len(BUCKETS)  # calls per bucket, not yet cumulative
+        self.buckets = [0] * len(bounds)  # calls per bucket, not yet cumulative
 
     def record(self, seconds: float, failed: bool) -> None:
         # acquire/release rather than `with`: the context-manager protocol costs as much as the rest.
@@ -87,9 +92,10 @@ class LocalCallMetrics:
         self.rejected = 0
         self.rejected_lock = threading.Lock()
         self.cancellations = dict.fromkeys(CANCEL_CAUSES, 0)
+        self.queued = LocalSeries(QUEUED_BUCKETS)
 
     def reject(self) -> None:
-        """A call the server refused with 503 because too many were in flight."""
+        """A call the server refused with 503 (docs/servers.md#admission)."""
         with self.rejected_lock:
             self.rejected += 1
 
@@ -97,6 +103,17 @@ class LocalCallMetrics:
         """A call cancelled (``sdk.cancelled()``) for ``cause``: ``client`` or ``timeout``."""
         with self.rejected_lock:
             self.cancellations[cause] += 1
+
+    def waited(self, seconds: float) -> None:
+        """A call waited ``seconds`` to start."""
+        queued = self.queued
+        queued.lock.acquire()
+        try:
+            queued.calls += 1
+            queued.seconds += seconds
+            queued.buckets[bisect_left(QUEUED_BUCKETS, seconds)] += 1
+        finally:
+            queued.lock.release()
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
@@ -121,6 +138,12 @@ class LocalCallMetrics:
         for cause, count in self.cancellations.items():
             cancelled.add_metric([cause], count)
         yield cancelled
+        queued = HistogramMetricFamily(QUEUED_NAME, QUEUED_HELP)
+        with self.queued.lock:
+            counted, seconds, buckets = self.queued.calls, self.queued.seconds, list(self.queued.buckets)
+        cumulative = list(itertools.accumulate(buckets))
+        queued.add_metric([], [(_bound(le), count) for le, count in zip(QUEUED_BUCKETS, cumulative, strict=True)], sum_value=seconds)
+        yield queued
 
     def register(self) -> None:
         from prometheus_client import REGISTRY
@@ -166,14 +189,19 @@ class SharedCallMetrics:
         self.rejected: Counter = Counter("function_rejected", REJECTED_HELP)
         cancelled: Counter = Counter("function_cancelled", CANCELLED_HELP, ["cause"])
         self.cancellations = {cause: cancelled.labels(cause) for cause in CANCEL_CAUSES}
+        self.queued: Histogram = Histogram(QUEUED_NAME, QUEUED_HELP, buckets=QUEUED_BUCKETS)
 
     def reject(self) -> None:
-        """A call the server refused with 503 because too many were in flight."""
+        """A call the server refused with 503 (docs/servers.md#admission)."""
         self.rejected.inc()
 
     def cancelled(self, cause: str) -> None:
         """A call cancelled (``sdk.cancelled()``) for ``cause``: ``client`` or ``timeout``."""
         self.cancellations[cause].inc()
+
+    def waited(self, seconds: float) -> None:
+        """A call waited ``seconds`` to start."""
+        self.queued.observe(seconds)
 
 
 CallMetrics = LocalCallMetrics | SharedCallMetrics

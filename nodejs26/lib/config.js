@@ -115,9 +115,9 @@ const FUNCTIONS_FRAMEWORK = 'Functions Framework';
 export const DEFAULT_FOLDERS = ['/', '/usr/src/app/function'];
 /** Where platforms mount secrets, in the order sdk.secret() looks (funcwsgi/config.py's DEFAULT_SECRET_FOLDERS). */
 export const DEFAULT_SECRET_FOLDERS = ['/var/openfaas/secrets', '/run/secrets', '/workspace/secret', '/secret/mount/path'];
-/** Calls in flight when SERVER_MAX_INFLIGHT is unset: every call is served on the event loop, and an
- * awaiting call costs little memory, so the bound is funcwsgi's event-loop one (LOOP_MAX_INFLIGHT). */
-export const LOOP_MAX_INFLIGHT = 1000;
+/** Calls in flight when SERVER_MAX_INFLIGHT is unset: a memory guard far above ordinary bursts, as in
+ * funcwsgi (waiting time, SERVER_QUEUE_TARGET, decides admission; docs/servers.md#admission). */
+export const MAX_INFLIGHT = 1000;
 /** Where the FaaS metrics go: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, else (SERVER_METRICS_OTLP) the trace collector's /v1/metrics. */
 export function otlpMetricsEndpoint(config) {
   if (config.otelExporterOtlpMetricsEndpoint) return config.otelExporterOtlpMetricsEndpoint;
@@ -125,7 +125,7 @@ export function otlpMetricsEndpoint(config) {
   return null;
 }
 /** The bound on calls in flight; 0 for none. */
-export const maxInflight = (config) => config.serverMaxInflight ?? LOOP_MAX_INFLIGHT;
+export const maxInflight = (config) => config.serverMaxInflight ?? MAX_INFLIGHT;
 /** Module names looked for when nothing sets HANDLER_MODULE_NAME. */
 export const DEFAULT_MODULES = ['handler', 'index'];
 
@@ -167,8 +167,9 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_SEND_TIMEOUT', 30, positiveFloat, 'a positive number of seconds', 'Seconds a response may wait for a client that does not read it; then the connection is closed.'),
   setting('SERVER_KEEPALIVE_TIMEOUT', 30, positiveFloat, 'a positive number of seconds', 'Seconds an idle keep-alive connection stays open between calls.'),
   setting('SERVER_MAX_CONNECTIONS', 1000, positiveInt, 'a positive integer', 'Open connections; at the limit the longest-waiting idle or unfinished one is closed for a new one.'),
-  setting('SERVER_MAX_INFLIGHT', null, optionalNonNegativeInt, 'a non-negative integer', 'Calls running at once; more get 503 with Retry-After (0 = no bound).', {
-    defaultDoc: '1000, as on funcwsgi\'s event loop', differs: "no threads: the default is funcwsgi's event-loop default (1000), not 2 x SERVER_NUMTHREADS",
+  setting('SERVER_QUEUE_TARGET', 1, positiveFloat, 'a positive number of seconds', 'Longest a call may wait to start (behind the event loop); a call that would wait longer gets 503 with Retry-After at once (docs/servers.md#admission).', { defaultDoc: '1, or SERVER_CALL_TIMEOUT when shorter' }),
+  setting('SERVER_MAX_INFLIGHT', null, optionalNonNegativeInt, 'a non-negative integer', 'Memory guard: calls running at once; more get 503 with Retry-After (0 = no bound).', {
+    defaultDoc: '1000',
   }),
   setting('SERVER_LOG_FORMAT', 'json', choice('json', 'text'), 'json or text', 'Log record format on stdout.'),
   setting('SERVER_LOG_LEVEL', 'info', choice(...LOG_LEVELS), `one of ${LOG_LEVELS.join(', ')}`, 'Lowest level of log records written.'),
@@ -249,6 +250,8 @@ export function fromEnv(environ = process.env, overrides = {}) {
   splitHandlerPath(values, origins);
   splitHandlerString(values, origins);
   findDefaultSources(values, origins);
+  // SERVER_QUEUE_TARGET's default never exceeds a shorter call timeout (as funcwsgi/config.py).
+  if (!('serverQueueTarget' in origins) && values.serverCallTimeout > 0 && values.serverCallTimeout < values.serverQueueTarget) values.serverQueueTarget = values.serverCallTimeout;
   check(values);
   for (const value of Object.values(values)) if (value && typeof value === 'object') Object.freeze(value);
   return Object.freeze(values);
@@ -341,6 +344,9 @@ function check(c) {
   }
   if (c.serverMetricsOtlp && !(c.traceCollectorEndpoint || c.otelExporterOtlpMetricsEndpoint)) {
     throw new ConfigError('SERVER_METRICS_OTLP=true is refused without TRACE_COLLECTOR_ENDPOINT: expected the trace collector to send metrics to, or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
+  }
+  if (c.serverCallTimeout && c.serverQueueTarget > c.serverCallTimeout) {
+    throw new ConfigError(`SERVER_QUEUE_TARGET=${c.serverQueueTarget} is invalid: expected at most SERVER_CALL_TIMEOUT (${c.serverCallTimeout}), since a caller waits no longer than a call may take`);
   }
   if (c.serverMaxRequests) {
     throw new ConfigError(`SERVER_MAX_REQUESTS='${c.serverMaxRequests}' is refused with SERVER_ADAPTER='node': only gunicorn recycles a worker after a number of calls`);

@@ -20,10 +20,14 @@
 //   it is off: funcwsgi has no such bound.
 // - SERVER_SEND_TIMEOUT: a response whose bytes have not moved for that long
 //   (the client does not read) has its connection closed.
-// - SERVER_MAX_CONNECTIONS: at the bound, the connection that has waited
-//   longest without a request in hand (idle, a slow head, a stalled body) is
-//   closed for the new one; when every one is busy, the new one gets 503 and is
-//   counted as rejected. (node:http's maxConnections drops the new one.)
+// - SERVER_MAX_CONNECTIONS: at the bound, an idle kept-alive connection, or
+//   one that has had no request in hand for EVICT_AFTER_MS (a silent one, a
+//   slow head, a stalled body), is closed for the new one, the longest-waiting
+//   first; when there is none, the new connection waits unread, as it would in
+//   the listen backlog, and is let in (handed to node:http) when one closes.
+//   No accepted connection is closed unanswered for being one too many.
+//   (node:http's maxConnections drops the new one, and node:http has no public
+//   way to stop accepting: the connection is held before node:http sees it.)
 //
 // One sweep every SWEEP_MS looks at every open connection, as funcwsgi's
 // worker does, so nothing is added per byte. A connection's state is one object
@@ -31,6 +35,9 @@
 // Set updates unless a body is being read).
 
 export const SWEEP_MS = 250;
+/** A connection without a request in hand this long may be closed for a new one at SERVER_MAX_CONNECTIONS;
+ * longer than TCP's first retransmission timeout (funcwsgi/admission.py EVICT_AFTER). */
+export const EVICT_AFTER_MS = 2000;
 export const RETRY_AFTER_SECONDS = 1;
 export const OVERLOADED_TEXT = 'the function is busy; retry later';
 const TIMER_MAX_MS = 2 ** 31 - 1; // longer socket timeouts are taken for 1 ms by Node
@@ -55,13 +62,13 @@ const STATE = Symbol('the connection state');
 const MARK = Symbol('what the response counts for');
 const DISPATCHED = 1;
 const ADMITTED = 2;
-export const REFUSED = Symbol('a connection refused with 503 at the connection limit');
 
 class Connection {
-  constructor(order) {
+  constructor(order, now) {
     this.idleMark = 0; // bytes read when the last answer was sent
     this.inHand = 0; // requests of the connection being answered
     this.waitingSince = order; // place in the eviction order, meaningful while no request is in hand
+    this.waitingAt = now; // when it began waiting without a request in hand
     this.readingBody = false; // in Connections.receiving
     this.sent = null; // [bytes written, bytes pending, since] of a response that waits for its client
     this.idleSeenAt = -1; // when a sweep first found it waiting with nothing read since its last answer; 0 not yet, -1 no answer yet
@@ -106,6 +113,11 @@ export class Connections {
     // One listener per response, for both: its 'close' comes after its last byte went to the
     // client's socket, or when the client went away first.
     this.onClose = function onClose() { connections.responded(this); };
+    // node:http's own 'connection' listener (it starts parsing) runs when a connection is let in.
+    this.server = server;
+    this.letIn = server.listeners('connection');
+    server.removeAllListeners('connection');
+    this.held = []; // connections past the limit, unread, oldest first
     server.on('connection', (socket) => this.accept(socket));
     server.on('clientError', (error, socket) => this.clientError(error, socket));
     server.on('timeout', (socket) => this.idle(socket));
@@ -113,24 +125,44 @@ export class Connections {
   }
 
   accept(socket) {
+    socket[STATE] = new Connection(++this.order, performance.now());
+    socket.once('close', () => this.forget(socket));
     if (this.open.size >= this.limit && !this.evictOne()) {
-      socket[REFUSED] = true;
-      this.rejected();
-      socket.end(OVERLOADED);
-      socket.once('finish', () => socket.destroy());
+      socket.on('error', () => {}); // a held caller that gives up: nothing to answer
+      this.held.push(socket);
       return;
     }
-    socket[STATE] = new Connection(++this.order);
     this.open.add(socket);
-    socket.once('close', () => this.forget(socket));
+    this.handOver(socket);
   }
 
-  /** Close the connection that has waited longest without a request in hand (a scan, only at the limit). */
+  handOver(socket) {
+    for (const listener of this.letIn) listener.call(this.server, socket);
+  }
+
+  /** Let held connections in while there is room, oldest first. */
+  letHeldIn() {
+    const held = this.held;
+    while (held.length > 0 && this.open.size < this.limit) {
+      const socket = held.shift();
+      if (socket.destroyed) continue;
+      const state = socket[STATE];
+      state.waitingSince = ++this.order;
+      state.waitingAt = performance.now();
+      this.open.add(socket);
+      this.handOver(socket);
+    }
+  }
+
+  /** Close the evictable connection that has waited longest without a request in hand (a scan, only at the limit). */
   evictOne() {
+    const now = performance.now();
     let longest = null;
     for (const socket of this.open) {
       const state = socket[STATE];
-      if (state.inHand === 0 && !socket.destroyed && (longest === null || state.waitingSince < longest[STATE].waitingSince)) longest = socket;
+      if (state.inHand !== 0 || socket.destroyed || (longest !== null && state.waitingSince > longest[STATE].waitingSince)) continue;
+      const keptAliveIdle = state.idleSeenAt >= 0 && socket.bytesRead === state.idleMark;
+      if (keptAliveIdle || now - state.waitingAt >= EVICT_AFTER_MS) longest = socket;
     }
     if (longest === null) return false;
     this.forget(longest);
@@ -146,8 +178,10 @@ export class Connections {
   }
 
   forget(socket) {
-    this.open.delete(socket);
-    this.stopReading(socket, socket[STATE]);
+    if (this.open.delete(socket)) {
+      this.stopReading(socket, socket[STATE]);
+      if (this.held.length > 0) this.letHeldIn();
+    }
   }
 
   stopReading(socket, state) {
@@ -195,7 +229,17 @@ export class Connections {
     if (mark === undefined) return;
     if (mark & ADMITTED) this.released();
     state.inHand -= 1;
-    if (state.inHand === 0) state.waitingSince = ++this.order;
+    if (state.inHand === 0) {
+      state.waitingSince = ++this.order;
+      state.waitingAt = performance.now();
+      // A held caller waits for room: an idle connection gives its place up once its answer is out.
+      if (this.held.length > 0 && outgoing.shouldKeepAlive) this.giveUp(socket);
+    }
+  }
+
+  giveUp(socket) {
+    this.forget(socket);
+    socket.end();
   }
 
   /** A socket timeout: only a call's own (req.setTimeout / res.setTimeout) arms one. */
@@ -232,6 +276,8 @@ export class Connections {
 
   sweep() {
     const now = performance.now();
+    while (this.held.length > 0 && this.held[0].destroyed) this.held.shift();
+    while (this.held.length > 0 && this.evictOne()) this.letHeldIn(); // silent connections past EVICT_AFTER_MS make room
     for (const [socket, seen] of this.receiving) {
       if (socket.bytesRead !== seen[0]) {
         seen[0] = socket.bytesRead;

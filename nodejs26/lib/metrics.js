@@ -1,7 +1,8 @@
 // Prometheus metrics of the calls, with funcwsgi's names, label and buckets
 // (funcwsgi/middleware/metrics.py): function_calls_total, function_failures_total
 // and function_duration_seconds, each labelled `method`, and function_rejected_total,
-// the calls refused with 503 under overload (lib/connections.js, Runtime.admit).
+// the calls refused with 503 under overload (Runtime.admit), and
+// function_queueing_delay_seconds, how long calls waited to start (lib/admission.js).
 // A call fails when the function threw, the runtime answered 5xx, or the call timed out.
 //
 // As funcwsgi's LocalCallMetrics, a call only adds to a few numbers of its
@@ -13,6 +14,10 @@ import client from 'prom-client';
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 export const OTHER_METHOD = 'other'; // any other method string: the label set stays bounded
 export const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0];
+/** funcwsgi's QUEUED_BUCKETS (funcwsgi/middleware/metrics.py). */
+export const QUEUED_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+export const QUEUED_NAME = 'function_queueing_delay_seconds';
+const QUEUED_HELP = 'Seconds a call waited to start: for a thread, or behind the event loop (docs/servers.md#admission).';
 
 /** The three series of one `method` value: counts, the sum, and calls per bucket (not yet cumulative). */
 class Series {
@@ -54,7 +59,7 @@ export class CallMetrics {
       get: () => ({ name, help, type: 'histogram', aggregator: 'sum', values: all.flatMap(([method, series]) => histogramValues(method, series)) }),
     });
     const rejected = 'function_rejected_total';
-    const rejectedHelp = 'Number of calls refused with 503 because SERVER_MAX_INFLIGHT calls were in flight, or every connection was in use.';
+    const rejectedHelp = 'Number of calls refused with 503 because they would have waited past SERVER_QUEUE_TARGET, or SERVER_MAX_INFLIGHT calls were in flight.';
     this.registry.registerMetric({
       name: rejected, help: rejectedHelp, type: 'counter', aggregator: 'sum',
       get: () => ({ name: rejected, help: rejectedHelp, type: 'counter', aggregator: 'sum', values: [{ labels: {}, value: this.rejected }] }),
@@ -65,6 +70,11 @@ export class CallMetrics {
       name: cancelled, help: cancelledHelp, type: 'counter', aggregator: 'sum',
       get: () => ({ name: cancelled, help: cancelledHelp, type: 'counter', aggregator: 'sum', values: Object.entries(this.cancellations).map(([cause, value]) => ({ labels: { cause }, value })) }),
     });
+    this.queued = { count: 0, sum: 0, buckets: new Float64Array(QUEUED_BUCKETS.length + 1) };
+    this.registry.registerMetric({
+      name: QUEUED_NAME, help: QUEUED_HELP, type: 'histogram', aggregator: 'sum',
+      get: () => ({ name: QUEUED_NAME, help: QUEUED_HELP, type: 'histogram', aggregator: 'sum', values: queuedValues(this.queued) }),
+    });
   }
 
   /** A call cancelled (sdk.cancelled()) for `cause`: 'client' or 'timeout'. */
@@ -72,9 +82,19 @@ export class CallMetrics {
     this.cancellations[cause] += 1;
   }
 
-  /** A call refused with 503 (SERVER_MAX_INFLIGHT, or every connection in use): it never reached the function. */
+  /** A call refused with 503 (docs/servers.md#admission): it never reached the function. */
   reject() {
     this.rejected += 1;
+  }
+
+  /** A call waited `seconds` to start. */
+  waited(seconds) {
+    const queued = this.queued;
+    queued.count += 1;
+    queued.sum += seconds;
+    let at = 0;
+    while (at < QUEUED_BUCKETS.length && seconds > QUEUED_BUCKETS[at]) at += 1;
+    queued.buckets[at] += 1;
   }
 
   /** Record one finished call. */
@@ -98,5 +118,17 @@ function histogramValues(method, series) {
   }
   values.push({ labels: { method }, value: series.seconds, metricName: 'function_duration_seconds_sum' });
   values.push({ labels: { method }, value: series.calls, metricName: 'function_duration_seconds_count' });
+  return values;
+}
+
+function queuedValues(queued) {
+  const values = [];
+  let cumulative = 0;
+  for (let at = 0; at <= QUEUED_BUCKETS.length; at += 1) {
+    cumulative += queued.buckets[at];
+    values.push({ labels: { le: at < QUEUED_BUCKETS.length ? QUEUED_BUCKETS[at] : '+Inf' }, value: cumulative, metricName: `${QUEUED_NAME}_bucket` });
+  }
+  values.push({ labels: {}, value: queued.sum, metricName: `${QUEUED_NAME}_sum` });
+  values.push({ labels: {}, value: queued.count, metricName: `${QUEUED_NAME}_count` });
   return values;
 }

@@ -10,9 +10,10 @@
 // off costs nothing per call.
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { Admission } from './admission.js';
 import { Call, REASONS } from './call.js';
 import { maxInflight, SETTINGS } from './config.js';
-import { Connections, OVERLOADED_TEXT, REFUSED, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
+import { Connections, OVERLOADED_TEXT, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
 import { Cors } from './cors.js';
@@ -101,6 +102,9 @@ export class Runtime {
     this.stopping = false;
     this.maxInflight = maxInflight(config);
     this.inflight = 0;
+    // A call starts at once on the loop unless the loop's lag has stood past SERVER_QUEUE_TARGET (lib/admission.js).
+    this.admission = new Admission(config.serverQueueTarget, 0, { record: this.metrics ? (seconds) => this.metrics.waited(seconds) : undefined });
+    this.stopLag = null; // the lag is measured while the server listens
     this.released = () => { this.inflight -= 1; };
     this.rejected = this.metrics ? () => this.metrics.reject() : () => {};
     this.connections = null; // made with the server (listen)
@@ -192,10 +196,7 @@ export class Runtime {
   serve(incoming, outgoing) {
     const connections = this.connections;
     const socket = incoming.socket;
-    if (connections !== null) {
-      if (socket[REFUSED]) return void outgoing.destroy();
-      connections.watch(outgoing);
-    }
+    if (connections !== null) connections.watch(outgoing);
     // RFC 9112 9.6: after a request the connection closes with, nothing more is served on it
     // (node:http still parses what was pipelined behind it); the close comes after its answer.
     if (socket[CLOSING]) return;
@@ -269,10 +270,10 @@ export class Runtime {
     incoming.on('error', () => {}); // the client went away: its call has nobody to answer
   }
 
-  /** SERVER_MAX_INFLIGHT: true when the call may run (it counts until its response closes), else it got 503. */
+  /** Admission (docs/servers.md#admission): true when the call may run (it counts until its response closes), else it got 503. */
   admit(call) {
-    if (this.maxInflight === 0) return true;
-    if (this.inflight >= this.maxInflight) {
+    const admission = this.admission;
+    if ((this.maxInflight !== 0 && this.inflight >= this.maxInflight) || !admission.admit(0)) {
       // As funcwsgi's worker: never reaches the function, so neither its metrics nor the access log count it.
       call.onEnd = null;
       this.rejected();
@@ -280,6 +281,7 @@ export class Runtime {
       call.answer(503, ['Content-Type', TEXT, 'Content-Length', String(OVERLOADED.length), 'Retry-After', RETRY_AFTER], OVERLOADED, 'Service Unavailable');
       return false;
     }
+    admission.record(admission.delay);
     this.inflight += 1;
     if (this.connections !== null) this.connections.admitted(call.outgoing);
     else call.outgoing.on('close', this.released); // a server not made by listen(); a response closes once
@@ -317,6 +319,7 @@ export class Runtime {
     const server = http.createServer(serverOptions(this.config), this.handle);
     this.server = server;
     this.connections = new Connections(server, this.config, this.rejected, this.released);
+    this.stopLag = this.admission.measureLag();
     return listenOn(server, this.config.serverHost, this.config.serverPort, 'SERVER_PORT');
   }
 
@@ -352,7 +355,7 @@ export class Runtime {
         serverLog.warning(`Stopping with calls still in flight after SERVER_GRACEFUL_TIMEOUT=${this.config.serverGracefulTimeout}s`);
         done();
       }, this.config.serverGracefulTimeout * 1000);
-      const done = () => { clearInterval(idle); clearTimeout(timer); this.connections?.stop(); resolve(); };
+      const done = () => { clearInterval(idle); clearTimeout(timer); this.connections?.stop(); this.stopLag?.(); resolve(); };
       server.close(done);
       server.closeIdleConnections();
     });

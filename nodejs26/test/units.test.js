@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { encodeBody, UnsupportedResponse } from '../lib/coerce.js';
 import { decode, MalformedCloudEvent, makeEvent, toBinary } from '../lib/cloudevents.js';
-import { fromEnv, LOOP_MAX_INFLIGHT, maxInflight, SETTINGS, settingsList } from '../lib/config.js';
+import { Admission, INTERVAL } from '../lib/admission.js';
+import { fromEnv, MAX_INFLIGHT, maxInflight, SETTINGS, settingsList } from '../lib/config.js';
 import { OVERLOADED, REQUEST_TIMEOUT, serverOptions, SWEEP_MS } from '../lib/connections.js';
 import { Cors } from '../lib/cors.js';
 import { framingProblem } from '../lib/server.js';
@@ -107,8 +108,8 @@ describe('the slow-client settings, as funcwsgi reads them', () => {
       [c.serverHeaderTimeout, c.serverBodyTimeout, c.serverSendTimeout, c.serverKeepaliveTimeout, c.serverMaxConnections, c.serverMaxInflight],
       [10, 10, 30, 30, 1000, null],
     );
-    assert.equal(maxInflight(c), LOOP_MAX_INFLIGHT);
-    assert.equal(LOOP_MAX_INFLIGHT, 1000);
+    assert.equal(maxInflight(c), MAX_INFLIGHT);
+    assert.equal(MAX_INFLIGHT, 1000);
   });
   test('SERVER_MAX_INFLIGHT: 0 lifts the bound; empty is unset; SERVER_NUMTHREADS does not change it', () => {
     assert.equal(maxInflight(config({ SERVER_MAX_INFLIGHT: '0' })), 0);
@@ -393,4 +394,52 @@ describe('framingProblem: what node:http accepts and RFC 9112 refuses, as funcws
     assert.match(framingProblem(request('/', ['Host', 'x', 'host', 'y'])), /Host/);
     assert.equal(framingProblem(request('/', [], { httpVersion: '1.0' })), null);
   });
+});
+
+describe('admission by queueing delay (lib/admission.js, as funcwsgi/admission.py)', () => {
+  const clocked = (target, servers, service) => {
+    const clock = { now: 0 };
+    const admission = new Admission(target, servers, { clock: () => clock.now });
+    if (service !== undefined) admission.finished(service);
+    return [admission, clock];
+  };
+  test('a free thread always takes the call; a burst cleared within the target is queued whole', () => {
+    const [admission] = clocked(1, 50, 0.02);
+    for (let inflight = 0; inflight < 200; inflight += 1) assert.ok(admission.admit(inflight));
+    assert.ok(admission.admit(50 + 2249));
+    assert.ok(!admission.admit(50 + 2250));
+  });
+  test('a call that would wait past the target is refused at once; the start is the backstop', () => {
+    const [admission] = clocked(1, 4, 0.25);
+    assert.ok(admission.admit(4 + 13));
+    assert.ok(!admission.admit(4 + 14));
+    assert.ok(admission.start(0.999));
+    assert.ok(!admission.start(1.001));
+  });
+  test('on the loop: shed while every lag over an interval stood past the target', () => {
+    const [loop, clock] = clocked(1, 0);
+    assert.ok(loop.admit(100000));
+    loop.observe(1.5);
+    clock.now += INTERVAL / 2;
+    loop.observe(1.5);
+    assert.ok(loop.admit(0));
+    clock.now += INTERVAL / 2;
+    loop.observe(1.5);
+    assert.ok(!loop.admit(0));
+    loop.observe(0.001);
+    assert.ok(loop.admit(0));
+  });
+  test('SERVER_QUEUE_TARGET: at most SERVER_CALL_TIMEOUT, with one clear line', () => {
+    assert.equal(config({}).serverQueueTarget, 1);
+    assert.throws(() => config({ SERVER_QUEUE_TARGET: '5', SERVER_CALL_TIMEOUT: '3' }), {
+      message: 'SERVER_QUEUE_TARGET=5 is invalid: expected at most SERVER_CALL_TIMEOUT (3), since a caller waits no longer than a call may take',
+    });
+    assert.equal(config({ SERVER_QUEUE_TARGET: '5', SERVER_CALL_TIMEOUT: '0' }).serverQueueTarget, 5);
+    assert.throws(() => config({ SERVER_QUEUE_TARGET: '0' }), { message: "SERVER_QUEUE_TARGET='0' is invalid: expected a positive number of seconds" });
+  });
+});
+
+test("SERVER_QUEUE_TARGET's default is a shorter SERVER_CALL_TIMEOUT", () => {
+  assert.equal(config({ SERVER_CALL_TIMEOUT: '0.5' }).serverQueueTarget, 0.5);
+  assert.equal(config({ SERVER_CALL_TIMEOUT: '0' }).serverQueueTarget, 1);
 });

@@ -93,9 +93,9 @@ def test_overload_is_bounded_with_503_and_retry_after_and_the_probes_answer(matr
     assert set(statuses) == {"200", "503"}, statuses
     assert overload["retry_after"] == {"1": int(statuses["503"])}
     assert overload["rejected_metric_delta"] == int(statuses["503"])
-    # Admitted calls wait at most for the bounded queue: 100 in flight on 50 threads of 200 ms calls
-    # is about 400 ms; three times that is slack for a busy machine, far below an unbounded queue's seconds.
-    assert overload["admitted_p99_ms"] < 1200, overload
+    # Admitted calls wait for a thread at most SERVER_QUEUE_TARGET (1 s), then run 200 ms: a quarter
+    # more is slack for a busy machine, far below an unbounded queue's seconds (docs/servers.md#admission).
+    assert overload["admitted_p99_ms"] < (1.0 + 0.2) * 1.25 * 1000, overload
     for probe, seen in overload["probes"].items():
         assert seen["answered"] and seen["worst_ms"] < CALL_BUDGET * 1000, (probe, seen)
 
