@@ -36,6 +36,8 @@ BAD_VALUES: dict[str, str] = {
     "SERVER_MAX_BODY_SIZE": "1e9",
     "SERVER_GRACEFUL_TIMEOUT": "inf",
     "SERVER_RELOAD": "maybe",
+    "SERVER_DEBUG_PORT": "70000",
+    "SERVER_DEBUG_HOST": "debugger.invalid",
     "SERVER_MAX_REQUESTS": "-1",
     "SERVER_HEADER_TIMEOUT": "0",
     "SERVER_BODY_TIMEOUT": "-5",
@@ -54,6 +56,7 @@ BAD_VALUES: dict[str, str] = {
     "SERVER_METRICS": "enabled!",
     "SERVER_METRICS_PATH": "metrics",
     "SERVER_METRICS_PORT": "99999",
+    "SERVER_METRICS_OTLP": "maybe",
     "SERVER_CLOUDEVENTS": "nope",
     "SERVER_CORS_ORIGINS": "shop.example",
     "SERVER_CORS_METHODS": "GET,P0ST",
@@ -63,8 +66,10 @@ BAD_VALUES: dict[str, str] = {
     "HANDLER_MODULE_NAME": "my-handler",
     "HANDLER_FUNCTION_NAME": "not a name",
     "HANDLER_SIGNATURE": "whatever",
+    "HANDLER_SECRETS_PATH": "secrets",
     "HANDLER_FRAMEWORK_SIGNATURE": "event",
     "TRACE_COLLECTOR_ENDPOINT": "collector:4318",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "collector:4318/v1/metrics",
     "PUBLISHER_PROXY_ADDRESS": "/publish",
     "PUBLISHER_PROXY_TIMEOUT": "0",
     "OTEL_PROPAGATORS": "tracecontext,nosuch",
@@ -79,7 +84,7 @@ BAD_VALUES: dict[str, str] = {
     "FUNC_TIMEOUT": "-1",
 }
 #: Settings whose value is free text: any value is a valid one.
-FREE_FORM = {"FUNC_NAME", "FUNC_NAMESPACE", "FUNC_RUNTIME"} | {
+FREE_FORM = {"FUNC_NAME", "FUNC_NAMESPACE", "FUNC_RUNTIME", "FUNC_VERSION"} | {
     # names, credentials and files the Kafka client itself checks when it connects
     "KAFKA_TOPICS", "KAFKA_GROUP_ID", "KAFKA_REPLY_TOPIC", "KAFKA_DEAD_LETTER_TOPIC", "KAFKA_SASL_MECHANISM",
     "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION", "KAFKA_SSL_CERTIFICATE_LOCATION", "KAFKA_SSL_KEY_LOCATION",
