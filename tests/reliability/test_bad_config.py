@@ -47,6 +47,7 @@ BAD_VALUES: dict[str, str] = {
     "SERVER_HTTP2": "h2c",
     "SERVER_HTTP2_MAX_STREAMS": "0",
     "SERVER_MAX_INFLIGHT": "lots",
+    "SERVER_QUEUE_TARGET": "soon",
     "SERVER_EVENT_LOOP": "sometimes",
     "SERVER_LOOP_BLOCKED_SECONDS": "inf",
     "SERVER_GC_THRESHOLD": "-1",
