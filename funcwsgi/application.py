@@ -125,7 +125,7 @@ def default_app(config: Config | None = None) -> FunctionService:
                         _default = print_startup_lines(settings, lambda: build_service(settings, load_function(settings)))
                         log_stack(_default)
                     if _default.config.server_metrics and _default.config.server_metrics_port:
-                        from .middleware.metrics import serve_metrics_port
+                        from .metrics.port import serve_metrics_port
 
                         serve_metrics_port(_default.config)
                 except StartupError as error:

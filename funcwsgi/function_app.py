@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
+from .bodies import ReleasingBody
 from .compat import contract_invoker
 from .config import Config
 from .current import current_environ
 from .loader import LoadedFunction
-from .middleware.body import ReleasingBody
 from .replies import Reply
 from .request import REQUEST_KEY, FunctionRequest
 from .response import FunctionResponse, send

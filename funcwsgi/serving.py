@@ -175,7 +175,7 @@ def rejected_counter(config: Config) -> Callable[[], None]:
     """Counts a call a server refused with :data:`BUSY` in ``function_rejected_total`` (a no-op without metrics)."""
     if not config.server_metrics:
         return _no_count
-    from .middleware.metrics import call_metrics
+    from .metrics.calls import call_metrics
 
     return call_metrics(config).reject
 

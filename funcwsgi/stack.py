@@ -21,19 +21,21 @@ from .config import Config, specs
 from .eventloop.watch import LOOP_WATCH
 from .function_app import FunctionApp
 from .loader import LoadedFunction
+from .metrics.calls import call_metrics
+from .metrics.endpoint import MetricsEndpoint
 from .middleware import cors, faas_metrics, tracing
 from .middleware.access_log import AccessLogMiddleware
 from .middleware.body_limit import BodyLimitMiddleware
 from .middleware.cancellation import CancellationMiddleware
 from .middleware.cloudevents import CloudEventsMiddleware
 from .middleware.errors import ErrorMiddleware
-from .middleware.health import Check, HealthCheck, hook_check
 from .middleware.http2_requests import Http2RequestsMiddleware
 from .middleware.http_rules import HttpRulesMiddleware
-from .middleware.metrics import MetricsEndpoint, MetricsMiddleware, call_metrics
+from .middleware.metrics import MetricsMiddleware
 from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import LIVENESS_PATHS, READINESS_PATH, ReservedRoutesMiddleware, default_routes
 from .middleware.timeout import TimeoutMiddleware
+from .probes.health import Check, HealthCheck, hook_check
 from .signatures import Signature, is_async
 
 if TYPE_CHECKING:

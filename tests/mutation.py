@@ -60,7 +60,11 @@ TARGETS = (
         ("funcwsgi/middleware/timeout.py", "funcwsgi/timeouts/__init__.py", "funcwsgi/timeouts/handoff.py", "funcwsgi/timeouts/watchdog.py"),
         ("tests/middleware/test_timeout.py",),
     ),
-    Target("metrics", ("funcwsgi/middleware/metrics.py",), ("tests/middleware/test_metrics.py",)),
+    Target(
+        "metrics",
+        ("funcwsgi/middleware/metrics.py", "funcwsgi/metrics/calls.py", "funcwsgi/metrics/multiprocess.py", "funcwsgi/metrics/endpoint.py", "funcwsgi/metrics/port.py"),
+        ("tests/middleware/test_metrics.py",),
+    ),
 )
 
 # Operator families left out: mostly equivalent or absurd for this code (an ``a + b`` of two

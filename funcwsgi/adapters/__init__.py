@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from funcwsgi.bodies import ClosingBody
 from funcwsgi.config import SERVER_ADAPTERS
 from funcwsgi.errors import StartupError
-from funcwsgi.middleware.body import ClosingBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -41,6 +41,6 @@ class TriggerCollector:
 
 
 def register_trigger_metrics(status: TriggerStatus) -> None:
-    from ..middleware.metrics import register_collector
+    from ..metrics.endpoint import register_collector
 
     register_collector(TriggerCollector(status))

@@ -8,7 +8,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING
 
 from .. import logs
-from .body import StatusNote, StreamedBody
+from ..bodies import StatusNote, StreamedBody
 from .errors import INTERNAL_ERROR
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ import tempfile
 from collections.abc import Iterable
 from typing import IO, TYPE_CHECKING
 
+from ..bodies import ReleasingBody
 from ..replies import Reply
-from .body import ReleasingBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..bodies import ClosingBody
 from ..environ import CANCELLATION_KEY, FAILURE_KEY
 from ..serving import SERVER_CALL_KEY, THREAD, ServerCall
-from .body import ClosingBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -13,10 +13,10 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..bodies import StreamedBody
 from ..environ import ERROR_KEY, REQUEST_ID_KEY
 from ..logs import call_fields
 from ..replies import Reply
-from .body import StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..environ import FAILURE_KEY, TRIGGER_KEY
 from ..loader import LoadedFunction
+from ..metrics.calls import BUCKETS
 from ..process import on_worker_start
-from .metrics import BUCKETS
 
 if TYPE_CHECKING:
     from ..process import Service

@@ -19,11 +19,11 @@ from importlib.metadata import entry_points, version
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
+from ..bodies import StreamedBody
 from ..config import Config
 from ..environ import KAFKA_RECORD_KEY, REQUEST_ID_KEY, SPAN_KEY, TRIGGER_KEY
 from ..loader import LoadedFunction
 from ..process import on_worker_start
-from .body import StreamedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -1,5 +1,5 @@
 // Readiness and liveness: /health/readiness, /health/liveness and /healthz
-// (funcwsgi/middleware/health.py). Each answers 200 OK when every check passes
+// (funcwsgi/probes/health.py). Each answers 200 OK when every check passes
 // and 503 with the first problem otherwise. A check returns null when healthy or
 // a short reason; the function's ready()/alive() hooks become checks here.
 import { getLogger } from './logs.js';

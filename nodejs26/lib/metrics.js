@@ -1,5 +1,5 @@
 // Prometheus metrics of the calls, with funcwsgi's names, label and buckets
-// (funcwsgi/middleware/metrics.py): function_calls_total, function_failures_total
+// (funcwsgi/metrics/): function_calls_total, function_failures_total
 // and function_duration_seconds, each labelled `method`, and function_rejected_total,
 // the calls refused with 503 under overload (Runtime.admit), and
 // function_queueing_delay_seconds, how long calls waited to start (lib/admission.js).
@@ -14,7 +14,7 @@ import client from 'prom-client';
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 export const OTHER_METHOD = 'other'; // any other method string: the label set stays bounded
 export const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 180.0];
-/** funcwsgi's QUEUED_BUCKETS (funcwsgi/middleware/metrics.py). */
+/** funcwsgi's QUEUED_BUCKETS (funcwsgi/metrics/calls.py). */
 export const QUEUED_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 export const QUEUED_NAME = 'function_queueing_delay_seconds';
 const QUEUED_HELP = 'Seconds a call waited to start: for a thread, or behind the event loop (docs/servers.md#admission).';

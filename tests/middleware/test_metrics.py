@@ -58,7 +58,7 @@ def test_calls_failures_and_durations_are_counted(client):
 
 
 def test_head_calls_have_their_own_label(client):
-    """Mutation caught: ``"HEAD"`` left out of ``METHODS`` in funcwsgi/middleware/metrics.py (HEAD calls counted as ``other``)."""
+    """Mutation caught: ``"HEAD"`` left out of ``METHODS`` in funcwsgi/metrics/calls.py (HEAD calls counted as ``other``)."""
     before = samples(client.get("/metrics").text)
     client.head("/")
     after = samples(client.get("/metrics").text)
@@ -68,7 +68,7 @@ def test_head_calls_have_their_own_label(client):
 
 def test_the_buckets_are_the_ones_kyma_dashboards_use():
     """Mutations caught: any bound of ``BUCKETS`` changed."""
-    from funcwsgi.middleware.metrics import LocalCallMetrics
+    from funcwsgi.metrics.calls import LocalCallMetrics
 
     (duration,) = [family for family in LocalCallMetrics().collect() if family.name == "function_duration_seconds"]
     bounds = [sample.labels["le"] for sample in duration.samples if sample.name.endswith("_bucket") and sample.labels["method"] == "GET"]
@@ -77,7 +77,7 @@ def test_the_buckets_are_the_ones_kyma_dashboards_use():
 
 def test_a_new_process_starts_counting_from_zero():
     """Mutations caught: a series starting at 1 call, failure or second (``self.calls = 1`` ...)."""
-    from funcwsgi.middleware.metrics import LocalCallMetrics
+    from funcwsgi.metrics.calls import LocalCallMetrics
 
     assert {sample.value for family in LocalCallMetrics().collect() for sample in family.samples} == {0.0}
 
@@ -85,7 +85,8 @@ def test_a_new_process_starts_counting_from_zero():
 @pytest.mark.parametrize(("status", "failed"), [("503 Service Unavailable", 1), ("200 OK", 0), ("404 Not Found", 0)])
 def test_a_streamed_body_counts_as_failed_by_its_status(status, failed):
     """Mutation caught: ``== "5"`` made ``> "5"`` in ``MeasuredBody.ended`` (a streamed 503 not counted as failed)."""
-    from funcwsgi.middleware.metrics import LocalCallMetrics, MetricsMiddleware
+    from funcwsgi.metrics.calls import LocalCallMetrics
+    from funcwsgi.middleware.metrics import MetricsMiddleware
 
     metrics = LocalCallMetrics()
 
@@ -102,7 +103,8 @@ def test_a_streamed_body_counts_as_failed_by_its_status(status, failed):
 
 def test_a_streamed_body_failing_half_way_counts_as_failed():
     """Mutation caught: ``MeasuredBody.failed`` not noting the failure (``self._failed = False``)."""
-    from funcwsgi.middleware.metrics import LocalCallMetrics, MetricsMiddleware
+    from funcwsgi.metrics.calls import LocalCallMetrics
+    from funcwsgi.middleware.metrics import MetricsMiddleware
 
     metrics = LocalCallMetrics()
 
@@ -121,7 +123,7 @@ def test_a_streamed_body_failing_half_way_counts_as_failed():
 def test_head_of_metrics_has_no_body():
     """Mutation caught: ``== "HEAD"`` made ``>`` in ``MetricsEndpoint`` (HEAD would get the exposition)."""
     from funcwsgi.config import Config
-    from funcwsgi.middleware.metrics import MetricsEndpoint
+    from funcwsgi.metrics.endpoint import MetricsEndpoint
 
     endpoint = MetricsEndpoint(Config.from_env({}))
     seen = {}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from funcwsgi.middleware.body import StreamedBody
+from funcwsgi.bodies import StreamedBody
 
 
 class Recorded(StreamedBody):

@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from funcwsgi.middleware.health import HealthCheck, hook_check
+from funcwsgi.probes.health import HealthCheck, hook_check
 
 
 def boom():
