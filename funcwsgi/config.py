@@ -125,6 +125,10 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+def optional_bool(raw: str) -> bool | None:
+    return parse_bool(raw) if raw.strip() else None
+
+
 def parse_bool(raw: str) -> bool:
     value = raw.strip().lower()
     if value in _TRUE:
@@ -264,7 +268,9 @@ DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
 #: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
 SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
 #: The adapters that serve HTTP/2 when SERVER_HTTP2 is true (docs/servers.md#http2).
-HTTP2_ADAPTERS = ("granian",)
+HTTP2_ADAPTERS = ("gunicorn", "granian")
+#: Those serving it unless SERVER_HTTP2=false: the ones that bound it as they bound HTTP/1.1.
+HTTP2_BY_DEFAULT = ("gunicorn",)
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
@@ -420,10 +426,11 @@ class Config:
         default_doc="1000",
     )
     # -- HTTP/2 (docs/servers.md#http2) -------------------------------------------------
-    server_http2: bool = setting(
-        "SERVER_HTTP2", False, parse_bool, "true or false",
-        "Also serve HTTP/2 without TLS (h2c, prior knowledge) on SERVER_PORT (granian); off, as granian cannot bound"
-        " a stream whose answer is never read (docs/servers.md#http2).",
+    server_http2: bool | None = setting(
+        "SERVER_HTTP2", None, optional_bool, "true or false",
+        "Also serve HTTP/2 without TLS (h2c: prior knowledge and Upgrade) on SERVER_PORT; false turns it off"
+        " (docs/servers.md#http2).",
+        default_doc="true on gunicorn (plain functions), false on granian",
     )
     server_http2_max_streams: int = setting(
         "SERVER_HTTP2_MAX_STREAMS", 100, positive_int, "a positive integer",
@@ -808,6 +815,11 @@ class Config:
             parts = urllib.parse.urlsplit(self.trace_collector_endpoint)
             return f"{parts.scheme}://{parts.netloc}/v1/metrics"
         return None
+
+    @property
+    def http2(self) -> bool:
+        """Whether HTTP/2 is served: SERVER_HTTP2, else whether the adapter serves it by default."""
+        return self.server_adapter in HTTP2_BY_DEFAULT if self.server_http2 is None else self.server_http2
 
     @property
     def max_inflight(self) -> int:

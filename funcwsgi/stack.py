@@ -200,7 +200,7 @@ def faas_metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApp
 LAYERS: list[Layer] = [
     Layer("http", HttpRulesMiddleware),
     Layer("errors", ErrorMiddleware),
-    Layer("http2", Http2RequestsMiddleware, {"max_body": "server_max_body_size"}, lambda config: config.server_http2),
+    Layer("http2", Http2RequestsMiddleware, {"max_body": "server_max_body_size"}, lambda config: config.http2),
     Layer("request-id", RequestIdMiddleware),
     Layer("access-log", AccessLogMiddleware, enabled=lambda config: config.server_access_log),
     Layer("reserved-routes", ReservedRoutesMiddleware, {"routes": Made(reserved_routes)}),

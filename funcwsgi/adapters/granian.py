@@ -42,7 +42,7 @@ def serve(config: Config) -> int:
     global _service
     _service = default_app(config)
     warn_about_hostile_gaps("granian")
-    if config.server_http2:
+    if config.http2:
         log.warning(HTTP2_GAPS)
     server = Server(
         "funcwsgi:app",  # a label: workers get the app from worker_app()
@@ -63,7 +63,7 @@ def serve(config: Config) -> int:
         http1_settings=HTTP1Settings(header_read_timeout=max(1, round(config.server_header_timeout * 1000))),
         # HTTP/2 only when asked for: granian holds a call thread for each stream whose answer the
         # client does not read, with no send timeout, so a few connections stop the service.
-        http=HTTPModes.auto if config.server_http2 else HTTPModes.http1,
+        http=HTTPModes.auto if config.http2 else HTTPModes.http1,
         http2_settings=http2_settings(config),
     )
     _relay_stop_signals(lambda signum: server.signal_handler_interrupt())  # type: ignore[no-untyped-call]  # unannotated in granian

@@ -21,6 +21,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
 from funcwsgi.adapters import host_port
+from funcwsgi.adapters._requests import HEAD_LIMIT
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.config import listening_config
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
@@ -39,6 +40,13 @@ log = logging.getLogger("funcwsgi")
 # server with this status, whatever its own (:class:`BootReports`).
 WORKER_BOOT_ERROR = 3
 NO_RESERVED_STATUS = -1
+#: gunicorn 27 announces this many streams per HTTP/2 connection whatever its limit
+#: (tests/reliability/test_http2.py's GAPS), so another SERVER_HTTP2_MAX_STREAMS is said at start-up.
+DEFAULT_HTTP2_STREAMS = 100
+HTTP2_STREAMS_GAP = (
+    "SERVER_HTTP2_MAX_STREAMS=%d: gunicorn 27 announces 100 streams per HTTP/2 connection whatever its limit,"
+    " so clients open up to 100 (docs/servers.md#http2)"
+)
 
 
 class BootReports:
@@ -120,6 +128,8 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
             server.worker_class = EventLoopWorker
             server.cfg.set("worker_class", "funcwsgi.adapters._event_loop_worker.EventLoopWorker")
+        elif config.http2 and config.server_http2_max_streams != DEFAULT_HTTP2_STREAMS:
+            log.warning(HTTP2_STREAMS_GAP, config.server_http2_max_streams)
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
         boots.append(BootReports())
 
@@ -179,6 +189,16 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         "worker_exit": worker_exit,
         "child_exit": child_exit,
     }
+    if config.http2:
+        # gunicorn's own HTTP/2, without TLS, on the same port as HTTP/1.1: a connection that opens
+        # with the preface (prior knowledge), or an HTTP/1.1 request with Upgrade: h2c
+        # (docs/servers.md#http2 justifies the limits).
+        settings.update(
+            http_protocols="h2,h1",
+            http2_cleartext="both",
+            http2_max_concurrent_streams=config.server_http2_max_streams,
+            http2_max_header_list_size=HEAD_LIMIT,
+        )
     if os.path.isdir("/dev/shm"):
         # The worker heartbeat file on tmpfs: containers often have a slow or read-only /tmp.
         settings["worker_tmp_dir"] = "/dev/shm"

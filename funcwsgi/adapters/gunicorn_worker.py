@@ -259,13 +259,10 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             return
         self.inflight += 1
         conn.admitted = True
-        conn.sock.setblocking(True)
-        parser = http.get_parser(self.cfg, conn.sock, conn.client, http2_connection=True)
-        parser.initiate_connection()
-        parser.receive_data(received)
-        conn.parser = parser
+        conn.parser = http.get_parser(self.cfg, conn.sock, conn.client, http2_connection=True)
         conn.is_http2 = True
         conn.initialized = True
+        conn.leftover = received  # the preface and what came with it: the thread hands them over
         self._submit(self.tpool, conn)
 
     def _advance(self, conn: Connection, data: bytes) -> None:
@@ -394,11 +391,25 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.current.conn = conn
         try:
             if conn.is_http2:
-                keepalive: bool = super().handle(conn)
-                return keepalive
+                return self._handle_http2(conn)
             return self._handle_http1(conn)
         finally:
             self.current.conn = None
+
+    def _handle_http2(self, conn: Connection) -> bool:
+        """An HTTP/2 connection opened with the preface, served by gunicorn to its end."""
+        conn.sock.setblocking(True)
+        h2_conn = conn.parser
+        received, conn.leftover = conn.leftover, b""
+        try:
+            h2_conn.initiate_connection()
+            # The requests in what the loop read wait where gunicorn keeps those it read ahead.
+            h2_conn.pending_requests.extend(h2_conn.receive_data(received))
+        except Exception as error:  # a malformed opening: gunicorn has sent its GOAWAY
+            log.debug("HTTP/2 connection refused at its opening: %s", error)
+            return False
+        served: bool = super().handle(conn)
+        return served
 
     def _handle_http1(self, conn: Connection) -> bool:
         request = conn.request
@@ -625,6 +636,7 @@ class CallsOnThreads:
         if conn.is_http2:
             # gunicorn marks a stream with HTTP_VERSION, which reads as a request header the client never sent.
             environ.pop("HTTP_VERSION", None)
+            environ["SERVER_PROTOCOL"] = "HTTP/2"  # gunicorn says HTTP/2.0; RFC 9113 names it HTTP/2, as granian does
             call: SocketCall = StreamCall(environ["gunicorn.socket"], conn.client, worker, conn)
         else:
             call = SocketCall(environ["gunicorn.socket"], conn.client, worker, conn)

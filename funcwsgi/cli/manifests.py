@@ -231,7 +231,8 @@ class Plan:
         container: dict[str, Any] = {
             "name": CONTAINER,
             "image": self.image,
-            "ports": [{"name": "http1", "containerPort": self.config.server_port}],
+            # Knative's convention: a port named h2c gets HTTP/2 without TLS from the queue-proxy.
+            "ports": [{"name": "h2c" if self.config.server_http2 else "http1", "containerPort": self.config.server_port}],
             "env": self.env_list(),
             "resources": self.resources(),
             # Knative accepts a probe port only when it is the serving port.

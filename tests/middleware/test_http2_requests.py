@@ -90,5 +90,7 @@ def test_split_cookie_fields_are_joined_with_a_semicolon_and_a_space():
 
 def test_the_layer_is_in_the_stack_only_when_http2_is_served():
     (layer,) = [layer for layer in LAYERS if layer.cls is Http2RequestsMiddleware]
-    assert not layer.enabled(Config.from_env({}))
+    assert layer.enabled(Config.from_env({}))  # gunicorn, the default, serves HTTP/2 by default
+    assert not layer.enabled(Config.from_env({"SERVER_HTTP2": "false"}))
+    assert not layer.enabled(Config.from_env({"SERVER_ADAPTER": "granian"}))
     assert layer.enabled(Config.from_env({"SERVER_HTTP2": "true", "SERVER_ADAPTER": "granian"}))

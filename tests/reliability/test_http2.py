@@ -24,7 +24,7 @@ import pytest
 import requests
 from hyperframe.frame import ContinuationFrame, DataFrame, HeadersFrame, PingFrame, RstStreamFrame, SettingsFrame
 
-from funcwsgi.config import HTTP2_ADAPTERS
+from funcwsgi.config import HTTP2_ADAPTERS, HTTP2_BY_DEFAULT
 
 from ..conftest import function_folder
 from ..servers import base_env, debian_tool, run_to_exit
@@ -42,6 +42,7 @@ GAPS = {
     ("granian", "unread-answers"): "granian holds a call thread for each streamed answer the client's window keeps back, with no send timeout",
     ("granian", "pseudo-header-in-trailers"): "granian takes trailers it never shows the application, pseudo-header fields included",
     ("granian-loop", "pseudo-header-in-trailers"): "granian takes trailers it never shows the application, pseudo-header fields included",
+    ("gunicorn", "streams-limit"): "gunicorn 27.0.1 sends its opening SETTINGS (h2's default of 100 streams) after the one with its limit, so clients keep 100",
     ("granian", "reset-body-no-content-length"): "granian ends the body of a stream its client reset as if it were whole, so one without a content-length looks complete",
 }
 #: A flood's frames, and the most time it may take to send them.
@@ -81,8 +82,14 @@ class H2Served:
         assert self.served.get("/fresh", timeout=1).status_code == 200
 
 
-#: Each adapter serves a plain function on its threads and an async one on its event loop.
-SERVED = [(adapter, module) for adapter in HTTP2_ADAPTERS for module in ("handler", "handler_async")]
+#: Each adapter serves a plain function on its threads and an async one on its event loop; gunicorn's
+#: event-loop worker (uvicorn's) serves HTTP/1.1 only (docs/servers.md#http2).
+SERVED = [
+    (adapter, module)
+    for adapter in HTTP2_ADAPTERS
+    for module in ("handler", "handler_async")
+    if not (adapter == "gunicorn" and module == "handler_async")
+]
 
 
 @pytest.fixture(scope="module", params=SERVED, ids=[f"{adapter}{'-loop' if module.endswith('async') else ''}" for adapter, module in SERVED])
@@ -348,6 +355,8 @@ def test_empty_frame_flood(h2):
 def test_streams_beyond_the_announced_limit_are_refused(h2):
     with h2.client() as client:
         client.pump(lambda: SettingsFrame.MAX_CONCURRENT_STREAMS in client.server_settings, timeout=5)
+        if client.server_settings[SettingsFrame.MAX_CONCURRENT_STREAMS] != MAX_STREAMS:
+            gap(h2, "streams-limit")
         assert client.server_settings[SettingsFrame.MAX_CONCURRENT_STREAMS] == MAX_STREAMS
         streams = [client.request(request_fields("GET", "/sleep?s=0.05")) for _ in range(MAX_STREAMS + 10)]
         client.pump(lambda: all(client.streams[stream].done for stream in streams), timeout=15)
@@ -382,17 +391,57 @@ def test_unread_answers_cost_only_their_streams(h2):
     h2.assert_answering()
 
 
-# -- off by default --------------------------------------------------------------------------
+# -- on or off by default ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("adapter", HTTP2_ADAPTERS)
-def test_http2_is_off_by_default(adapter, tmp_path):
-    served = serve(adapter, tmp_path, scenario="h2_echo", SEEN_LOG=str(tmp_path / "seen.jsonl"))
+@pytest.mark.parametrize(
+    ("adapter", "setting"),
+    [(adapter, None) for adapter in HTTP2_ADAPTERS if adapter not in HTTP2_BY_DEFAULT]
+    + [(adapter, "false") for adapter in HTTP2_BY_DEFAULT],
+)
+def test_http2_is_off_by_default_or_when_turned_off(adapter, setting, tmp_path):
+    settings = {} if setting is None else {"SERVER_HTTP2": setting}
+    served = serve(adapter, tmp_path, scenario="h2_echo", SEEN_LOG=str(tmp_path / "seen.jsonl"), **settings)
     try:
         answer = fresh_answer(served.server.host, served.server.port, "/h2", timeout=2.0)
-        assert answer.status is None, f"HTTP/2 answered {answer} without SERVER_HTTP2=true"
+        assert answer.status is None, f"HTTP/2 answered {answer} with SERVER_HTTP2={setting}"
         assert not (tmp_path / "seen.jsonl").exists()
         assert requests.get(served.url + "/h1", timeout=5).status_code == 200
+    finally:
+        served.server.stop()
+
+
+@pytest.mark.parametrize("adapter", HTTP2_BY_DEFAULT)
+def test_http2_is_on_by_default_where_the_server_bounds_it(adapter, tmp_path):
+    """Prior knowledge with Debian's curl, and Upgrade: h2c, on the port HTTP/1.1 is served on."""
+    served = serve(adapter, tmp_path, scenario="h2_echo", SEEN_LOG=str(tmp_path / "seen.jsonl"))
+    try:
+        for flag in ("--http2-prior-knowledge", "--http2"):
+            result = subprocess.run(
+                [debian_tool("curl", "curl"), "-s", flag, "-w", "\\n%{http_version}", served.url + "/curl"],
+                capture_output=True, text=True, timeout=10, check=True,
+            )
+            assert result.stdout.splitlines()[-1] == "2", (flag, result.stdout)
+        assert requests.get(served.url + "/h1", timeout=5).status_code == 200
+    finally:
+        served.server.stop()
+
+
+@pytest.mark.parametrize("adapter", HTTP2_BY_DEFAULT)
+def test_concurrent_streams_on_one_connection_are_each_one_call(adapter, tmp_path):
+    served = serve(adapter, tmp_path, scenario="h2_echo", SEEN_LOG=str(tmp_path / "seen.jsonl"))
+
+    async def many() -> list[httpx.Response]:
+        async with httpx.AsyncClient(http1=False, http2=True, timeout=10) as client:
+            return await asyncio.gather(*(client.get(f"{served.url}/stream-{n}", headers={"X-Request-Id": f"h2-{n}"}) for n in range(8)))
+
+    try:
+        answers = asyncio.run(many())
+        assert {answer.http_version for answer in answers} == {"HTTP/2"}
+        assert [answer.status_code for answer in answers] == [200] * 8
+        assert [answer.headers["x-request-id"] for answer in answers] == [f"h2-{n}" for n in range(8)]
+        seen = [json.loads(line)["path"] for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
+        assert sorted(seen) == sorted(f"/stream-{n}" for n in range(8))
     finally:
         served.server.stop()
 

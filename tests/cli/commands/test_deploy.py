@@ -170,6 +170,16 @@ def test_knative_service_matches_knatives_schema_and_func_yaml(dry_runs):
     assert knative_only["timeoutSeconds"] == 40 > max(config.server_call_timeout, config.server_graceful_timeout)
 
 
+def test_knative_names_the_port_h2c_when_func_yaml_asks_for_http2(tmp_path):
+    """Knative's convention: the queue-proxy speaks HTTP/2 without TLS to a port named h2c."""
+    asking = write_project(tmp_path / "orders", FUNC_YAML.replace("envs:\n", "envs:\n  SERVER_HTTP2: \"true\"\n", 1))
+    result = funcwsgi("deploy", "--dry-run", "--target", "knative", cwd=asking)
+    assert result.returncode == 0, result.stderr
+    (service,) = [doc for doc in yaml.safe_load_all(result.stdout) if doc is not None]
+    (container,) = service["spec"]["template"]["spec"]["containers"]
+    assert container["ports"] == [{"name": "h2c", "containerPort": 8080}]
+
+
 def test_the_crd_check_can_fail(dry_runs):
     """A misspelt field and a broken CEL rule are caught, so the checks above mean something."""
     service = yaml.safe_load(yaml.safe_dump(dry_runs["knative"][0]))
