@@ -70,6 +70,23 @@ def funcwsgi(name: str, label: str, group: str, folder: str, **settings: str) ->
     return LoopTarget(name, label, group, "funcwsgi", lambda port: [PYTHON, "-m", "funcwsgi", "serve"], env={"HANDLER_FOLDER": str(APPS / folder), **settings})
 
 
+#: gunicorn's own ASGI worker (gunicorn 24 and later), measured against the uvicorn worker (issue 29, item 3).
+GUNICORN_ASGI = "gunicorn.workers.gasgi.ASGIWorker"
+
+
+def gunicorn_asgi(name: str, label: str, group: str, folder: str) -> LoopTarget:
+    """funcwsgi's ASGI side served by gunicorn's own ASGI worker, one process."""
+    return LoopTarget(
+        name,
+        label,
+        group,
+        "funcwsgi",
+        lambda port: [PYTHON, "-m", "gunicorn", "-k", GUNICORN_ASGI, "-w", "1", "-b", f"127.0.0.1:{port}", "funcwsgi_asgi:app"],
+        env={"HANDLER_FOLDER": str(APPS / folder)},
+        cwd=APPS,
+    )
+
+
 def targets() -> list[LoopTarget]:
     fp = ALTERNATIVES / "func_python_function"
     ff = ALTERNATIVES / "ff_function" / "io.py"
@@ -95,7 +112,17 @@ def targets() -> list[LoopTarget]:
             lambda port: ["functions-framework", "--target", "wait", "--source", str(ff), "--host", "127.0.0.1", "--port", str(port)],
             alternative_env=True,
         ),
+        gunicorn_asgi("io-async-gasgi", "funcwsgi async on gunicorn's own ASGI worker (no slow-client limits)", "io", "io_async"),
         funcwsgi("hello-async", "funcwsgi async hello, default (gunicorn + uvicorn worker)", "hello", "hello_async"),
+        gunicorn_asgi("hello-async-gasgi", "funcwsgi async hello on gunicorn's own ASGI worker", "hello", "hello_async"),
+        LoopTarget(
+            "bare-asgi-gasgi",
+            "bare ASGI, gunicorn's own ASGI worker",
+            "hello",
+            "reference",
+            lambda port: [PYTHON, "-m", "gunicorn", "-k", GUNICORN_ASGI, "-w", "1", "-b", f"127.0.0.1:{port}", "bare_asgi:app"],
+            cwd=APPS,
+        ),
         LoopTarget(
             "bare-asgi-uvicorn",
             "bare ASGI, gunicorn + uvicorn worker",
