@@ -138,3 +138,15 @@ def receiver() -> Iterator[EventReceiver]:
     running = EventReceiver()
     yield running
     running.stop()
+
+
+@pytest.fixture
+def client_socket() -> Iterator[tuple[Any, Any]]:
+    """(the server's end, the client's end) of a connected socket pair; the client's reads time out after 5 s."""
+    import socket
+
+    server_end, client_end = socket.socketpair()
+    client_end.settimeout(5)
+    yield server_end, client_end
+    server_end.close()
+    client_end.close()

@@ -39,15 +39,6 @@ def test_the_check_sees_a_server_named_in_a_comment(tmp_path):
     assert not SERVER_NAMES.search("# as the default server does")
 
 
-@pytest.fixture
-def pair():
-    server_end, client_end = socket.socketpair()
-    client_end.settimeout(5)
-    yield server_end, client_end
-    server_end.close()
-    client_end.close()
-
-
 def test_without_a_server_call_the_client_counts_as_connected_and_the_peer_is_remote_addr():
     environ = {"REMOTE_ADDR": "10.0.0.7", "REMOTE_PORT": "5123"}
     assert serving.server_call(environ) is None
@@ -74,8 +65,8 @@ def test_work_after_the_response_that_fails_is_logged_and_the_rest_still_runs(ca
     assert "Work after the response failed" in caplog.text
 
 
-def test_a_socket_call_answers_now_and_shuts_the_socket_for_writing(pair):
-    server_end, client_end = pair
+def test_a_socket_call_answers_now_and_shuts_the_socket_for_writing(client_socket):
+    server_end, client_end = client_socket
     call = SocketCall(server_end)
     environ = {SERVER_CALL_KEY: call}
     assert serving.server_call(environ) is call and call.lent is THREAD and call.answers_now
@@ -88,17 +79,17 @@ def test_a_socket_call_answers_now_and_shuts_the_socket_for_writing(pair):
         server_end.send(b"late")
 
 
-def test_a_socket_call_tells_whether_its_client_is_still_connected(pair):
-    server_end, client_end = pair
+def test_a_socket_call_tells_whether_its_client_is_still_connected(client_socket):
+    server_end, client_end = client_socket
     environ = {SERVER_CALL_KEY: SocketCall(server_end)}
     assert serving.client_connected(environ) is True
     client_end.close()
     assert serving.client_connected(environ) is False
 
 
-def test_a_client_that_sent_more_counts_as_connected_until_that_is_read(pair):
+def test_a_client_that_sent_more_counts_as_connected_until_that_is_read(client_socket):
     """A peek cannot see past unread bytes: a pipelined request is not a goodbye."""
-    server_end, client_end = pair
+    server_end, client_end = client_socket
     client_end.sendall(b"GET /next HTTP/1.1\r\n")
     assert serving.client_connected({SERVER_CALL_KEY: SocketCall(server_end)}) is True
 
@@ -115,7 +106,7 @@ def test_a_socket_call_names_its_peer_from_the_socket():
             sock.close()
 
 
-def test_a_socket_call_keeps_work_for_after_the_response_and_tells_its_lender_of_stuck_threads(pair):
+def test_a_socket_call_keeps_work_for_after_the_response_and_tells_its_lender_of_stuck_threads(client_socket):
     told = []
 
     class Lender:
@@ -125,7 +116,7 @@ def test_a_socket_call_keeps_work_for_after_the_response_and_tells_its_lender_of
         def call_back(self, key, extra_threads):
             told.append(("back", key, extra_threads))
 
-    call = SocketCall(pair[0], None, Lender(), key="conn-1")
+    call = SocketCall(client_socket[0], None, Lender(), key="conn-1")
     serving.after_response({SERVER_CALL_KEY: call}, print)
     assert call.later == [print]
     call.thread_stuck(1)

@@ -278,17 +278,6 @@ def on_socket(sock, lender=LENDER):
     return {SERVER_CALL_KEY: SocketCall(sock, None, lender)}
 
 
-@pytest.fixture
-def client_socket():
-    import socket
-
-    server_end, client_end = socket.socketpair()
-    client_end.settimeout(5)
-    yield server_end, client_end
-    server_end.close()
-    client_end.close()
-
-
 def _read_all(sock) -> bytes:
     chunks = []
     while chunk := sock.recv(4096):
