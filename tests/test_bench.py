@@ -61,7 +61,7 @@ def test_quick_mode_reports_layers_checks_and_a_chart(quick_run):
     svg = (out / "performance.svg").read_text()
     assert svg.startswith("<svg") and all(entry["label"] in svg for entry in results["targets"])
     markdown = (out / "report.md").read_text()
-    assert markdown.startswith(report.BEGIN) and "| target | req/s @16 |" in markdown
+    assert markdown.startswith(report.BEGIN) and "| target | 2xx/s @16 |" in markdown
 
 
 def test_ratios_pair_samples_of_the_same_round():
