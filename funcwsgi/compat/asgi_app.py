@@ -48,8 +48,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from ..current import current_environ
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, DEADLINE_KEY
 from ..eventloop.bridge import on_loop_path, wait_for
+from ..middleware.cancellation import client_left
 from ..replies import status_line
 from ..request import read_body
 from ..timeouts.cancelling import wait_until_deadline
@@ -157,6 +159,10 @@ class AppCall:
                 # The body went through wsgi.input already; what the server still has of it (the
                 # empty message of a request without a body) is not the app's.
                 if message.get("type") != "http.request":
+                    if message.get("type") == "http.disconnect" and not self.complete:
+                        # The app reads receive() itself, so its messages are never taken from it:
+                        # its own http.disconnect before its answer was complete is what cancels the call.
+                        client_left(current_environ.get())
                     return message
         if self.over is None:
             self.over = asyncio.Event()

@@ -12,7 +12,9 @@ from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 from ..current import current_environ
-from ..environ import DEADLINE_KEY
+from ..environ import ASGI_RECEIVE_KEY, DEADLINE_KEY
+from ..middleware.cancellation import client_left
+from ..serving import SERVER_CALL_KEY
 from ..timeouts.cancelling import wait_until_deadline
 from .asgi import AsgiInput
 from .bridge import on_loop_path, wait_for
@@ -57,14 +59,36 @@ def run_on_thread_loop(coroutine: Any) -> Any:
 def await_on_loop(coroutine: Any, name: str) -> Any:
     """From the call's greenlet: the call's task awaits the coroutine, until the call's deadline."""
     environ = current_environ.get()
-    deadline = None
-    if environ is not None:
-        # The coroutine runs outside the greenlet: it reads a body already read.
-        stream = environ.get("wsgi.input")
-        if type(stream) is AsgiInput:
-            stream.preload()
-        deadline = environ.get(DEADLINE_KEY)
-    return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name)
+    if environ is None:
+        return wait_for(coroutine)
+    # The coroutine runs outside the greenlet: it reads a body already read.
+    stream = environ.get("wsgi.input")
+    if type(stream) is AsgiInput:
+        stream.preload()
+    deadline = environ.get(DEADLINE_KEY)
+    receive = environ.get(ASGI_RECEIVE_KEY)
+    # The whole body is read, so the server's next message is its word that the client left: a task
+    # of the call waits for it while the function awaits, for sdk.cancelled().
+    watch = None if receive is None else asyncio.get_running_loop().create_task(watch_client(receive, environ))
+    try:
+        return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name)
+    finally:
+        if watch is not None:
+            watch.cancel()
+
+
+async def watch_client(receive: Callable[[], Any], environ: dict[str, Any]) -> None:
+    """Marks the call cancelled when the server says ``http.disconnect`` (the empty body message of a
+    request without a body comes first; never more than one: a loop here could spin on a receive that never waits)."""
+    message = await receive()
+    if message.get("type") == "http.request":
+        message = await receive()
+    if message.get("type") != "http.disconnect":
+        return
+    call = environ.get(SERVER_CALL_KEY)
+    if call is not None:
+        call.gone = True
+    client_left(environ)
 
 
 class Resumed:

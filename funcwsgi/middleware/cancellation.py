@@ -9,7 +9,10 @@ asks it. The server says whether the client is still connected
 watcher thread asks every :data:`WATCH_INTERVAL` seconds while the function
 runs, so a call whose client left is counted even when the function never
 asks; ``cancelled()`` also asks at once. A call on the
-event loop is told by the edge (``http.disconnect``). A server that cannot
+event loop is told by the edge's ``http.disconnect`` (:func:`client_left`):
+read for a plain ``async def`` function while it awaits
+(:mod:`funcwsgi.eventloop.coroutines`), and seen when an ASGI app's own
+``receive()`` returns it (:mod:`funcwsgi.compat.asgi_app`). A server that cannot
 tell (it gives no :class:`~funcwsgi.serving.ServerCall`) cancels at the
 timeout only. Cancelled calls are counted by cause in
 ``function_cancelled_total``.
@@ -142,6 +145,13 @@ class CancellationMiddleware:
 
     def __repr__(self) -> str:
         return "CancellationMiddleware()"
+
+
+def client_left(environ: dict[str, Any] | None) -> None:
+    """The server said the call's client is gone (an ASGI ``http.disconnect`` before the answer was complete)."""
+    found = current(environ)
+    if found is not None:
+        found.cancel(CLIENT)
 
 
 def current(environ: dict[str, Any] | None) -> Cancellation | None:

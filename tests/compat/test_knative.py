@@ -242,6 +242,8 @@ def test_a_stream_ends_when_the_client_leaves(knative):
             break
         time.sleep(0.05)
     assert ended == [expected], (watchers, knative.stdout[-3000:])
+    if knative.serving_by in ON_LOOP:  # the instance's own http.disconnect cancelled the call
+        assert [w["cancelled"] for w in watchers if w["request_id"] == "knative-watch-1"] == [True], watchers
 
 
 def test_the_timeout_cancels_the_instances_coroutine_answers_408_on_time_and_leaves_no_task(knative):

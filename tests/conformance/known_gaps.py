@@ -11,13 +11,9 @@ from __future__ import annotations
 _CLIENT_LEAVES = "test_cancellation.py::test_a_client_that_leaves_cancels_its_call_within_half_a_second"
 #: Servers that do not tell the core whether a call's client is still there (docs/sdk.md#cancellation).
 _NO_CONNECTION = "the server gives the call no way to see its client leave: cancelled at the timeout only"
-_LOOP = "on the event loop the client's leaving is seen while its body is read, not while the function awaits"
 
 KNOWN_GAPS: tuple[tuple[str, str, str], ...] = (
     ("funcwsgi-waitress", _CLIENT_LEAVES, _NO_CONNECTION),
     ("funcwsgi-werkzeug", _CLIENT_LEAVES, _NO_CONNECTION),
     ("funcwsgi-granian", _CLIENT_LEAVES, _NO_CONNECTION),
-    ("funcwsgi-loop-gunicorn-app", _CLIENT_LEAVES, _LOOP),
-    ("funcwsgi-loop", _CLIENT_LEAVES, _LOOP),
-    ("funcwsgi-loop-granian", _CLIENT_LEAVES, _LOOP),
 )

@@ -1,7 +1,7 @@
 """A func-python instance that exercises what the event loop gives an ASGI function.
 
 Written as `func create -l python` lays a function out, importing nothing of
-funcwsgi: ``/stream`` sends its body in pieces, ``/forever`` waits until it is
+funcwsgi but ``sdk.cancelled()`` in ``/watch``: ``/stream`` sends its body in pieces, ``/forever`` waits until it is
 cancelled (and remembers that it was), ``/cancelled`` reports those calls and
 the tasks left on the loop, ``/fail`` and ``/fail-midway`` raise before and
 after the response started, ``/sleep`` waits, ``/size`` counts the body,
@@ -16,6 +16,8 @@ import os
 import threading
 import time
 from urllib.parse import parse_qs
+
+import sdk
 
 SECRET = "knative secret token 7431"
 
@@ -62,7 +64,8 @@ class Function:
             while not left.done():
                 await send({"type": "http.response.body", "body": b"data: tick\n\n", "more_body": True})
                 await asyncio.wait([left], timeout=0.05)
-            self.watchers.append({"request_id": request_id, "ended": left.result()["type"]})
+            # Its own http.disconnect cancels the call: sdk.cancelled() says so from then on.
+            self.watchers.append({"request_id": request_id, "ended": left.result()["type"], "cancelled": sdk.cancelled()})
         except asyncio.CancelledError:
             self.watchers.append({"request_id": request_id, "ended": "cancelled"})
             raise
