@@ -20,6 +20,7 @@ unless ``PUBLISHER_PROXY_ADDRESS`` is set, and :func:`secret` reads the folders 
 
 from __future__ import annotations
 
+import http.client
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -221,21 +222,20 @@ def publish_cloud_event(event: Any) -> None:
         event = make_event(attributes, attributes.pop("data", None))
     headers, body = to_structured(event)
     _add_trace_context(headers)
-    import requests
+    from .publishing import Cancelled, post
 
     try:
-        response = requests.post(address, data=body, headers=headers, timeout=config.publisher_proxy_timeout)
-    except requests.RequestException as error:
+        status, text = post(address, body if isinstance(body, bytes) else str(body).encode(), headers,
+                            config.publisher_proxy_timeout, None if call is None else call.cancelled)
+    except Cancelled:
+        raise PublishError(f"the CloudEvent was not published: the call was cancelled ({_CAUSES[call.cause or ''] if call else 'cancelled'})") from None
+    except (OSError, http.client.HTTPException, ValueError) as error:
         _publish_failures.warning("cannot publish the CloudEvent to %s: %s", address, type(error).__name__)
         raise PublishError(f"cannot publish the CloudEvent to {address}: {type(error).__name__}: {error}") from error
-    if not 200 <= response.status_code < 300:
-        text = response.text[:1000]
-        _publish_failures.warning("cannot publish the CloudEvent to %s: the proxy answered %d", address, response.status_code)
-        raise PublishError(
-            f"the publisher proxy at {address} answered {response.status_code}: {text}",
-            status=response.status_code,
-            body=text,
-        )
+    if not 200 <= status < 300:
+        text = text[:1000]
+        _publish_failures.warning("cannot publish the CloudEvent to %s: the proxy answered %d", address, status)
+        raise PublishError(f"the publisher proxy at {address} answered {status}: {text}", status=status, body=text)
 
 
 _CAUSES = {"client": "its client left", "timeout": "it timed out", "": "cancelled"}

@@ -17,9 +17,12 @@ from ..servers import BIN, Server, base_env, free_port
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(receiver):
     port = free_port()
-    env = base_env(HANDLER_FOLDER=function_folder("cancellation"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    env = base_env(
+        HANDLER_FOLDER=function_folder("cancellation"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port),
+        PUBLISHER_PROXY_ADDRESS=receiver.url + "/slow", PUBLISHER_PROXY_TIMEOUT="10",
+    )
     running = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
     try:
         running.wait_ready()
@@ -44,12 +47,25 @@ def test_a_client_that_stays_leaves_the_call_uncancelled(server):
     assert "call stayed cause None" in server.wait_for_output("call stayed cause", timeout=5)
 
 
+def test_a_publish_in_flight_stops_within_half_a_second_of_its_client_leaving(server, receiver):
+    before = len(receiver.received)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as client:
+        client.sendall(b"GET /?publish=1&id=inflight HTTP/1.1\r\nHost: test\r\n\r\n")
+        receiver.wait_for(before + 1, timeout=5)  # the POST is in flight: the receiver answers it 3 s later
+        left = time.monotonic()
+    line = server.wait_for_output("publish inflight ended", timeout=5)
+    stopped = time.monotonic() - left
+    assert "not published: the call was cancelled (its client left)" in line, line
+    assert stopped < 1.0, f"the publish stopped {stopped:.2f} s after the client left"  # 0.5 s, and the output's poll
+
+
 def test_outside_a_call_nothing_is_cancelled():
     assert sdk.cancelled() is False
 
 
 def test_a_cancelled_call_publishes_nothing(monkeypatch, receiver):
     monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
+    before = len(receiver.received)
     cancellation = Cancellation(None, None)
     cancellation.cancel("client")
     token = current_environ.set({CANCELLATION_KEY: cancellation})
@@ -59,7 +75,7 @@ def test_a_cancelled_call_publishes_nothing(monkeypatch, receiver):
             sdk.emit_cloud_event("order.created", "/shop", {"id": 7})
     finally:
         current_environ.reset(token)
-    assert receiver.received == []
+    assert len(receiver.received) == before
 
 
 def test_a_call_past_its_deadline_is_cancelled_by_timeout():
