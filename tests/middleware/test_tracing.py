@@ -58,7 +58,7 @@ def test_startup_lines_stay_plain(server, collector):
     lines = server.stdout.splitlines()
     assert lines[1] == f"Tracing configured with endpoint http://127.0.0.1:{collector.port}/v1/traces"
     assert not lines[0].startswith("{") and lines[3].startswith("Starting python314 server")
-    assert json.loads(lines[4])["message"].startswith("Middleware stack: http > errors > request-id > access-log > reserved-routes > tracing")
+    assert json.loads(lines[4])["message"].startswith("Middleware stack: http > errors > http2 > request-id > access-log > reserved-routes > tracing")
 
 
 def test_spans_continue_the_callers_trace(server, collector, receiver):
