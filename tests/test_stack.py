@@ -80,7 +80,7 @@ def test_the_start_up_log_line_shows_changed_options(caplog):
         make_app(hello, environ={}, server_max_body_size=4096, server_call_timeout=7)
     lines = [record.getMessage() for record in caplog.records if record.getMessage().startswith("Middleware stack:")]
     assert lines == [
-        "Middleware stack: http > errors > request-id > reserved-routes > metrics > body-limit(max_bytes=4096) > cancellation(seconds=7) > timeout(seconds=7) > cloudevents > function"
+        "Middleware stack: http > errors > http2(max_body=4096) > request-id > reserved-routes > metrics > body-limit(max_bytes=4096) > cancellation(seconds=7) > timeout(seconds=7) > cloudevents > function"
     ]
 
 

@@ -241,7 +241,9 @@ class PendingRequest:
             return BAD_REQUEST  # a bare CR or LF, or a NUL: counted at C speed, once per head
         lines = head.split(b"\r\n")
         parts = lines[0].split(b" ")
-        if len(parts) != 3:
+        if len(parts) != 3 or not lines[0].isascii():
+            # A request line is ASCII (RFC 9112 section 3, RFC 3986); gunicorn's parser refuses
+            # other bytes too, with a page of its own that echoes the line back.
             return BAD_REQUEST
         self.method, target, version = parts
         if target[:1] != b"/":

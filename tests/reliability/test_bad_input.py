@@ -125,7 +125,7 @@ ON_THE_WIRE = [
     ("request-header-too-large", b"GET /never-header-size HTTP/1.1\r\n" + HOST + b"X-Big: " + HUGE_HEADER + b"\r\n\r\n", {"gunicorn": 431, "waitress": 431, "granian": 431}, False),
     ("too-many-headers", b"GET /header-count HTTP/1.1\r\n" + HOST + b"".join(b"X-%d: 1\r\n" % i for i in range(300)) + b"\r\n", {"gunicorn": 431, "waitress": 200, "granian": 431}, None),
     ("request-line-too-long", b"GET /never-line/" + LONG_PATH + b" HTTP/1.1\r\n" + HOST + b"\r\n", {"gunicorn": 414, "waitress": 431, "granian": 414}, False),
-    ("raw-path-not-utf8", b"GET /path/\xff\xfe HTTP/1.1\r\n" + HOST + b"\r\n", {"gunicorn": 200, "waitress": 400, "granian": 400}, None),
+    ("raw-path-not-utf8", b"GET /never-raw-path/\xff\xfe HTTP/1.1\r\n" + HOST + b"\r\n", {"gunicorn": 400, "waitress": 400, "granian": 400}, False),
     ("content-length-not-a-number", b"POST /never-length-text HTTP/1.1\r\n" + HOST + b"Content-Length: abc\r\n\r\nabc", {"gunicorn": 400, "waitress": 400, "granian": 400}, False),
     ("content-length-negative", b"POST /never-length-negative HTTP/1.1\r\n" + HOST + b"Content-Length: -1\r\n\r\nabc", {"gunicorn": 400, "waitress": 400, "granian": 400}, False),
     ("content-length-and-chunked", b"POST /size HTTP/1.1\r\n" + HOST + b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", {"gunicorn": 400, "waitress": 200, "granian": 200}, None),
