@@ -62,9 +62,7 @@ class StreamedBody:
 
     def close(self) -> None:
         try:
-            close: Any = getattr(self._body, "close", None)
-            if close is not None:
-                close()
+            close_inner(self._body)
         finally:
             if not self._ended:
                 self._ended = True
@@ -117,9 +115,7 @@ class ReleasingBody:
 
     def close(self) -> None:
         try:
-            close: Any = getattr(self._body, "close", None)
-            if close is not None:
-                close()
+            close_inner(self._body)
         finally:
             self._released()
 
@@ -127,3 +123,10 @@ class ReleasingBody:
         release, self._release = self._release, None
         if release is not None:
             release()
+
+
+def close_inner(body: Iterable[bytes]) -> None:
+    """Close a wrapped body when it has ``close()``, as PEP 3333 asks the server to."""
+    close: Any = getattr(body, "close", None)
+    if close is not None:
+        close()
