@@ -165,7 +165,8 @@ def http2_lines(results: dict[str, Any]) -> list[str]:
         lines += [
             f"{entry['label']}: {rate:.2f}× the requests per second of the same hello world over HTTP/1.1 at 16 connections"
             f" (one stream each, so as many requests in flight as wrk has; answered calls only), at {cpu:.2f}× its server CPU"
-            " per request. HTTP/2 is off by default ([servers](servers.md#http2)).",
+            f" per request. {'HTTP/2 is on by default on gunicorn' if 'gunicorn' in entry['name'] else 'HTTP/2 is off by default on this adapter'}"
+            " ([servers](servers.md#http2)).",
             "",
         ]
     return lines

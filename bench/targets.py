@@ -128,6 +128,17 @@ def funcwsgi_targets() -> list[Target]:
             # The same hello world over HTTP/2: its ratio column is against the same adapter over HTTP/1.1.
             found.append(
                 Target(
+                    "funcwsgi-gunicorn-http2",
+                    "funcwsgi, gunicorn, HTTP/2 (h2c, h2load)",
+                    "funcwsgi",
+                    lambda port: [PYTHON, "-m", "funcwsgi", "serve"],
+                    env={**hello, "SERVER_ADAPTER": "gunicorn"},
+                    baseline="funcwsgi-gunicorn",
+                    http2=True,
+                )
+            )
+            found.append(
+                Target(
                     "funcwsgi-granian-http2",
                     "funcwsgi, granian, HTTP/2 (h2c, h2load)",
                     "funcwsgi",
