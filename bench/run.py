@@ -247,7 +247,7 @@ def compile_sources() -> None:
     again, which no production install does (the runtime image compiles them
     at build time).
     """
-    for package in ("funcwsgi", "adapters", "sdk"):
+    for package in ("funcwsgi", "sdk"):
         if not compileall.compile_dir(str(REPO / package), quiet=1):
             raise SetupError(f"could not byte-compile {REPO / package}")
 
