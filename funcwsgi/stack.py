@@ -12,8 +12,9 @@ configuration is left out entirely, so it costs nothing per call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
@@ -50,10 +51,20 @@ ENV_NAMES: dict[str, str] = {name: spec.env for name, _, spec in specs()}
 
 
 @dataclass(frozen=True)
-class Made:
-    """An option made at build time from the configuration, the function and the layer's inner app."""
+class Below:
+    """What a layer's made options see of the stack below it, built already (the stack is built inside out)."""
 
-    make: Callable[[Config, LoadedFunction, WSGIApplication], Any]
+    #: The layer's inner app.
+    app: WSGIApplication
+    #: The liveness checks the layers below declare (:attr:`Layer.liveness`), innermost last.
+    liveness: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class Made:
+    """An option made at build time from the configuration, the function and the stack below the layer."""
+
+    make: Callable[[Config, LoadedFunction, Below], Any]
 
     def __repr__(self) -> str:
         return f"<{getattr(self.make, '__name__', 'made')}>"
@@ -75,13 +86,20 @@ class Layer:
     cls: Callable[..., WSGIApplication]
     options: Mapping[str, Source] = field(default_factory=dict)
     enabled: Callable[[Config], bool] = _always
+    #: The liveness check the layer declares, made of the built layer (``TimeoutMiddleware.liveness_problem``):
+    #: ``/healthz`` and ``/health/liveness`` run it. Declared here, so the probes never go looking for checks.
+    liveness: Callable[[Any], str | None] | None = None
 
-    def build(self, app: WSGIApplication, config: Config, loaded: LoadedFunction) -> WSGIApplication:
+    def build(self, below: Below, config: Config, loaded: LoadedFunction) -> WSGIApplication:
         values = {
-            option: source.make(config, loaded, app) if isinstance(source, Made) else getattr(config, source)
+            option: source.make(config, loaded, below) if isinstance(source, Made) else getattr(config, source)
             for option, source in self.options.items()
         }
-        return self.cls(direct(app), **values)
+        return self.cls(direct(below.app), **values)
+
+    def check_of(self, built: WSGIApplication) -> Check | None:
+        """The liveness check this layer declares, bound to ``built`` (this layer as built), or None."""
+        return None if self.liveness is None else partial(self.liveness, built)
 
     def describe(self, config: Config) -> str:
         """``name``, with the options whose setting differs from its default: ``body-limit(max_bytes=2048)``."""
@@ -126,22 +144,22 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def reserved_routes(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> dict[str, WSGIApplication]:
+def reserved_routes(config: Config, loaded: LoadedFunction, below: Below) -> dict[str, WSGIApplication]:
     routes = default_routes()
-    routes.update(health_routes(loaded, inner, loop_watched=serves_on_loop(config, loaded) and config.server_loop_blocked_seconds > 0))
+    routes.update(health_routes(loaded, below.liveness, loop_watched=serves_on_loop(config, loaded) and config.server_loop_blocked_seconds > 0))
     if config.server_metrics and not config.server_metrics_port:  # else served on a port of its own
         routes[config.server_metrics_path] = MetricsEndpoint(config)
     return routes
 
 
-def health_routes(loaded: LoadedFunction, inner: WSGIApplication, *, loop_watched: bool = False) -> dict[str, WSGIApplication]:
-    """The probes: the function's ``ready``/``alive`` hooks, plus what inner layers report.
+def health_routes(loaded: LoadedFunction, declared: Sequence[Check] = (), *, loop_watched: bool = False) -> dict[str, WSGIApplication]:
+    """The probes: the function's ``ready``/``alive`` hooks, plus the liveness checks the layers below declare.
 
     ``/healthz`` (Kyma's probe) answers like ``/health/liveness``, with no
     check at all too: every probe is answered by a :class:`HealthCheck`, so
     every probe answer is a ``probe_reply`` (never stored by a cache).
     """
-    liveness: list[Check] = [layer.liveness_problem for layer in _layers_below(inner) if hasattr(layer, "liveness_problem")]
+    liveness: list[Check] = list(declared)
     readiness: list[Check] = []
     if loop_watched:
         liveness.append(LOOP_WATCH.liveness_problem)
@@ -153,16 +171,6 @@ def health_routes(loaded: LoadedFunction, inner: WSGIApplication, *, loop_watche
     return {READINESS_PATH: HealthCheck(readiness), **dict.fromkeys(LIVENESS_PATHS, alive)}
 
 
-def _layers_below(app: WSGIApplication) -> list[object]:
-    found: list[object] = []
-    current: object | None = app
-    while current is not None and len(found) < 50:
-        found.append(current)
-        current = getattr(current, "app", None)
-        current = layer_of(current) if current is not None else None
-    return found
-
-
 def serves_on_loop(config: Config, loaded: LoadedFunction) -> bool:
     """Whether an event-loop adapter serves this function: it is async (an ``async def`` function, an ASGI
     app, a Knative func-python instance's ``handle``), and SERVER_EVENT_LOOP is auto."""
@@ -171,29 +179,29 @@ def serves_on_loop(config: Config, loaded: LoadedFunction) -> bool:
     return loaded.signature is Signature.ASGI or is_async(loaded.function)
 
 
-def call_threads(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> int:
+def call_threads(config: Config, loaded: LoadedFunction, below: Below) -> int:
     """Call threads the timeout layer may keep: one per server thread, and as many again for
     calls that timed out while blocked in C and have not returned yet."""
     return 2 * config.server_numthreads
 
 
-def tracer_provider(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+def tracer_provider(config: Config, loaded: LoadedFunction, below: Below) -> Any:
     return tracing.tracer_provider(config, loaded)
 
 
-def function_attributes(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+def function_attributes(config: Config, loaded: LoadedFunction, below: Below) -> Any:
     return tracing.function_attributes(config, loaded)
 
 
-def metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+def metrics_of_calls(config: Config, loaded: LoadedFunction, below: Below) -> Any:
     return call_metrics(config)
 
 
-def cancellation_counter(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+def cancellation_counter(config: Config, loaded: LoadedFunction, below: Below) -> Any:
     return call_metrics(config).cancelled if config.server_metrics else None
 
 
-def faas_metrics_of_calls(config: Config, loaded: LoadedFunction, inner: WSGIApplication) -> Any:
+def faas_metrics_of_calls(config: Config, loaded: LoadedFunction, below: Below) -> Any:
     return faas_metrics.faas_metrics(config, loaded) if faas_metrics.enabled(config) else None
 
 
@@ -230,6 +238,7 @@ LAYERS: list[Layer] = [
         TimeoutMiddleware,
         {"seconds": "server_call_timeout", "max_threads": Made(call_threads)},
         lambda config: config.server_call_timeout > 0,
+        liveness=TimeoutMiddleware.liveness_problem,
     ),
     Layer("cloudevents", CloudEventsMiddleware, enabled=lambda config: config.server_cloudevents),
 ]
@@ -239,6 +248,10 @@ def build_stack(config: Config, loaded: LoadedFunction, layers: list[Layer] | No
     """(the WSGI app, the layers in it from the outside in)."""
     chosen = [layer for layer in (LAYERS if layers is None else layers) if layer.enabled(config)]
     app: WSGIApplication = FunctionApp(loaded, config)
+    liveness: tuple[Check, ...] = ()
     for layer in reversed(chosen):
-        app = layer.build(app, config, loaded)
+        app = layer.build(Below(app, liveness), config, loaded)
+        check = layer.check_of(app)
+        if check is not None:
+            liveness = (check, *liveness)
     return app, chosen

@@ -107,3 +107,47 @@ def test_a_knative_function_is_served_on_the_loop_like_any_async_one(scenario, s
 
     config = resolve(Config.from_env({"HANDLER_FOLDER": function_folder(scenario), **settings}))
     assert serves_on_loop(config, load_function(config)) is on_loop
+
+
+def _liveness(app, path="/healthz"):
+    from werkzeug.test import Client
+
+    answer = Client(app).get(path)
+    return answer.status_code, answer.text
+
+
+class _Sick:
+    """A layer with a liveness check: declared or not, as each test says."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):  # pragma: no cover - the probes answer before it
+        return self.app(environ, start_response)
+
+    def liveness_problem(self):
+        return "the sick layer says no"
+
+
+def test_a_layer_declaring_a_liveness_check_fails_the_liveness_probes():
+    config = Config.from_env({})
+    sick = Layer("sick", _Sick, liveness=_Sick.liveness_problem)
+    app, _ = build_stack(config, wrap_callable(hello, config), [by_name("reserved-routes"), sick])
+    assert _liveness(app) == (503, "the sick layer says no")
+    assert _liveness(app, "/health/liveness") == (503, "the sick layer says no")
+    assert _liveness(app, "/health/readiness") == (200, "OK")
+
+
+def test_a_check_the_layer_does_not_declare_is_not_run():
+    # The probes take the declared checks only: a method that happens to be called
+    # liveness_problem is not looked for in the built layers.
+    config = Config.from_env({})
+    app, _ = build_stack(config, wrap_callable(hello, config), [by_name("reserved-routes"), Layer("sick", _Sick)])
+    assert _liveness(app) == (200, "OK")
+
+
+def test_the_timeout_layer_declares_its_stuck_threads_check():
+    from funcwsgi.middleware.timeout import TimeoutMiddleware
+
+    assert by_name("timeout").liveness is TimeoutMiddleware.liveness_problem
+    assert [layer.name for layer in LAYERS if layer.liveness is not None] == ["timeout"]
