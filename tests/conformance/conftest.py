@@ -4,8 +4,9 @@ The kit starts each runtime under test itself, through a launcher per
 runtime (launchers.py): inside this repository funcwsgi as a container runs
 it (``gunicorn funcwsgi:app``) and on every HTTP adapter (``funcwsgi serve``
 with ``SERVER_ADAPTER``), funcwsgi's event-loop path (the same fixtures
-written ``async def``, on gunicorn's uvicorn worker and granian's ASGI), and
-the Node runtime (``nodejs26/bin/serve``). Every check runs against every one
+written ``async def``, on gunicorn's uvicorn worker and granian's ASGI), the
+default server spoken to over HTTP/2 (h2c), and the Node runtime
+(``nodejs26/bin/serve``). Every check runs against every one
 of them::
 
     pytest tests/conformance                       # every runtime of this repository
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 import pytest
 
 from .kit import Runtime, Settings, serve
-from .known_gaps import KNOWN_GAPS
+from .known_gaps import HTTP1_ONLY, KNOWN_GAPS
 from .launchers import MODULE_FILES, Launcher, command_launcher, local_launchers
 
 
@@ -85,8 +86,10 @@ def settings() -> Settings:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the known gaps of a runtime (known_gaps.py) as strict expected failures, for that runtime only."""
+    """Mark the known gaps of a runtime (known_gaps.py) as strict expected failures, for that runtime only;
+    skip the checks that are HTTP/1.1 by nature for a runtime spoken to over HTTP/2."""
     gaps = {(runtime, check): reason for runtime, check, reason in KNOWN_GAPS}
+    http1_only = dict(HTTP1_ONLY)
     for item in items:
         callspec = getattr(item, "callspec", None)
         launcher = callspec.params.get("launcher") if callspec else None
@@ -96,6 +99,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reason = gaps.get((launcher.name, check))
         if reason:
             item.add_marker(pytest.mark.xfail(strict=True, reason=f"{launcher.name}: {reason}"))
+        if launcher.protocol == "h2c" and check in http1_only:
+            item.add_marker(pytest.mark.skip(reason=f"HTTP/1.1 by nature: {http1_only[check]}"))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

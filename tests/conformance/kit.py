@@ -1,6 +1,8 @@
 """What the checks share: the runtime under test as served, its settings, small HTTP helpers.
 
-Only the standard library, pytest and requests: the kit must run anywhere.
+Only the standard library, pytest and requests: the kit must run anywhere. A
+runtime spoken to over HTTP/2 (a launcher whose protocol is ``h2c``) needs h2
+and httpx too (:mod:`.h2c`), imported only then.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -58,6 +61,11 @@ class Runtime:
     settings: Settings = field(default_factory=Settings)
     publisher_port: int | None = None
     received: list[dict[str, object]] = field(default_factory=list)
+    h2c: H2c | None = None
+
+    def __post_init__(self) -> None:
+        if self.launcher.protocol == "h2c":
+            self.h2c = H2c()
 
     @property
     def url(self) -> str:
@@ -66,12 +74,19 @@ class Runtime:
     def read_log(self) -> str:
         return self.process.stdout
 
-    def get(self, path: str, **kwargs: object) -> requests.Response:
+    def get(self, path: str, **kwargs: object) -> Any:
         return self.request("GET", path, **kwargs)
 
-    def request(self, method: str, path: str, **kwargs: object) -> requests.Response:
+    def request(self, method: str, path: str, **kwargs: object) -> Any:
+        """The answer (a requests or, over h2c, an httpx response: both have what the checks read)."""
         kwargs.setdefault("timeout", 30)
+        if self.h2c is not None:
+            return self.h2c.request(method, self.url + path, **kwargs)
         return requests.request(method, self.url + path, **kwargs)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        if self.h2c is not None:
+            self.h2c.close()
 
     def module_file(self) -> Path:
         return self.launcher.module_file(self.fixture)
@@ -89,6 +104,82 @@ class Runtime:
                 except ValueError:
                     continue
         return records
+
+
+#: Idle seconds after which the kit drops a connection it keeps: well within a runtime's keep-alive
+#: timeout (30 s by default), so the kit never sends on a connection the runtime is closing.
+KEPT_IDLE_SECONDS = 5.0
+
+
+class H2c:
+    """The kit's client of a runtime spoken to over h2c (:mod:`.h2c`).
+
+    The calls of the kit's main thread share one connection, so a run sends
+    many streams on it, each a call of its own (its own request id, timeout,
+    body limit and count in the metrics: the checks see each). A call from
+    another thread (the checks that call several at once) opens a connection
+    of its own and closes it after, as requests does: a server may serve the
+    streams of one connection one after another (gunicorn does,
+    docs/servers.md#http2-on-gunicorn), and the checks ask for calls at once.
+    """
+
+    def __init__(self) -> None:
+        self.kept: Any = None
+
+    def request(self, method: str, url: str, **kwargs: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return h2c_call(method, url, **kwargs)
+        kept = self.kept
+        if kept is None or kept.closed or time.monotonic() - kept.used > KEPT_IDLE_SECONDS:
+            if kept is not None:
+                kept.close()
+            self.kept = kept = _connect(url, float(kwargs.get("timeout", 30)))
+        return _on(kept, method, url, kwargs)
+
+    def close(self) -> None:
+        if self.kept is not None:
+            self.kept.close()
+            self.kept = None
+
+
+def _connect(url: str, timeout: float) -> Any:
+    from urllib.parse import urlsplit
+
+    from .h2c import H2cConnection
+
+    parts = urlsplit(url)
+    return H2cConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout)
+
+
+def _on(connection: Any, method: str, url: str, kwargs: dict[str, Any]) -> Any:
+    from .h2c import request_arguments
+
+    headers, content, timeout, query = request_arguments(dict(kwargs))
+    return connection.request(method, f"{url}{'&' if '?' in url else '?'}{query}" if query else url, headers, content, timeout)
+
+
+def h2c_call(method: str, url: str, **kwargs: Any) -> Any:
+    """One call over h2c on a connection of its own."""
+    connection = _connect(url, float(kwargs.get("timeout", 30)))
+    try:
+        return _on(connection, method, url, kwargs)
+    finally:
+        connection.close()
+
+
+def call(launcher: Launcher, method: str, url: str, **kwargs: Any) -> Any:
+    """One call on a connection of its own, in the launcher's protocol (requests, or the kit's h2c client)."""
+    kwargs.setdefault("timeout", 30)
+    if launcher.protocol == "h2c":
+        return h2c_call(method, url, **kwargs)
+    return requests.request(method, url, **kwargs)
+
+
+def client_errors(launcher: Launcher) -> tuple[type[Exception], type[Exception]]:
+    """The launcher's client's errors: (no connection, or it was lost; no answer in time)."""
+    if launcher.protocol == "h2c":
+        return ConnectionError, TimeoutError
+    return requests.ConnectionError, requests.Timeout
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str, show: Callable[[], str] | None = None) -> str:
@@ -109,9 +200,11 @@ def serve(launcher: Launcher, fixture: str, settings: Mapping[str, str], base: S
     received: list[dict[str, object]] = []
     with event_receiver(publisher_port, received):
         process = launcher.start(fixture, {**base.environment(publisher_port), **settings})
+        runtime = Runtime(launcher, process, fixture, base, publisher_port, received)
         try:
-            yield Runtime(launcher, process, fixture, base, publisher_port, received)
+            yield runtime
         finally:
+            runtime.close()
             process.stop()
 
 
@@ -128,6 +221,7 @@ def serve_many(launcher: Launcher, launches: Mapping[str, tuple[str, Mapping[str
             process = launcher.start(fixture, {**base.environment(publisher_port), **settings}, wait=False)
             stack.callback(process.stop)
             started[key] = Runtime(launcher, process, fixture, base, publisher_port, received)
+            stack.callback(started[key].close)
         # Registered last, so run first: every SIGTERM goes out before the waits for each exit.
         stack.callback(lambda: [running.process.begin_stop() for running in started.values()])
         for running in started.values():

@@ -185,6 +185,8 @@ class Launcher:
     command: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path = REPO
+    #: How the kit's client speaks to the runtime: "http/1.1", or "h2c" (HTTP/2 without TLS, with prior knowledge).
+    protocol: str = "http/1.1"
 
     def fixture(self, name: str) -> Path:
         """The folder of fixture ``name`` in this runtime's language."""
@@ -267,6 +269,9 @@ def local_launchers() -> list[Launcher]:
         Launcher(f"funcwsgi-{adapter}", "python314", "python", (str(bin_dir / "funcwsgi"), "serve"), {"SERVER_ADAPTER": adapter})
         for adapter in FUNCWSGI_ADAPTERS
     ]
+    # The default server spoken to over HTTP/2 (h2c with prior knowledge, as Knative's queue-proxy
+    # speaks it when func.yaml asks for HTTP/2): every check's call is a stream.
+    found.append(Launcher("funcwsgi-h2c", "python314", "python", (str(bin_dir / "funcwsgi"), "serve"), protocol="h2c"))
     # The event-loop path: the same fixtures written async def, on the servers' default settings.
     found.append(Launcher("funcwsgi-loop-gunicorn-app", "python314", "python-async", (str(bin_dir / "gunicorn"), "funcwsgi:app")))
     found += [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from .kit import INTERNAL_ERROR, SECRET
 
 
@@ -47,6 +49,8 @@ def test_a_header_value_with_a_line_break_is_refused_with_a_500(runtime):
 
 
 def test_a_failure_after_streaming_began_closes_the_connection(runtime):
+    if runtime.launcher.protocol == "h2c":
+        return _a_failure_after_streaming_began_resets_the_stream(runtime)
     # Read the raw answer: a complete chunked body ends with the zero-length chunk.
     with socket.create_connection(("127.0.0.1", runtime.process.port), timeout=10) as client:
         client.sendall(b"GET /return/stream-fail HTTP/1.1\r\nHost: kit\r\n\r\n")
@@ -68,3 +72,14 @@ def test_a_failure_after_streaming_began_closes_the_connection(runtime):
     else:
         assert headers.get(b"transfer-encoding") == b"chunked", head
         assert not body.endswith(b"0\r\n\r\n"), "the truncated body looks complete"
+
+
+def _a_failure_after_streaming_began_resets_the_stream(runtime):
+    """Over HTTP/2 a truncated body shows as the stream (or the connection) reset, never as END_STREAM."""
+    from .h2c import H2cError
+    from .kit import h2c_call
+
+    with pytest.raises(H2cError) as failed:
+        h2c_call("GET", runtime.url + "/return/stream-fail", timeout=10)
+    assert SECRET.encode() not in failed.value.received
+    assert runtime.get("/hello").text == "hello"

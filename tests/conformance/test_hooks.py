@@ -6,9 +6,8 @@ import json
 import threading
 
 import pytest
-import requests
 
-from .kit import SECRET, main_line, serve, wait_for
+from .kit import SECRET, call, client_errors, main_line, serve, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -89,12 +88,13 @@ def test_a_failing_start_hook_stops_start_up_with_one_line(launcher, tmp_path):
     assert "start()" in line and line.endswith("cannot reach the database"), line
 
 
-def _refused(url: str, seen: list[str]) -> bool:
+def _refused(launcher, url: str, seen: list[str]) -> bool:
+    not_connected, timed_out = client_errors(launcher)
     try:
-        response = requests.get(url + "/healthz", timeout=0.5)
-    except requests.ConnectionError:
+        response = call(launcher, "GET", url + "/healthz", timeout=0.5)
+    except not_connected:
         return True
-    except requests.Timeout:
+    except timed_out:
         seen.append("timeout")
         return False
     seen.append(str(response.status_code))
@@ -104,17 +104,18 @@ def _refused(url: str, seen: list[str]) -> bool:
 def test_sigterm_lets_the_call_in_flight_finish_refuses_new_ones_runs_stop_and_exits_0(launcher, tmp_path):
     log = tmp_path / "lifecycle.log"
     with serve(launcher, "hooks", {"LIFECYCLE_LOG": str(log), "HEALTH_DIR": str(tmp_path), "SERVER_CALL_TIMEOUT": "30"}) as running:
-        result: dict[str, requests.Response] = {}
+        result: dict[str, object] = {}
         slow = threading.Thread(target=lambda: result.setdefault("slow", running.get("/sleep?seconds=1", timeout=20)))
         slow.start()
         wait_for(lambda: "sleeping" in (log.read_text() if log.exists() else ""), 10, "the call in flight")
         running.process.terminate()
         seen: list[str] = []
         try:
-            wait_for(lambda: _refused(running.url, seen), 5, "new connections refused")
+            wait_for(lambda: _refused(launcher, running.url, seen), 5, "new connections refused")
         except AssertionError as error:
             raise AssertionError(f"{error}; answers seen: {seen}") from None
         slow.join(timeout=20)
-        assert (result["slow"].status_code, result["slow"].text) == (200, "slept")
+        slow_answer = result["slow"]
+        assert (slow_answer.status_code, slow_answer.text) == (200, "slept")  # type: ignore[attr-defined]
         assert running.process.wait_exit(timeout=30) == 0, running.process.describe()
         assert log.read_text().splitlines()[-1] == "stop"

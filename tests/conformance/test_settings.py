@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from .kit import TIMEOUT_BODY, event_receiver, wait_for
+from .kit import TIMEOUT_BODY, call, event_receiver, wait_for
 from .launchers import free_port
 
 HALF_MEGABYTE = 512 * 1024
@@ -43,33 +43,25 @@ def test_compat_names_choose_the_port_the_folder_and_the_function(compat, launch
     assert lines[2] == "Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set"
 
 
-def test_compat_names_reach_the_sdk_and_the_main_name_wins(compat):
-    import requests
-
-    answer = requests.get(compat.url + "/sdk", timeout=10).json()
+def test_compat_names_reach_the_sdk_and_the_main_name_wins(compat, launcher):
+    answer = call(launcher, "GET", compat.url + "/sdk", timeout=10).json()
     assert (answer["function"], answer["namespace"], answer["timeout"], answer["body_limit"]) == ("compat", "main-name", 1, 0.5)
 
 
-def test_func_timeout_is_the_call_timeout(compat):
-    import requests
-
+def test_func_timeout_is_the_call_timeout(compat, launcher):
     began = time.monotonic()
-    response = requests.get(compat.url + "/sleep?seconds=4", timeout=10)
+    response = call(launcher, "GET", compat.url + "/sleep?seconds=4", timeout=10)
     assert (response.status_code, response.text) == (408, TIMEOUT_BODY)
     assert 0.9 <= time.monotonic() - began < 2.0
 
 
-def test_func_body_mb_limit_is_the_body_limit(compat):
-    import requests
-
-    assert requests.post(compat.url + "/size", data=b"x" * HALF_MEGABYTE, timeout=10).text == str(HALF_MEGABYTE)
-    assert requests.post(compat.url + "/size", data=b"x" * (HALF_MEGABYTE + 1), timeout=10).status_code == 413
+def test_func_body_mb_limit_is_the_body_limit(compat, launcher):
+    assert call(launcher, "POST", compat.url + "/size", data=b"x" * HALF_MEGABYTE, timeout=10).text == str(HALF_MEGABYTE)
+    assert call(launcher, "POST", compat.url + "/size", data=b"x" * (HALF_MEGABYTE + 1), timeout=10).status_code == 413
 
 
-def test_metrics_switched_off_leave_the_path_to_the_function(compat):
-    import requests
-
-    assert requests.get(compat.url + "/metrics", timeout=10).text == "fixture GET /metrics"
+def test_metrics_switched_off_leave_the_path_to_the_function(compat, launcher):
+    assert call(launcher, "GET", compat.url + "/metrics", timeout=10).text == "fixture GET /metrics"
 
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -100,6 +92,7 @@ def options(launcher):
         running.published = published  # type: ignore[attr-defined]
         running.collector = collector  # type: ignore[attr-defined]
         running.metrics_port = metrics_port  # type: ignore[attr-defined]
+        running.launcher = launcher  # type: ignore[attr-defined]
         try:
             yield running
         finally:
@@ -107,10 +100,8 @@ def options(launcher):
 
 
 def get(running, path, **kwargs):
-    import requests
-
     kwargs.setdefault("timeout", 10)
-    return requests.request(kwargs.pop("method", "GET"), running.url + path, **kwargs)
+    return call(running.launcher, kwargs.pop("method", "GET"), running.url + path, **kwargs)
 
 
 def test_func_runtime_and_the_tracing_endpoint_in_the_startup_lines(options, launcher):
@@ -125,6 +116,7 @@ def test_metrics_move_to_their_own_port_and_path(options):
     import requests
 
     get(options, "/hello")
+    # The metrics port is scraped over HTTP/1.1, whatever the calls' port speaks.
     moved = requests.get(f"http://127.0.0.1:{options.metrics_port}/prom", timeout=10)
     assert moved.status_code == 200 and "function_calls_total" in moved.text
     assert get(options, "/prom").text == "fixture GET /prom", "the calls' port leaves the path to the function"
