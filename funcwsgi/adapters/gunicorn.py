@@ -47,6 +47,11 @@ HTTP2_STREAMS_GAP = (
     "SERVER_HTTP2_MAX_STREAMS=%d: gunicorn 27 announces 100 streams per HTTP/2 connection whatever its limit,"
     " so clients open up to 100 (docs/servers.md#http2)"
 )
+#: SERVER_HTTP2=true asked for what the event-loop worker cannot give (docs/servers.md#http2-and-async-def-functions).
+HTTP2_ON_THE_LOOP = (
+    "SERVER_HTTP2=true: an async def function is served by gunicorn's uvicorn worker, HTTP/1.1 only;"
+    " an HTTP/2 client is refused (docs/servers.md#http2-and-async-def-functions)"
+)
 
 
 class BootReports:
@@ -128,6 +133,8 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
             server.worker_class = EventLoopWorker
             server.cfg.set("worker_class", "funcwsgi.adapters._event_loop_worker.EventLoopWorker")
+            if config.server_http2:
+                log.warning(HTTP2_ON_THE_LOOP)
         elif config.http2 and config.server_http2_max_streams != DEFAULT_HTTP2_STREAMS:
             log.warning(HTTP2_STREAMS_GAP, config.server_http2_max_streams)
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS

@@ -28,7 +28,7 @@ from funcwsgi.config import HTTP2_ADAPTERS, HTTP2_BY_DEFAULT
 
 from ..conftest import function_folder
 from ..servers import base_env, debian_tool, run_to_exit
-from .h2_client import PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
+from .h2_client import PREFACE, PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
 from .harness import LEAKS, SERVE, Served, children, process_figures, serve
 
 #: Every HTTP server adapter; HTTP2_ADAPTERS (funcwsgi/config.py) names those serving HTTP/2: adding one there runs it here.
@@ -460,3 +460,53 @@ def test_the_gaps_are_said_at_start_up(h2):
     warned = [record["message"] for record in h2.served.records() if "docs/servers.md#http2" in record.get("message", "")]
     has_gaps = any(adapter == h2.adapter.removesuffix("-loop") for adapter, _ in GAPS)
     assert len(warned) == (1 if has_gaps else 0), warned
+
+
+# -- async def functions on gunicorn: HTTP/1.1 only ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def loop_on_gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """An async def function on the default server, as it starts by default (gunicorn, its uvicorn worker)."""
+    folder = tmp_path_factory.mktemp("h2-loop-gunicorn")
+    served = serve("gunicorn", folder, scenario="h2_echo", HANDLER_MODULE_NAME="handler_async", SEEN_LOG=str(folder / "seen.jsonl"))
+    try:
+        yield served
+    finally:
+        served.server.stop()
+
+
+def test_an_async_function_on_gunicorn_refuses_http2_with_prior_knowledge_at_once(loop_on_gunicorn):
+    """uvicorn has no HTTP/2: a connection that opens with the preface gets HTTP/1.1's 400 and is closed, never a hang."""
+    served = loop_on_gunicorn
+    began = time.monotonic()
+    answer = served.raw(PREFACE + SettingsFrame(0).serialize(), timeout=5)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    with pytest.raises(httpx.RemoteProtocolError), httpx.Client(http1=False, http2=True, timeout=5) as client:
+        client.get(served.url + "/h2")
+    curl = subprocess.run(
+        [debian_tool("curl", "curl"), "-sS", "--max-time", "5", "--http2-prior-knowledge", served.url + "/curl"], capture_output=True, text=True, timeout=10,
+    )
+    assert curl.returncode != 0, curl
+    assert time.monotonic() - began < 5, "an HTTP/2 client waited for its refusal"
+    assert not (served.folder / "seen.jsonl").exists(), "the function ran"
+    assert served.get("/h1").status_code == 200
+
+
+def test_an_async_function_on_gunicorn_answers_upgrade_h2c_over_http1(loop_on_gunicorn):
+    result = subprocess.run(
+        [debian_tool("curl", "curl"), "-sS", "--max-time", "5", "--http2", "-w", "\\n%{http_version}", loop_on_gunicorn.url + "/upgrade"],
+        capture_output=True, text=True, timeout=10, check=True,
+    )
+    body, _, version = result.stdout.rpartition("\n")
+    assert version == "1.1", result
+    assert json.loads(body)["path"] == "/upgrade"
+
+
+def test_http2_asked_for_an_async_function_on_gunicorn_is_warned_about(tmp_path):
+    served = serve("gunicorn", tmp_path, scenario="h2_echo", HANDLER_MODULE_NAME="handler_async", SERVER_HTTP2="true", SEEN_LOG=str(tmp_path / "seen.jsonl"))
+    try:
+        warned = [record["message"] for record in served.records() if "docs/servers.md#http2-and-async-def-functions" in record.get("message", "")]
+        assert len(warned) == 1, served.output()[-2000:]
+    finally:
+        served.server.stop()
