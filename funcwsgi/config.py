@@ -5,10 +5,12 @@ default, one-line description and compatibility aliases live in the field's
 declaration. :meth:`Config.from_env` reads a mapping (``os.environ`` by
 default) once into a frozen object; everything else in the runtime reads that
 object, never the environment. Reading does no I/O: what depends on the files
-(where an unset function folder is) is found at start-up, by
-:func:`funcwsgi.loader.find_sources`. The settings table in the docs is
-generated from these declarations (``make settings-doc``, which runs
-:mod:`funcwsgi.cli.settings_doc`).
+is found at start-up, by :func:`funcwsgi.compat.resolve`: where an unset
+function folder is (:func:`funcwsgi.loader.find_sources`) and whether the
+``OTEL_PROPAGATORS`` are installed
+(:func:`funcwsgi.middleware.tracing.check_propagators`). The settings table in
+the docs is generated from these declarations (``make settings-doc``, which
+runs :mod:`funcwsgi.cli.settings_doc`).
 """
 
 from __future__ import annotations
@@ -750,9 +752,6 @@ class Config:
         ):
             if url is not None and not _is_http_url(url):
                 raise ConfigError(f"{name}={url!r} is invalid: expected an http:// or https:// URL")
-        if self.otel_propagators != DEFAULT_PROPAGATORS:
-            # OpenTelemetry itself fails with a traceback on an unknown name when first imported.
-            _check_propagators(self.otel_propagators)
         if self.server_metrics_port and self.server_metrics_port == self.server_port:
             raise ConfigError(
                 f"SERVER_METRICS_PORT={self.server_metrics_port} is refused: it is SERVER_PORT; choose another port, or 0 to serve metrics on SERVER_PORT"
@@ -920,17 +919,6 @@ def _split_handler_string(values: dict[str, Any], origins: dict[str, str]) -> No
     values["handler_module_name"] = module
     values["handler_function_name"] = function
     origins["handler_module_name"] = given
-
-
-def _check_propagators(names: tuple[str, ...]) -> None:
-    from importlib.metadata import entry_points
-
-    installed = {point.name for point in entry_points(group="opentelemetry_propagator")} | {"none"}
-    for name in names:
-        if name not in installed:
-            raise ConfigError(
-                f"OTEL_PROPAGATORS={','.join(names)!r} is invalid: no propagator {name!r}; installed: {', '.join(sorted(installed))}"
-            )
 
 
 def _is_http_url(url: str) -> bool:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import os
+import socket
 
 import pytest
 
@@ -291,24 +293,35 @@ _EVERY_PLATFORM_SIGNAL = {
     "SERVER_CALL_TIMEOUT": "5",
     "SERVER_CORS_ORIGINS": "https://a.example",
     "FUNC_LABELS": '{"team": "a"}',
+    # Propagators beyond the default (their entry points are looked up at start-up), a host name
+    # where an address is expected, and the settings that name files, folders and ports.
+    "OTEL_PROPAGATORS": "tracecontext,b3,jaeger",
+    "SERVER_HOST": "::1",
+    "LISTEN_ADDRESS": "127.0.0.1:9000",
+    "HANDLER_SECRETS_PATH": "/run/secrets:/nonexistent",
+    "SERVER_DEBUG_PORT": "5679",
+    "TRACE_COLLECTOR_ENDPOINT": "http://collector.invalid:4318/v1/traces",
+    "KAFKA_SSL_CA_LOCATION": "/nonexistent/ca.pem",
 }
 
 
 @pytest.mark.parametrize("environ", [{}, _EVERY_PLATFORM_SIGNAL], ids=["nothing-set", "many-set"])
 def test_reading_the_environment_does_no_io(environ, monkeypatch):
-    """Parsing reads the mapping only; the function's files are looked for at start-up (funcwsgi.loader.find_sources)."""
+    """Parsing reads the mapping only; the function's files and the installed propagators are looked for at start-up (funcwsgi.compat.resolve)."""
     touched: list[tuple[str, object]] = []
 
     def noting(name, real):
-        def call(path, *args, **kwargs):
-            touched.append((name, path))
-            return real(path, *args, **kwargs)
+        def call(*args, **kwargs):
+            touched.append((name, args or kwargs))
+            return real(*args, **kwargs)
 
         return call
 
     for name in ("stat", "lstat", "listdir", "scandir", "open"):
         monkeypatch.setattr(os, name, noting(f"os.{name}", getattr(os, name)))
     monkeypatch.setattr("builtins.open", noting("open", open))
+    monkeypatch.setattr(importlib.metadata, "entry_points", noting("importlib.metadata.entry_points", importlib.metadata.entry_points))
+    monkeypatch.setattr(socket, "getaddrinfo", noting("socket.getaddrinfo", socket.getaddrinfo))
     config = Config.from_env(environ)
     monkeypatch.undo()
     assert touched == []

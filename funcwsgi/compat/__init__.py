@@ -158,12 +158,18 @@ def recognise(config: Config) -> tuple[str, str, list[str]]:
 def resolve(config: Config) -> Config:
     """``config`` with the function's files found, the platform chosen, and the file located as that platform lays it out.
 
+    The start-up half of reading the settings: what depends on the files (the
+    function's folder, the installed ``OTEL_PROPAGATORS``) is found and
+    checked here, since :meth:`Config.from_env` does no I/O.
+
     Idempotent: a resolved config resolves to itself. Logs one line naming the
     platform and the signal that chose it, and warns once when another
     platform's signals are present too.
     """
     from ..loader import find_sources
+    from ..middleware.tracing import check_propagators
 
+    check_propagators(config.otel_propagators)
     config = find_sources(config)
     platform, why, others = recognise(config)
     if PLATFORMS[platform].module is None:

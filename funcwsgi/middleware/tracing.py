@@ -15,13 +15,14 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterable
-from importlib.metadata import entry_points, version
+from importlib.metadata import EntryPoint, entry_points, version
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
 from ..bodies import StreamedBody
-from ..config import Config
+from ..config import DEFAULT_PROPAGATORS, Config
 from ..environ import KAFKA_RECORD_KEY, REQUEST_ID_KEY, SPAN_KEY, TRIGGER_KEY
+from ..errors import ConfigError
 from ..loader import LoadedFunction
 from ..process import on_worker_start
 
@@ -106,14 +107,34 @@ def kafka_attributes(record: Any) -> dict[str, Any]:
     return attributes
 
 
-def build_propagator(names: tuple[str, ...]) -> TextMapPropagator:
-    """The composite of the named propagators (``none`` alone: propagate nothing).
+def installed_propagators() -> dict[str, EntryPoint]:
+    """The propagators installed packages register, by name (reads the packages' metadata)."""
+    return {point.name: point for point in entry_points(group=PROPAGATOR_GROUP)}
 
-    The names were checked against the installed ones when the configuration was read.
+
+def check_propagators(names: tuple[str, ...], installed: Iterable[str] | None = None) -> None:
+    """Refuse a name in ``OTEL_PROPAGATORS`` that no installed package registers, in one line.
+
+    Done at start-up (:func:`funcwsgi.compat.resolve`), not while the settings
+    are read: the lookup reads the installed packages' metadata. OpenTelemetry
+    itself fails with a traceback on an unknown name when first imported.
     """
+    if names == DEFAULT_PROPAGATORS:  # registered by funcwsgi's own dependencies
+        return
+    known = {*(installed_propagators() if installed is None else installed), "none"}
+    for name in names:
+        if name not in known:
+            raise ConfigError(
+                f"OTEL_PROPAGATORS={','.join(names)!r} is invalid: no propagator {name!r}; installed: {', '.join(sorted(known))}"
+            )
+
+
+def build_propagator(names: tuple[str, ...]) -> TextMapPropagator:
+    """The composite of the named propagators (``none`` alone: propagate nothing)."""
     from opentelemetry.propagators.composite import CompositePropagator
 
-    available = {point.name: point for point in entry_points(group=PROPAGATOR_GROUP)}
+    available = installed_propagators()
+    check_propagators(names, available)  # a service made around a given callable skipped start-up's check
     return CompositePropagator([available[name].load()() for name in names if name != "none"])
 
 

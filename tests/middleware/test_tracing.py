@@ -166,3 +166,21 @@ def test_unknown_propagator_stops_start_up_with_one_line():
     assert result.returncode == 2
     assert "funcwsgi: error: OTEL_PROPAGATORS='tracecontext,zipkin' is invalid: no propagator 'zipkin'; installed: b3, b3multi, baggage, none, tracecontext" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_propagators_are_checked_at_start_up_not_while_the_settings_are_read():
+    from funcwsgi.compat import resolve
+    from funcwsgi.config import Config
+    from funcwsgi.errors import ConfigError
+    from funcwsgi.middleware.tracing import build_propagator
+
+    config = Config.from_env({"HANDLER_FOLDER": function_folder("hello"), "OTEL_PROPAGATORS": "tracecontext,zipkin"})
+    expected = "OTEL_PROPAGATORS='tracecontext,zipkin' is invalid: no propagator 'zipkin'; installed: b3, b3multi, baggage, none, tracecontext"
+    with pytest.raises(ConfigError) as refused:
+        resolve(config)
+    assert str(refused.value) == expected
+    # A service made around a given callable skips resolve(): the tracing layer refuses the same way.
+    with pytest.raises(ConfigError) as refused:
+        build_propagator(("tracecontext", "zipkin"))
+    assert str(refused.value) == expected
+    assert resolve(Config.from_env({"HANDLER_FOLDER": function_folder("hello"), "OTEL_PROPAGATORS": "b3,none"})).otel_propagators == ("b3", "none")
