@@ -1,20 +1,27 @@
 """One POST that stops when its call is cancelled: the sdk's CloudEvent publish.
 
-The wait for the answer is cut in slices of :data:`SLICE` seconds, and the
-call's cancellation is asked between two, so a publish in flight stops within
-a slice of its call's client leaving or timing out, on the publishing thread
-itself (no thread is left blocked on a socket).
+Each wait (for the connection, for the proxy to take the body, for its
+answer) is cut in slices of :data:`SLICE` seconds, and the call's
+cancellation is asked between two, so a publish stops within a slice of its
+call's client leaving or timing out, on the publishing thread itself (no
+thread is left blocked on a socket). The name lookup and an HTTPS handshake
+are not sliced: they are bounded by the publish timeout only.
 """
 
 from __future__ import annotations
 
+import errno
 import http.client
+import os
 import select
+import socket
+import ssl
 import time
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-#: Seconds between two looks at the call's cancellation while the answer is awaited.
+#: Seconds between two looks at the call's cancellation while the socket waits.
 SLICE = 0.1
 
 
@@ -46,20 +53,99 @@ def post(address: str, body: bytes, headers: dict[str, str], timeout: float, can
         return status, text
 
 
+class _Waits:
+    """The waits of one POST, each sliced, all within one deadline."""
+
+    def __init__(self, timeout: float, cancelled: Callable[[], bool] | None) -> None:
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.cancelled = cancelled
+
+    def until(self, sock: socket.socket, *, writable: bool) -> None:
+        """Return once ``sock`` can be written (or read); raise :class:`Cancelled` or :class:`ReadTimeout` first if so."""
+        while True:
+            if not writable and getattr(sock, "pending", lambda: 0)():  # TLS holds decrypted bytes select cannot see
+                return
+            ready = select.select([], [sock], [], SLICE)[1] if writable else select.select([sock], [], [], SLICE)[0]
+            if ready:
+                return
+            if self.cancelled is not None and self.cancelled():
+                raise Cancelled
+            if time.monotonic() >= self.deadline:
+                raise ReadTimeout(f"no answer within {self.timeout:g} s")
+
+    def left(self) -> float:
+        return max(self.deadline - time.monotonic(), SLICE)
+
+
+class _SlicedConnection(http.client.HTTPConnection):
+    """A connection whose TCP connect and sends wait in slices (the connect its HTTPS subclass wraps in TLS)."""
+
+    waits: _Waits
+
+    def connect(self) -> None:
+        self.sock = _connect(self.host, self.port, self.waits)
+
+    def send(self, data: Any) -> None:
+        if not isinstance(data, bytes | bytearray | memoryview):  # http.client also sends files and iterables
+            super().send(data)
+            return
+        if self.sock is None:
+            self.connect()
+        sock = self.sock
+        view = memoryview(data).cast("B")
+        sock.setblocking(False)
+        try:
+            while view:
+                self.waits.until(sock, writable=True)
+                try:
+                    view = view[sock.send(view) :]
+                except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    continue
+        finally:
+            sock.settimeout(self.waits.left())
+
+
+class _SlicedHTTPSConnection(http.client.HTTPSConnection, _SlicedConnection):
+    """HTTPS over the sliced connect: ``HTTPSConnection.connect`` wraps the socket ``_SlicedConnection.connect`` made."""
+
+
+def _connect(host: str, port: int, waits: _Waits) -> socket.socket:
+    error: OSError | None = None
+    for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            code = sock.connect_ex(address)
+            if code not in (0, errno.EINPROGRESS):
+                raise OSError(code, os.strerror(code))
+            waits.until(sock, writable=True)
+            code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                raise OSError(code, os.strerror(code))
+            sock.settimeout(waits.left())
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return sock
+        except OSError as failed:
+            sock.close()
+            error = failed
+        except BaseException:
+            sock.close()
+            raise
+    raise error or OSError(f"cannot resolve {host!r}")
+
+
 def _post(url: SplitResult, body: bytes, headers: dict[str, str], timeout: float, cancelled: Callable[[], bool] | None) -> tuple[int, str]:
-    deadline = time.monotonic() + timeout
-    kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+    waits = _Waits(timeout, cancelled)
+    kind = _SlicedHTTPSConnection if url.scheme == "https" else _SlicedConnection
     connection = kind(url.hostname or "", url.port, timeout=timeout)
+    connection.waits = waits
     try:
         connection.request("POST", (url.path or "/") + (f"?{url.query}" if url.query else ""), body, headers)
         sock = connection.sock
         assert sock is not None
-        while not (getattr(sock, "pending", lambda: 0)() or select.select([sock], [], [], SLICE)[0]):
-            if cancelled is not None and cancelled():
-                raise Cancelled
-            if time.monotonic() >= deadline:
-                raise ReadTimeout(f"no answer within {timeout:g} s")
-        sock.settimeout(max(deadline - time.monotonic(), SLICE))
+        waits.until(sock, writable=False)
+        sock.settimeout(waits.left())
         response = connection.getresponse()
         return response.status, response.read().decode("utf-8", "replace")
     finally:

@@ -173,3 +173,41 @@ def test_the_default_secret_folders_are_the_platforms_mounts(monkeypatch):
     with pytest.raises(sdk.SecretNotFound) as caught:
         sdk.secret("funcwsgi-test-no-such-secret")
     assert "/var/openfaas/secrets, /run/secrets, /workspace/secret, /secret/mount/path" in str(caught.value)
+
+
+# -- a publish in flight stops when its call is cancelled, whatever it waits for ----------
+
+
+@pytest.fixture
+def unresponsive_proxy():
+    """(a listener whose queue of connections is full: a connect waits, the listener that never reads: a send
+    waits once the buffers are full), as a proxy that stopped taking calls looks from the client."""
+    import socket
+
+    with socket.socket() as full, socket.socket() as queued:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        queued.connect(full.getsockname())  # takes the one place in the queue; nothing accepts it
+        with socket.socket() as deaf:
+            deaf.bind(("127.0.0.1", 0))
+            deaf.listen(1)
+            yield f"http://127.0.0.1:{full.getsockname()[1]}/", f"http://127.0.0.1:{deaf.getsockname()[1]}/"
+
+
+@pytest.mark.parametrize(("which", "body"), [(0, b"{}"), (1, b"x" * (64 << 20))], ids=["connecting", "sending"])
+def test_a_publish_stops_within_a_slice_of_its_call_being_cancelled(unresponsive_proxy, which, body):
+    from sdk.publishing import Cancelled, post
+
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        post(unresponsive_proxy[which], body, {}, 10, lambda: time.monotonic() - started > 0.3)
+    assert time.monotonic() - started < 3  # not the publish timeout's 10 s (a slice is 0.1 s; the bound leaves room for load)
+
+
+def test_a_publish_that_cannot_connect_gives_up_at_its_timeout(unresponsive_proxy):
+    from sdk.publishing import post
+
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        post(unresponsive_proxy[0], b"{}", {}, 0.5, None)
+    assert time.monotonic() - started < 2.5
