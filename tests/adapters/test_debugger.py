@@ -6,7 +6,6 @@ answers there), and calls are served while a client is attached.
 
 from __future__ import annotations
 
-import json
 import socket
 
 import pytest
@@ -17,44 +16,8 @@ from funcwsgi.config import Config
 from funcwsgi.errors import ConfigError
 
 from ..conftest import function_folder
+from ..dap import DapClient
 from ..servers import BIN, Server, base_env, free_port, run_to_exit
-
-
-class DapClient:
-    """The Debug Adapter Protocol over TCP: a Content-Length header, then JSON (as VS Code speaks it)."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
-        self.buffer = b""
-        self.seq = 0
-
-    def request(self, command: str, arguments: dict) -> dict:
-        self.seq += 1
-        body = json.dumps({"seq": self.seq, "type": "request", "command": command, "arguments": arguments}).encode()
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        while True:  # events may come first
-            message = self.message()
-            if message["type"] == "response" and message["request_seq"] == self.seq:
-                return message
-
-    def message(self) -> dict:
-        while b"\r\n\r\n" not in self.buffer:
-            self.receive()
-        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
-        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-        while len(self.buffer) < length:
-            self.receive()
-        body, self.buffer = self.buffer[:length], self.buffer[length:]
-        return json.loads(body)  # type: ignore[no-any-return]
-
-    def receive(self) -> None:
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise AssertionError(f"the debugger closed the connection; had {self.buffer!r}")
-        self.buffer += chunk
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.mark.parametrize("adapter", HTTP_ADAPTERS)

@@ -47,9 +47,10 @@ it and removes .func/runs/N unless --keep. In a scaffolded project
 networking; {ENGINE_ENV} chooses docker or podman. --debug sets
 SERVER_DEBUG_PORT (--debug-port, default {DEBUG_PORTS['python']} for Python with debugpy,
 {DEBUG_PORTS['nodejs26']} for Node's inspector) on 127.0.0.1 and prints a VS Code launch
-configuration that attaches to it; with --container the image is built FROM
-{scaffolding.DEBUG_RUNTIME_IMAGE} (a Python function) and the port, like the
-function's, is the host's.
+configuration that attaches to it; with --container a Python function's image
+is built FROM {scaffolding.DEBUG_RUNTIME_IMAGE} and tagged NAME:TAG-debug (never
+the image 'deploy' and 'push' use), and the port, like the function's, is the
+host's.
 
 exit status: 0 when stopped with Ctrl-C or SIGTERM, 2 for a start-up error
 (bad func.yaml, no docker for --container), else the function server's own.
@@ -160,6 +161,8 @@ def debug_settings(project: Project, args: argparse.Namespace, *, remote_root: s
             "name": f"Attach to {project.name} (funcwsgi)", "type": "debugpy", "request": "attach",
             "connect": {"host": "127.0.0.1", "port": port},
             "pathMappings": [{"localRoot": "${workspaceFolder}", "remoteRoot": remote_root}], "justMyCode": True,
+            # debugpy's own default stops every thread at a breakpoint: the server would stop answering.
+            "stopAllThreadsOnSuspend": False,
         }
     say(f"Debugger on 127.0.0.1:{port}; attach VS Code with this configuration in .vscode/launch.json's \"configurations\":")
     say(json.dumps(launch, indent=2))
@@ -187,7 +190,10 @@ def handler_folder_names() -> list[str]:
 def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -> int:
     engine = find_engine("run --container", "run without --container")
     image = project.default_image
-    debug_image = scaffolding.DEBUG_RUNTIME_IMAGE if args.debug and not project.is_node else None
+    debug_image = None
+    if args.debug and not project.is_node:  # the nodejs26 image has its inspector already
+        debug_image = require_debug_runtime(engine)
+        image = debug_tag(image)  # never under the name 'deploy' and 'push' use: debugpy runs any code sent to it
     status = build_image(project, image, extra=[], keep=args.keep, runtime_image=debug_image)
     if status != 0:
         return status
@@ -207,6 +213,28 @@ def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -
     command += [image, *project.run_args, *args.extra]
     process = subprocess.Popen(command, cwd=project.root, start_new_session=True)
     return supervise(project, process, record, folder, reload=False, stop=[engine, "stop", "--time", str(int(STOP_TIMEOUT)), name])
+
+
+def require_debug_runtime(engine: str) -> str:
+    """The debug variant of the runtime image, which is only ever built locally: said in one line when missing."""
+    image = scaffolding.DEBUG_RUNTIME_IMAGE
+    found = subprocess.run([engine, "image", "inspect", image], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    if found.returncode != 0:
+        raise StartupError(
+            f"run --container --debug builds FROM {image}, which {os.path.basename(engine)} does not have: build it in funcwsgi's "
+            f"repository with 'DOCKER_BUILDKIT=1 {os.path.basename(engine)} build --build-arg EXTRAS=debug --tag {image} .' "
+            "(docs/cli.md#the-runtime-image)"
+        )
+    return image
+
+
+def debug_tag(image: str) -> str:
+    """``NAME:TAG`` as ``NAME:TAG-debug`` (``NAME:latest-debug`` without a tag; a digest dropped)."""
+    image = image.split("@", 1)[0]
+    name, colon, tag = image.rpartition(":")
+    if colon and "/" not in tag:  # a tag, not a registry's port
+        return f"{name}:{tag}-debug"
+    return f"{image}:latest-debug"
 
 
 def supervise(project: Project, process: subprocess.Popen[bytes], record: RunRecord, where: Path, *, reload: bool, stop: list[str] | None = None) -> int:

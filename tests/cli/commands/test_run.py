@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -244,10 +245,11 @@ def test_run_serves_secrets_from_a_folder_outside_the_project(tmp_path: Path, mo
 
 
 def test_run_debug_prints_a_vs_code_configuration_and_a_debugger_answers(tmp_path: Path, module_env):
-    from ...adapters.test_debugger import DapClient
+    from ...dap import DEBUGGED, DapClient, breakpoint_line, stop_one_call
 
     assert subprocess.run([*FUNCWSGI, "create", "probe"], cwd=tmp_path, env=module_env, capture_output=True).returncode == 0
     project = tmp_path / "probe"
+    shutil.copy(DEBUGGED / "handler.py", project / "handler.py")
     debug_port = free_port()
     server, url, _ = start_run(project, module_env, "--debug", "--debug-port", str(debug_port))
     try:
@@ -257,10 +259,15 @@ def test_run_debug_prints_a_vs_code_configuration_and_a_debugger_answers(tmp_pat
         assert launch["type"] == "debugpy" and launch["request"] == "attach"
         assert launch["connect"] == {"host": "127.0.0.1", "port": debug_port}
         assert launch["pathMappings"] == [{"localRoot": "${workspaceFolder}", "remoteRoot": str(project.resolve())}]
+        assert launch["stopAllThreadsOnSuspend"] is False
         client = DapClient(debug_port)
         try:
-            assert client.request("initialize", {"clientID": "vscode", "adapterID": "debugpy"})["success"] is True
-            assert requests.get(url + "/?name=debugged", timeout=10).json() == {"message": "Hello, debugged!"}
+            assert client.request("initialize", {"clientID": "vscode", "adapterID": "debugpy", "pathFormat": "path"})["success"] is True
+            pid = requests.get(url + "/", timeout=10).text
+            frame, other, paused = stop_one_call(client, launch, project, breakpoint_line(), url)
+            assert (frame["source"]["path"], frame["line"]) == (str(project / "handler.py"), breakpoint_line()), frame
+            assert other == pid, "one call waits at the breakpoint; the others are answered"
+            assert paused.text == "past the breakpoint"
         finally:
             client.close()
     finally:

@@ -1,0 +1,112 @@
+"""`funcwsgi run --container --debug` with a real docker: the debug runtime image, a debugger attached, calls served.
+
+Run with `make test-container` (see conftest.py for the daemon and the base image).
+The function's container has the host's network, as every `run --container`
+has: debugpy listens on 127.0.0.1 inside it, which is the host's loopback,
+so the debugger's port is reachable on 127.0.0.1 of the host and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from funcwsgi.cli.scaffolding import DEBUG_RUNTIME_IMAGE
+
+from ..dap import DEBUGGED, DapClient, breakpoint_line, stop_one_call
+from ..servers import REPO, Server, base_env, free_port
+from .conftest import Docker, build_args, pip_cert
+
+FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
+
+
+def engine_env(docker: Docker) -> dict[str, str]:
+    cert = pip_cert()
+    return {**docker.env, **({"PIP_CERT": cert} if cert else {}), "PYTHONUNBUFFERED": "1"}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project made by `funcwsgi create`, holding the tests' function."""
+    root = tmp_path_factory.mktemp("debug")
+    assert subprocess.run([*FUNCWSGI, "create", "debugged"], cwd=root, env=base_env(), capture_output=True).returncode == 0
+    project = root / "debugged"
+    for name in ("handler.py", "requirements.txt"):
+        shutil.copy(DEBUGGED / name, project / name)
+    text = (project / "func.yaml").read_text()
+    text = text.replace('args: []             # appended to the image build', 'args: ["--network", "host"] # appended to the image build')
+    (project / "func.yaml").write_text(text)
+    return project
+
+
+def test_without_the_debug_runtime_image_the_run_stops_with_one_line(docker: Docker, project: Path):
+    if docker("image", "inspect", DEBUG_RUNTIME_IMAGE, check=False).returncode == 0:
+        docker("image", "rm", DEBUG_RUNTIME_IMAGE)  # the next build of it comes from the build cache
+    result = subprocess.run(
+        [*FUNCWSGI, "run", "--container", "--debug", "--port", str(free_port())], cwd=project, env=engine_env(docker),
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"funcwsgi: error: run --container --debug builds FROM {DEBUG_RUNTIME_IMAGE}, which docker does not have: build it in "
+        f"funcwsgi's repository with 'DOCKER_BUILDKIT=1 docker build --build-arg EXTRAS=debug --tag {DEBUG_RUNTIME_IMAGE} .' "
+        "(docs/cli.md#the-runtime-image)"
+    )
+
+
+@pytest.fixture(scope="module")
+def debug_runtime_image(docker: Docker, base_image: str) -> str:
+    """The runtime image's debug variant, built as docs/cli.md says (the debug extra: debugpy)."""
+    docker("build", "--tag", DEBUG_RUNTIME_IMAGE, "--build-arg", f"BASE_IMAGE={base_image}", "--build-arg", "EXTRAS=debug",
+           *build_args(), str(REPO), timeout=900)
+    return DEBUG_RUNTIME_IMAGE
+
+
+def test_run_container_debug_attaches_a_debugger_that_stops_at_a_breakpoint(docker: Docker, debug_runtime_image: str, project: Path):
+    port, debug_port = free_port(), free_port()
+    command = [*FUNCWSGI, "run", "--container", "--debug", "--debug-port", str(debug_port), "--port", str(port)]
+    server = Server(command, engine_env(docker), port, cwd=project)
+    try:
+        server.wait_for_output("Ctrl-C stops it", timeout=600)
+        said = server.wait_for_output(f"Debugger (debugpy) listening on 127.0.0.1:{debug_port}", timeout=60)
+        # The launch configuration printed for VS Code, as a developer pastes it.
+        printed = server.stderr
+        launch, _ = json.JSONDecoder().raw_decode(printed, printed.index("{", printed.index(f"Debugger on 127.0.0.1:{debug_port}")))
+        assert launch["type"] == "debugpy" and launch["request"] == "attach"
+        assert launch["connect"] == {"host": "127.0.0.1", "port": debug_port}
+        assert launch["pathMappings"] == [{"localRoot": "${workspaceFolder}", "remoteRoot": "/function"}]
+        assert launch["stopAllThreadsOnSuspend"] is False, "a breakpoint stops its call, not the server"
+        # Built under its own tag, FROM the debug variant: the image 'deploy' and 'push' use is not this one.
+        assert docker("image", "inspect", "debugged:latest-debug").returncode == 0
+        assert docker("image", "inspect", "debugged:latest", check=False).returncode != 0
+
+        client = DapClient(debug_port)
+        try:
+            answer = client.request("initialize", {"clientID": "funcwsgi-tests", "adapterID": "debugpy", "pathFormat": "path",
+                                                   "linesStartAt1": True, "columnsStartAt1": True})
+            assert answer["success"] is True and answer["body"]["supportsConfigurationDoneRequest"] is True, answer
+            # Attached: the function answers, from the process the debugger is in.
+            pid = requests.get(server.url + "/", timeout=10).text
+            assert f"listening on 127.0.0.1:{debug_port}, pid {pid}:" in said
+
+            frame, other, paused = stop_one_call(client, launch, project, breakpoint_line(), server.url)
+            # The container's /function/handler.py, mapped back to the developer's file.
+            assert (frame["source"]["path"], frame["line"]) == (str(project / "handler.py"), breakpoint_line()), frame
+            assert other == pid, "one call waits at the breakpoint; the others are answered"
+            assert paused.status_code == 200 and paused.text == "past the breakpoint"
+            client.request("disconnect", {"terminateDebuggee": False})
+        finally:
+            client.close()
+        assert requests.get(server.url + "/", timeout=10).text == pid, "the function serves on after the debugger left"
+        server.signal(signal.SIGTERM)
+        assert server.wait_exit(60) == 0
+    finally:
+        server.stop()
+    assert docker("ps", "-aq", "--filter", "name=funcwsgi-debugged").stdout.strip() == "", "the container is gone"
