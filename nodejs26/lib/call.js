@@ -2,9 +2,11 @@
 // and the runtime's own answers (500, 408, 400). Whatever happens, the client
 // gets exactly one answer; a failure after streaming began closes the connection.
 import { STATUS_CODES } from 'node:http';
+import { constants as http2Constants } from 'node:http2';
 import { chunkBytes, encodeBody } from './coerce.js';
 import { isCloudEvent, toBinary } from './cloudevents.js';
 import { storeOwnHead } from './head.js';
+import { withoutConnectionFields } from './http2.js';
 import { getLogger, write } from './logs.js';
 import { FunctionRequest, HttpError } from './request.js';
 import { BINARY, TEXT } from './response.js';
@@ -45,6 +47,8 @@ export class Call {
     /** Flat [name, value, ...] every answer of this call carries besides X-Request-Id (CORS), or null. */
     this.extraHeaders = null;
     this.method = incoming.method;
+    /** A stream of an HTTP/2 connection (lib/http2.js), not an HTTP/1.1 request. */
+    this.http2 = incoming.httpVersionMajor === 2;
     this.started = performance.now();
     this.deadline = Infinity; // set and cleared by the runtime's Deadlines
     this.answeredAt = 0; // when the function's answer was taken (the clock read for the deadline), else 0
@@ -117,14 +121,17 @@ export class Call {
     const outgoing = this.outgoing;
     const all = this.withOwnHeaders(headers);
     if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
-    const plain = ownHeaders && body !== undefined && this.extraHeaders === null;
-    if (!plain || !storeOwnHead(outgoing, status, reason, all)) {
+    if (this.http2) {
+      // HTTP/2 has no reason phrase (node:http2 warns about one) and no connection fields.
+      outgoing.writeHead(status, withoutConnectionFields(all));
+    } else if (!(ownHeaders && body !== undefined && this.extraHeaders === null) || !storeOwnHead(outgoing, status, reason, all)) {
       if (reason === undefined) outgoing.writeHead(status, all);
       else outgoing.writeHead(status, reason, all);
     }
     if (body !== undefined) this.bytesSent = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     leaveUndrained(this.incoming);
     outgoing.end(body);
+    if (this.http2) this.runtime.timeSending(this);
     this.finish();
     return true;
   }
@@ -159,7 +166,9 @@ export class Call {
     if (this.streaming) {
       write('funcwsgi.errors', 40, `Function failed while streaming ${this.method} ${this.path}; closing the connection`, undefined, error);
       this.ended = true;
-      this.outgoing.destroy();
+      // HTTP/2: the stream alone is reset, with INTERNAL_ERROR (a bare destroy() would say NO_ERROR).
+      if (this.http2) this.outgoing.stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
+      else this.outgoing.destroy();
       this.finish();
       return;
     }
@@ -236,7 +245,9 @@ export class Call {
     this.stopTimer(); // only the call is timed; a stream goes at the client's pace
     this.answeredAt = 0; // a stream's call ends with its last chunk
     if (this.runtime.stopping) this.outgoing.shouldKeepAlive = false;
-    this.outgoing.writeHead(status, this.withOwnHeaders(headers));
+    const all = this.withOwnHeaders(headers);
+    this.outgoing.writeHead(status, this.http2 ? withoutConnectionFields(all) : all);
+    if (this.http2) this.runtime.timeSending(this);
   }
 
   async pump(stream) {

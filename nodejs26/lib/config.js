@@ -39,6 +39,8 @@ export function parseBool(raw) {
   return bad();
 }
 
+export const optionalBool = (raw) => (raw.trim() ? parseBool(raw) : null);
+
 /** A JSON object, or k=v,k2=v2 as Kubernetes label selectors write it. */
 export function parseMapping(raw) {
   const text = raw.trim();
@@ -126,6 +128,8 @@ export function otlpMetricsEndpoint(config) {
 }
 /** The bound on calls in flight; 0 for none. */
 export const maxInflight = (config) => config.serverMaxInflight ?? MAX_INFLIGHT;
+/** Whether HTTP/2 is served beside HTTP/1.1: SERVER_HTTP2=true (off by default, as on granian: docs/nodejs26.md#http2). */
+export const http2On = (config) => config.serverHttp2 ?? false;
 /** Module names looked for when nothing sets HANDLER_MODULE_NAME. */
 export const DEFAULT_MODULES = ['handler', 'index'];
 
@@ -171,6 +175,11 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_MAX_INFLIGHT', null, optionalNonNegativeInt, 'a non-negative integer', 'Memory guard: calls running at once; more get 503 with Retry-After (0 = no bound).', {
     defaultDoc: '1000',
   }),
+  // -- HTTP/2 (docs/nodejs26.md#http2; lib/http2.js)
+  setting('SERVER_HTTP2', null, optionalBool, 'true or false', 'Also serve HTTP/2 without TLS (h2c, prior knowledge) on SERVER_PORT; false turns it off (docs/nodejs26.md#http2).', {
+    defaultDoc: 'false', differs: 'prior knowledge only: node:http2 takes no Upgrade: h2c',
+  }),
+  setting('SERVER_HTTP2_MAX_STREAMS', 100, positiveInt, 'a positive integer', 'Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused.'),
   setting('SERVER_LOG_FORMAT', 'json', choice('json', 'text'), 'json or text', 'Log record format on stdout.'),
   setting('SERVER_LOG_LEVEL', 'info', choice(...LOG_LEVELS), `one of ${LOG_LEVELS.join(', ')}`, 'Lowest level of log records written.'),
   setting('SERVER_ACCESS_LOG', false, parseBool, 'true or false', 'Write one access-log record per call.', { aliases: [alias('SERVER_INTERNAL_LOGGER', KYMA_PY), alias('KYMA_INTERNAL_LOGGER_ENABLED', KUBELESS)] }),

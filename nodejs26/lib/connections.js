@@ -28,11 +28,21 @@
 //   No accepted connection is closed unanswered for being one too many.
 //   (node:http's maxConnections drops the new one, and node:http has no public
 //   way to stop accepting: the connection is held before node:http sees it.)
+// - HTTP/2 (lib/http2.js): a connection whose first bytes have not yet told
+//   its protocol, and an HTTP/2 connection that has opened no stream, is closed
+//   quietly after SERVER_HEADER_TIMEOUT; one with no stream open after
+//   SERVER_KEEPALIVE_TIMEOUT (a GOAWAY first). Its open streams are its
+//   requests in hand, for SERVER_MAX_CONNECTIONS. The send timeout of a
+//   connection whose client reads nothing is the same as HTTP/1.1's; a stream
+//   whose client keeps its window shut, or pauses in its body, is timed by
+//   server.js.
 //
 // One sweep every SWEEP_MS looks at every open connection, as funcwsgi's
 // worker does, so nothing is added per byte. A connection's state is one object
 // made when it is accepted; a call only writes a few of its fields (no Map or
 // Set updates unless a body is being read).
+
+import { sniffing } from './http2.js';
 
 export const SWEEP_MS = 250;
 /** A connection without a request in hand this long may be closed for a new one at SERVER_MAX_CONNECTIONS;
@@ -72,6 +82,9 @@ class Connection {
     this.readingBody = false; // in Connections.receiving
     this.sent = null; // [bytes written, bytes pending, since] of a response that waits for its client
     this.idleSeenAt = -1; // when a sweep first found it waiting with nothing read since its last answer; 0 not yet, -1 no answer yet
+    this.sniffing = false; // its first bytes have not told yet whether it speaks HTTP/2 (lib/http2.js)
+    this.session = null; // its HTTP/2 session, once it opened with the preface
+    this.streams = 0; // HTTP/2 streams it has opened
   }
 }
 
@@ -96,9 +109,12 @@ export class Connections {
    * @param {object} config the frozen settings
    * @param {() => void} rejected counts a connection refused with 503
    * @param {() => void} released a call counted in flight (ADMITTED) has closed its response
+   * @param {{handOver: (socket) => void}|null} http2 node:http2's side (lib/http2.js http2Server), or null: HTTP/1.1 only
    */
-  constructor(server, config, rejected, released) {
+  constructor(server, config, rejected, released, http2 = null) {
     this.limit = config.serverMaxConnections;
+    this.stopping = false;
+    this.headerMs = config.serverHeaderTimeout * 1000;
     this.bodyMs = config.serverBodyTimeout * 1000;
     this.sendMs = config.serverSendTimeout * 1000;
     this.keepAliveMs = config.serverKeepaliveTimeout * 1000;
@@ -117,6 +133,11 @@ export class Connections {
     this.server = server;
     this.letIn = server.listeners('connection');
     server.removeAllListeners('connection');
+    const toHttp1 = (socket) => {
+      socket[STATE].sniffing = false;
+      for (const listener of this.letIn) listener.call(this.server, socket);
+    };
+    this.handOver = http2 === null ? toHttp1 : this.sniffer(toHttp1, http2);
     this.held = []; // connections past the limit, unread, oldest first
     server.on('connection', (socket) => this.accept(socket));
     server.on('clientError', (error, socket) => this.clientError(error, socket));
@@ -136,8 +157,52 @@ export class Connections {
     this.handOver(socket);
   }
 
-  handOver(socket) {
-    for (const listener of this.letIn) listener.call(this.server, socket);
+  /** Hands a connection to node:http or node:http2 by its first bytes (lib/http2.js). */
+  sniffer(toHttp1, http2) {
+    const sniff = sniffing(toHttp1, (socket) => {
+      socket[STATE].sniffing = false;
+      http2.handOver(socket);
+    });
+    return (socket) => {
+      socket[STATE].sniffing = true;
+      sniff(socket);
+    };
+  }
+
+  /** An HTTP/2 connection's session: its open streams are its requests in hand. */
+  session(session, socket) {
+    const state = socket[STATE];
+    state.session = session;
+    session.on('error', () => {}); // node:http2 ends the session; nobody to answer
+    session.on('stream', (stream) => {
+      state.inHand += 1;
+      state.streams += 1;
+      stream.once('close', () => {
+        state.inHand -= 1;
+        if (state.inHand === 0) {
+          if (this.stopping) return void session.close();
+          state.waitingSince = ++this.order;
+          state.waitingAt = performance.now();
+        }
+      });
+    });
+  }
+
+  /**
+   * Stopping: an HTTP/2 connection with no stream open is closed (a GOAWAY, then the close); one with streams
+   * in flight once they have ended. Not a GOAWAY before: Python's h2 (httpx's HTTP/2) fails the streams in
+   * flight when one comes, though the GOAWAY counts them in.
+   */
+  closeSessions() {
+    this.stopping = true;
+    for (const socket of this.open) {
+      const state = socket[STATE];
+      if (state.session !== null) {
+        if (state.inHand === 0) state.session.close();
+      } else if (state.sniffing) {
+        socket.destroy();
+      }
+    }
   }
 
   /** Let held connections in while there is room, oldest first. */
@@ -297,6 +362,7 @@ export class Connections {
   /** Closes, quietly, a connection that has waited SERVER_KEEPALIVE_TIMEOUT with nothing read since its last answer. */
   checkWaiting(socket, now) {
     const state = socket[STATE];
+    if (state.sniffing || state.session !== null) return this.checkHttp2(socket, state, now);
     if (state.idleSeenAt < 0) return; // a new connection that sent nothing is the header timeout's
     if (state.inHand !== 0 || socket.bytesRead !== state.idleMark) {
       state.idleSeenAt = 0; // busy, or a head has begun (the header timeout's)
@@ -306,6 +372,17 @@ export class Connections {
       this.forget(socket);
       socket.destroy();
     }
+  }
+
+  /**
+   * Closes, quietly, a connection that has not told its protocol within SERVER_HEADER_TIMEOUT, and an HTTP/2
+   * connection with no stream open for SERVER_HEADER_TIMEOUT (none opened yet) or SERVER_KEEPALIVE_TIMEOUT.
+   */
+  checkHttp2(socket, state, now) {
+    if (state.inHand !== 0 || now - state.waitingAt < (state.streams === 0 ? this.headerMs : this.keepAliveMs)) return;
+    this.forget(socket);
+    if (state.session !== null && !state.session.destroyed) state.session.close();
+    else socket.destroy();
   }
 
   /** Closes a connection whose pending response bytes have not moved for SERVER_SEND_TIMEOUT. */

@@ -10,7 +10,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { currentCall } from './calls.js';
-import { fromEnv, otlpMetricsEndpoint } from './config.js';
+import { fromEnv, http2On, otlpMetricsEndpoint } from './config.js';
+import { HTTP2_GAPS } from './http2.js';
 import { reportAndExit, StartupError } from './errors.js';
 import { loadFunction } from './loader.js';
 import { captureConsole, configureLogging, getLogger } from './logs.js';
@@ -49,6 +50,7 @@ async function main() {
   };
   process.on('unhandledRejection', (reason) => stray(reason, 'A promise of the function was rejected and nobody handled it'));
   process.on('uncaughtException', (error) => stray(error, 'The function threw outside any call'));
+  if (http2On(config)) log.warning(HTTP2_GAPS);
   try {
     await runtime.listen();
     if (config.serverMetrics && config.serverMetricsPort) await runtime.listenMetrics();

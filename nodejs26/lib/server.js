@@ -12,7 +12,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Admission } from './admission.js';
 import { Call, REASONS } from './call.js';
-import { maxInflight, SETTINGS } from './config.js';
+import { http2On, maxInflight, SETTINGS } from './config.js';
 import { Connections, OVERLOADED_TEXT, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
@@ -21,6 +21,7 @@ import { firstProblem, hookCheck, KYMA_LIVENESS_PATH, LIVENESS_PATH, OK, PROBE_P
 import { buildContext, buildEvent } from './legacy.js';
 import { getLogger } from './logs.js';
 import { Deadlines } from './deadlines.js';
+import { CANCEL, NO_ERROR, http2Server, plainHeaders } from './http2.js';
 import { CallMetrics } from './metrics.js';
 import { mediaType } from './request.js';
 import { FunctionResponse, TEXT } from './response.js';
@@ -95,6 +96,8 @@ export class Runtime {
     this.faas = config.serverMetrics ? faas : null; // the FaaS metrics over OTLP, beside the Prometheus ones
     this.cors = config.serverCorsOrigins.length ? new Cors(config) : null;
     this.maxBody = config.serverMaxBodySize;
+    this.bodyMs = config.serverBodyTimeout * 1000;
+    this.sendMs = config.serverSendTimeout * 1000;
     this.tooLarge = Buffer.from(`Request Entity Too Large: the request body is larger than ${this.maxBody} bytes`);
     this.timeout = config.serverCallTimeout;
     this.deadlines = this.timeout > 0 ? new Deadlines(this.timeout, (call) => call.timedOut('the function did not return')) : null;
@@ -201,6 +204,21 @@ export class Runtime {
     // (node:http still parses what was pipelined behind it); the close comes after its answer.
     if (socket[CLOSING]) return;
     if (!outgoing.shouldKeepAlive) socket[CLOSING] = true;
+    this.serveCall(incoming, outgoing);
+  }
+
+  /**
+   * The request listener of node:http2's server (lib/http2.js): a stream is one call, served as an HTTP/1.1
+   * request is, at once (the streams of a connection are independent: none waits for another's answer).
+   */
+  serveStream(incoming, outgoing) {
+    Object.defineProperty(incoming, 'headers', { value: plainHeaders(incoming.headers) });
+    // A turn later: a stream its client reset in the same read (rapid reset) never becomes a call.
+    setImmediate(() => { if (!incoming.aborted && !incoming.stream.destroyed) this.serveCall(incoming, outgoing); });
+  }
+
+  serveCall(incoming, outgoing) {
+    const connections = this.connections;
     const malformed = framingProblem(incoming);
     if (malformed !== null) return void refuse(outgoing, malformed);
     const headers = incoming.headers;
@@ -220,7 +238,7 @@ export class Runtime {
       if (method === 'GET' || method === 'HEAD') {
         const route = this.routes.get(call.path);
         if (route !== undefined) {
-          connections?.dispatched(incoming, outgoing);
+          if (!call.http2) connections?.dispatched(incoming, outgoing);
           if (!this.probes.has(call.path) && !this.admit(call)) return;
           return void Promise.resolve(route(call)).catch((error) => call.fail(error));
         }
@@ -244,12 +262,14 @@ export class Runtime {
   receive(call) {
     const incoming = call.incoming;
     const declared = incoming.headers['content-length'];
-    const chunked = incoming.headers['transfer-encoding'] !== undefined;
+    // HTTP/2 has no Transfer-Encoding: a stream has a body unless its HEADERS frame ended it.
+    const noBody = call.http2 ? incoming.stream.endAfterHeaders : declared === undefined && incoming.headers['transfer-encoding'] === undefined;
     // Without a body the call starts now: its timeout runs from the moment the call began.
-    if (declared === undefined && !chunked) return this.call(call, null, call.started);
+    if (noBody) return this.call(call, null, call.started);
     if (this.maxBody > 0 && declared !== undefined && Number(declared) > this.maxBody) return this.refuseBody(call);
     if (declared === '0') return this.call(call, EMPTY, call.started);
-    this.connections?.receivingBody(incoming.socket);
+    if (call.http2) this.timeBody(call);
+    else this.connections?.receivingBody(incoming.socket);
     const chunks = [];
     let size = 0;
     incoming.on('data', (chunk) => {
@@ -263,6 +283,13 @@ export class Runtime {
       chunks.push(chunk);
     });
     incoming.on('end', () => {
+      if (call.http2) {
+        incoming.setTimeout(0);
+        // node:http2 ends the body of a stream its client reset as if it were whole, and does not hold
+        // DATA frames to their content-length (RFC 9113 section 8.1.1): neither reaches the function.
+        if (incoming.aborted) return;
+        if (declared !== undefined && Number(declared) !== size) return void call.reply(400, MALFORMED_HTTP2);
+      }
       if (call.answered) return;
       currentCall.enterWith(call); // a later callback of the socket: outside the call's frame
       this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), performance.now());
@@ -283,20 +310,50 @@ export class Runtime {
     }
     admission.record(admission.delay);
     this.inflight += 1;
-    if (this.connections !== null) this.connections.admitted(call.outgoing);
+    if (this.connections !== null && !call.http2) this.connections.admitted(call.outgoing);
     else call.outgoing.on('close', this.released); // a server not made by listen(); a response closes once
     return true;
   }
 
   refuseBody(call) {
-    call.outgoing.shouldKeepAlive = false; // the rest of the body is not read
-    call.incoming.socket[CLOSING] = true;
+    if (call.http2) {
+      endStreamAfter(call); // the rest of the body is not read: the client is told to stop sending it
+    } else {
+      call.outgoing.shouldKeepAlive = false; // the rest of the body is not read
+      call.incoming.socket[CLOSING] = true;
+    }
     call.reply(413, this.tooLarge);
+  }
+
+  /**
+   * SERVER_BODY_TIMEOUT on a stream: a pause that long in its body gets the 408 an HTTP/1.1 client gets
+   * (not a call: neither metrics nor the access log count it) and the stream is ended.
+   */
+  timeBody(call) {
+    call.incoming.setTimeout(this.bodyMs, () => {
+      if (call.answered) return;
+      call.onEnd = null;
+      endStreamAfter(call);
+      call.reply(408, REQUEST_TIMEOUT_TEXT);
+    });
+  }
+
+  /**
+   * SERVER_SEND_TIMEOUT on a stream whose answer has begun: when its client has taken none of what waits
+   * to be sent for that long (a flow-control window kept shut), the stream is reset. A connection whose
+   * client reads nothing at all is the connection limits' (connections.js).
+   */
+  timeSending(call) {
+    const stream = call.outgoing.stream;
+    if (stream.destroyed) return;
+    stream.setTimeout(this.sendMs, () => {
+      if (stream.writableLength > 0) stream.close(CANCEL);
+    });
   }
 
   /** CloudEvents, the timeout (from `now`, when the body has been read), then the function, inside the call's context. */
   call(call, data, now) {
-    this.connections?.dispatched(call.incoming, call.outgoing);
+    if (!call.http2) this.connections?.dispatched(call.incoming, call.outgoing);
     if (!this.admit(call)) return;
     if (this.deadlines !== null) this.deadlines.add(call, now);
     call.data = data;
@@ -318,7 +375,10 @@ export class Runtime {
   listen() {
     const server = http.createServer(serverOptions(this.config), this.handle);
     this.server = server;
-    this.connections = new Connections(server, this.config, this.rejected, this.released);
+    const streams = http2On(this.config)
+      ? http2Server(this.config, (incoming, outgoing) => this.serveStream(incoming, outgoing), (session, socket) => this.connections.session(session, socket))
+      : null;
+    this.connections = new Connections(server, this.config, this.rejected, this.released, streams);
     this.stopLag = this.admission.measureLag();
     return listenOn(server, this.config.serverHost, this.config.serverPort, 'SERVER_PORT');
   }
@@ -358,6 +418,7 @@ export class Runtime {
       const done = () => { clearInterval(idle); clearTimeout(timer); this.connections?.stop(); this.stopLag?.(); resolve(); };
       server.close(done);
       server.closeIdleConnections();
+      this.connections?.closeSessions(); // HTTP/2: a GOAWAY, and the streams in flight finish
     });
   }
 }
@@ -412,11 +473,31 @@ export function framingProblem(incoming) {
 
 function refuse(outgoing, text) {
   const body = Buffer.from(text);
+  if (outgoing.req.httpVersionMajor === 2) return void outgoing.writeHead(400, { 'Content-Type': TEXT, 'Content-Length': body.length }).end(body);
   outgoing.shouldKeepAlive = false;
   outgoing.req.socket[CLOSING] = true;
   outgoing.writeHead(400, 'Bad Request', { 'Content-Type': TEXT, 'Content-Length': body.length, Connection: 'close' }).end(body);
 }
 const OVERLOADED = Buffer.from(OVERLOADED_TEXT);
+const REQUEST_TIMEOUT_TEXT = Buffer.from('the request did not arrive in time');
+/** funcwsgi's answer to a malformed HTTP/2 request (funcwsgi/middleware/http2_requests.py), word for word. */
+const MALFORMED_HTTP2 = Buffer.from('the HTTP/2 request is malformed');
+
+/**
+ * Once the stream's answer is sent, the stream ends (RST_STREAM NO_ERROR): what the client still sends is not
+ * read (RFC 9113 section 8.1). Not before the answer's last frame has left: node:http2 queues a reset ahead of
+ * DATA still waiting, which would cut the answer off. The send timeout (timeSending) ends a stream whose
+ * client never takes its answer.
+ */
+function endStreamAfter(call) {
+  const stream = call.incoming.stream;
+  const endWhenSent = () => {
+    if (stream.closed || stream.destroyed) return;
+    if (stream.state.localClose) stream.close(NO_ERROR);
+    else setTimeout(endWhenSent, 1);
+  };
+  stream.once('finish', endWhenSent);
+}
 const RETRY_AFTER = String(RETRY_AFTER_SECONDS);
 
 function logAccess(call) {

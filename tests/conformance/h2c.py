@@ -111,8 +111,8 @@ class H2cConnection:
                 elif isinstance(event, h2.events.StreamReset) and event.stream_id == stream and not (answered and event.error_code == NO_ERROR):
                     raise H2cError(f"{method} {url}: the server reset the stream ({event.error_code!r})", bytes(body))
                 elif isinstance(event, h2.events.ConnectionTerminated):
-                    self.closed = True
-                    if not answered:
+                    self.closed = True  # no new stream on it; one the GOAWAY counts in is still answered
+                    if not answered and (event.error_code != NO_ERROR or event.last_stream_id is None or event.last_stream_id < stream):
                         raise H2cError(f"{method} {url}: the server closed the connection ({event.error_code!r})", bytes(body))
             self._flush()
         if pending:  # answered early: the rest of the body is not wanted (RFC 9113 section 8.1)

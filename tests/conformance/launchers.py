@@ -279,6 +279,7 @@ def local_launchers() -> list[Launcher]:
         for suffix, env in LOOP_ADAPTERS.items()
     ]
     found.append(Launcher("nodejs26", "nodejs26", "nodejs26", (str(REPO / "nodejs26" / "bin" / "serve"),)))
+    found.append(Launcher("nodejs26-h2c", "nodejs26", "nodejs26", (str(REPO / "nodejs26" / "bin" / "serve"),), {"SERVER_HTTP2": "true"}, protocol="h2c"))
     return found
 
 

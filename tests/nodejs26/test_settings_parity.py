@@ -35,9 +35,6 @@ INTENDED: dict[tuple[str, str], str] = {
     ("SERVER_EVENT_LOOP", "python only"): "Node always serves on its event loop",
     ("SERVER_LOOP_BLOCKED_SECONDS", "python only"): "nodejs26 watches its loop with its own monitor (docs/nodejs26.md)",
     ("SERVER_GC_THRESHOLD", "python only"): "CPython's cycle collector; V8 collects garbage its own way",
-    # node:http serves HTTP/1.1 only; HTTP/2 is an adapter's (docs/servers.md#http2).
-    ("SERVER_HTTP2", "python only"): "node:http serves HTTP/1.1 only",
-    ("SERVER_HTTP2_MAX_STREAMS", "python only"): "node:http serves HTTP/1.1 only",
 }
 #: Other platforms' own variables, read by their Python contracts (docs/platforms.md).
 OTHER_PLATFORMS_ALIASES = {"RUNTIME_PORT", "LISTEN_ADDRESS", "upstream_url"}

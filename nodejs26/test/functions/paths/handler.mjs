@@ -70,6 +70,9 @@ async function paths(req, res) {
     case '/ready': isReady = req.query.value !== 'false'; readyLogs = req.query.value === 'log'; return 'set';
     case '/alive': isAlive = req.query.value === 'true'; return 'set';
     case '/bad-return': return () => 1;
+    case '/headers-seen': return req.headers;
+    case '/connection-fields': res.setHeader('Connection', 'close'); res.setHeader('Keep-Alive', 'timeout=5'); res.setHeader('X-Kept', 'yes'); return 'fields';
+    case '/large': return Buffer.alloc(Number(req.query.bytes), 120);
     default: res.setCode(404); return 'no such path';
   }
 }
