@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import pytest
 
 from .kit import Runtime, Settings, serve
-from .known_gaps import HTTP1_ONLY, KNOWN_GAPS
+from .known_gaps import HTTP1_ONLY, HTTP2_ONLY, KNOWN_GAPS
 from .launchers import MODULE_FILES, Launcher, command_launcher, local_launchers
 
 
@@ -87,9 +87,9 @@ def settings() -> Settings:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the known gaps of a runtime (known_gaps.py) as strict expected failures, for that runtime only;
-    skip the checks that are HTTP/1.1 by nature for a runtime spoken to over HTTP/2."""
+    skip the checks that are HTTP/1.1 by nature for a runtime spoken to over HTTP/2, and the other way round."""
     gaps = {(runtime, check): reason for runtime, check, reason in KNOWN_GAPS}
-    http1_only = dict(HTTP1_ONLY)
+    http1_only, http2_only = dict(HTTP1_ONLY), dict(HTTP2_ONLY)
     for item in items:
         callspec = getattr(item, "callspec", None)
         launcher = callspec.params.get("launcher") if callspec else None
@@ -101,6 +101,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xfail(strict=True, reason=f"{launcher.name}: {reason}"))
         if launcher.protocol == "h2c" and check in http1_only:
             item.add_marker(pytest.mark.skip(reason=f"HTTP/1.1 by nature: {http1_only[check]}"))
+        elif launcher.protocol != "h2c" and check in http2_only:
+            item.add_marker(pytest.mark.skip(reason=f"HTTP/2 only: {http2_only[check]}"))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

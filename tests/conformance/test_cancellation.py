@@ -52,3 +52,27 @@ def test_a_call_past_the_timeout_is_counted_cancelled_by_timeout(runtime):
     before = cancelled_count(runtime, "timeout")
     assert runtime.get("/sleep?seconds=4").status_code == 408
     wait_for(lambda: cancelled_count(runtime, "timeout") == before + 1, 5, "function_cancelled_total{cause=timeout} counting the call")
+
+
+def test_a_client_that_resets_its_stream_cancels_its_call(runtime):
+    """Over HTTP/2 a client leaves one call by resetting its stream (RST_STREAM CANCEL) and keeps the
+    connection for its other calls, as Knative's queue-proxy does when its caller goes away."""
+    import h2.config
+    import h2.connection
+
+    before = cancelled_count(runtime, "client")
+    marker = uuid.uuid4().hex
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    connection.initiate_connection()
+    fields = [(":method", "GET"), (":scheme", "http"), (":authority", "kit"), (":path", f"/cancel?seconds=10&id={marker}")]
+    connection.send_headers(1, fields, end_stream=True)
+    with socket.create_connection(("127.0.0.1", runtime.process.port), timeout=5) as client:
+        client.sendall(connection.data_to_send())
+        time.sleep(0.3)  # the function is running
+        connection.reset_stream(1, 0x8)  # CANCEL
+        client.sendall(connection.data_to_send())
+        left = time.monotonic()
+        runtime.wait_for_log(f"conformance cancelled {marker}", timeout=5)
+        noticed = time.monotonic() - left
+    assert noticed < 1.0, f"the function saw its stream reset {noticed:.2f} s after it was"
+    wait_for(lambda: cancelled_count(runtime, "client") == before + 1, 5, "function_cancelled_total{cause=client} counting the call")
