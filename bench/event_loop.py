@@ -34,9 +34,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from tests.support.ports import free_port
+
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, venv_python
 from .load import run_wrk
-from .processes import RunningServer, ServerFailed, free_port, server_and_load_cores, start
+from .processes import RunningServer, ServerFailed, server_and_load_cores, start
 from .targets import ALTERNATIVES, APPS, PYTHON, THREADS, Target, environment
 
 RESULTS = REPO / "bench" / "results" / "event_loop.json"

@@ -25,10 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.support.ports import free_port
+from tests.support.processes import http_get
+
 from .callgrind import available, total_instructions
 from .environment import node_binary
 from .load import run_wrk
-from .processes import free_port, get, server_and_load_cores, start
+from .processes import server_and_load_cores, start
 from .targets import NODE, Target, all_targets, environment
 
 #: The Node rows whose instructions are counted, in the table's order.
@@ -59,7 +62,7 @@ def dump_of(path: Path, port: int, name: str, timeout: float = 30) -> bytes:
     while not path.exists():
         if time.monotonic() > deadline:
             raise RuntimeError(f"callgrind wrote no dump of {name} within {timeout:.0f} s")
-        get(port)  # one request after the count: it wakes the server, which then writes the dump first
+        http_get("127.0.0.1", port)  # one request after the count: it wakes the server, which then writes the dump first
         time.sleep(0.2)
     time.sleep(0.5)  # the dump is written at once; let it finish
     return path.read_bytes()

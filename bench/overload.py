@@ -41,9 +41,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.support.processes import process_tree
+
 from .environment import REPO, SetupError, alternatives_python, cache_dir, node_binary, venv_python
 from .event_loop import LoopTarget, funcwsgi, start_target
-from .processes import ServerFailed, process_tree, server_and_load_cores
+from .processes import ServerFailed, server_and_load_cores
 from .targets import ALTERNATIVES, NODEJS26_SERVE
 
 RESULTS = REPO / "bench" / "results" / "overload.json"

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import http.client
 import os
-import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.processes import children, http_get, process_tree, stop_group
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cores() -> list[int]:
@@ -36,30 +29,6 @@ def pinned(command: list[str], core: int | None) -> list[str]:
     if core is None:
         return command
     return ["taskset", "-c", str(core), *command]
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and all its descendants."""
-    tree, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        tree.append(current)
-        pending += children(current)
-    return tree
 
 
 def cpu_times(pid: int) -> tuple[float, float]:
@@ -89,16 +58,6 @@ def worker_rss_mb(pid: int) -> float:
     return sum(sizes) / len(sizes) if sizes else 0.0
 
 
-def get(port: int, path: str = "/", timeout: float = 2.0) -> tuple[int, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
-
-
 class ServerFailed(RuntimeError):
     """A server exited, or did not answer 200, within its start-up time."""
 
@@ -115,13 +74,7 @@ class RunningServer:
         return self.process.pid
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=20)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
+        stop_group(self.process)
 
 
 def start(
@@ -140,7 +93,7 @@ def start(
         if process.poll() is not None:
             raise ServerFailed(f"exited with status {process.returncode} before answering; see {log}:\n{tail(log)}")
         try:
-            status, body = get(port)
+            status, body = http_get("127.0.0.1", port)
         except OSError:
             time.sleep(0.005)
             continue

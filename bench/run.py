@@ -28,10 +28,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.support.ports import free_port
+from tests.support.processes import http_get
+
 from . import callgrind, chart, figures, history, node_callgrind, report
 from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_h2load, run_wrk
-from .processes import ServerFailed, free_port, get, server_and_load_cores, start, worker_rss_mb
+from .processes import ServerFailed, server_and_load_cores, start, worker_rss_mb
 from .targets import NODE, Target, all_targets, environment, node_target_names
 
 EXPECTED_BODY = b"Hello, world!"
@@ -106,7 +109,7 @@ class Sink:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
-                get(self.port, "/stats")
+                http_get("127.0.0.1", self.port, "/stats")
                 return
             except OSError:
                 time.sleep(0.02)
@@ -117,7 +120,7 @@ class Sink:
         return f"http://127.0.0.1:{self.port}/v1/traces"
 
     def stats(self) -> dict[str, int]:
-        return json.loads(get(self.port, "/stats")[1])  # type: ignore[no-any-return]
+        return json.loads(http_get("127.0.0.1", self.port, "/stats")[1])  # type: ignore[no-any-return]
 
     def stop(self) -> None:
         self.process.terminate()
@@ -164,7 +167,7 @@ def warm_up(port: int, pid: int, mode: Mode, load_core: int | None, *, node: boo
         run_wrk(port, pid, connections=16, seconds=mode.warmup_seconds, core=load_core)
     else:
         for _ in range(50):
-            get(port)
+            http_get("127.0.0.1", port)
     return None
 
 

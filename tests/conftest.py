@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,15 +8,11 @@ from werkzeug.test import Client
 
 from funcwsgi import make_app
 
-from . import calibration
-from .receivers import EventReceiver
-from .servers import BIN, Server, base_env, free_port
-
-FUNCTIONS = Path(__file__).resolve().parent / "functions"
-
-
-def function_folder(scenario: str) -> str:
-    return str(FUNCTIONS / scenario)
+from .support import calibration
+from .support.paths import BIN, function_folder
+from .support.ports import free_port
+from .support.processes import Server, base_env
+from .support.receivers import EventReceiver
 
 
 class _SizeOptionalInput:
@@ -94,7 +89,7 @@ def client_of(app: Any, kind: str = "plain") -> Client:
 
 @pytest.fixture(scope="session")
 def session_calibration() -> calibration.Calibration:
-    """This machine's speed and load at the start of the session (tests/calibration.py)."""
+    """This machine's speed and load at the start of the session (tests/support/calibration.py)."""
     return calibration.measure()
 
 

@@ -16,7 +16,7 @@ import pytest
 from bench import report
 from bench.targets import all_targets
 
-from .servers import REPO
+from .support.paths import REPO
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ server's thread) and the access-log record.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from typing import Any
@@ -20,29 +19,17 @@ import requests
 
 from funcwsgi.adapters import HTTP_ADAPTERS
 
-from .conftest import function_folder
-from .servers import BIN, Server, base_env, free_port
+from .support.logs import log_records
+from .support.processes import SERVE, Server, start
 
 
 @pytest.fixture(scope="module", params=list(HTTP_ADAPTERS))
 def served(request, collector):
-    port = free_port()
-    env = base_env(
-        SERVER_ADAPTER=request.param,
-        HANDLER_FOLDER=function_folder("call_ids"),
-        SERVER_HOST="127.0.0.1",
-        SERVER_PORT=str(port),
-        SERVER_NUMTHREADS="4",
-        SERVER_CALL_TIMEOUT="0.5",
-        SERVER_ACCESS_LOG="true",
+    with start(
+        SERVE, "call_ids", SERVER_ADAPTER=request.param, SERVER_NUMTHREADS="4", SERVER_CALL_TIMEOUT="0.5", SERVER_ACCESS_LOG="true",
         TRACE_COLLECTOR_ENDPOINT=f"{collector.url}/v1/traces",
-    )
-    server = Server([str(BIN / "funcwsgi"), "serve"], env, port)
-    try:
-        server.wait_ready()
+    ) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def call(server: Server, path: str) -> tuple[str, str, int]:
@@ -54,18 +41,10 @@ def call(server: Server, path: str) -> tuple[str, str, int]:
     return request_id, trace_id, response.status_code
 
 
-def records(server: Server) -> list[dict[str, Any]]:
-    found = []
-    for line in server.stdout.splitlines():
-        if line.startswith("{"):
-            found.append(json.loads(line))
-    return found
-
-
 def record_of(server: Server, match, what: str) -> dict[str, Any]:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        hits = [record for record in records(server) if match(record)]
+        hits = [record for record in log_records(server.stdout) if match(record)]
         if hits:
             assert len(hits) == 1, hits
             return hits[0]

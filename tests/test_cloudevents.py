@@ -10,7 +10,7 @@ from werkzeug.test import Client
 from funcwsgi.cloudevents import CloudEvent, MalformedCloudEvent, decode, encode_binary, from_http, to_binary, to_structured
 from funcwsgi.compat import cloudevents_lib as cloudevents_compat
 
-from .conftest import function_folder
+from .support.paths import function_folder
 
 
 def test_binary_encoding_of_json_data():

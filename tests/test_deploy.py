@@ -35,14 +35,14 @@ from funcwsgi import make_app
 from funcwsgi.config import Config, known_env_names, specs
 
 from . import crd_schemas
-from .conftest import function_folder
-from .servers import BIN, REPO, Server, base_env, free_port
+from .support.paths import BIN, REPO, function_folder
+from .support.ports import free_port
+from .support.processes import GUNICORN, Server, base_env
 
 DEPLOY = REPO / "docs" / "deploy"
 MANIFESTS = sorted(DEPLOY.rglob("*.yaml"))
 OLDEST_KUBERNETES = "1.30.0"  # docs/deployment.md: preStop `sleep` needs 1.30
 KUBERNETES_VERSIONS = (OLDEST_KUBERNETES, kubernetes.latest_version())
-GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
 
 # OpenTelemetry's standard variables, as the API and SDK the tracing layer is
 # built on declare them; it honours them as they are.

@@ -12,7 +12,7 @@ import pytest
 
 from funcwsgi.cli.scaffolding import DEFAULT_SCAFFOLDING, NODEJS26_SCAFFOLDING
 
-from .servers import REPO
+from .support.paths import REPO
 
 HADOLINT = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
 

@@ -11,7 +11,9 @@ import pytest
 
 from funcwsgi.stack import LAYERS
 
-from .servers import BIN, REPO, Server, base_env, free_port
+from .support.paths import BIN, REPO
+from .support.ports import free_port
+from .support.processes import Server, base_env
 
 MKDOCS = BIN / "mkdocs"
 # The command `make docs` runs, minus the output folder.

@@ -3,35 +3,22 @@
 from __future__ import annotations
 
 import signal
-import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import requests
 
-from .conftest import function_folder
-from .servers import BIN, Server, base_env, free_port, run_to_exit
-
-GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
-
-
-def start(scenario: str, **settings: str) -> Server:
-    port = free_port()
-    env = base_env(HANDLER_FOLDER=function_folder(scenario), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), **settings)
-    server = Server(GUNICORN, env, port)
-    try:
-        server.wait_ready()
-    except Exception:
-        server.stop()
-        raise
-    return server
+from .support.paths import BIN, function_folder
+from .support.polling import wait_for
+from .support.ports import free_port
+from .support.processes import GUNICORN, Server, base_env, process_figures, run_to_exit, start
+from .support.sockets import exchange
 
 
 @pytest.fixture(scope="module")
 def server():
-    running = start("req_res", SERVER_NUMTHREADS="4", FUNC_RUNTIME="python314")
+    running = start(GUNICORN, "req_res", SERVER_NUMTHREADS="4", FUNC_RUNTIME="python314")
     yield running
     running.stop()
 
@@ -63,17 +50,13 @@ def test_contract_over_a_socket(server):
 
 
 def test_header_injection_does_not_reach_the_wire(server):
-    with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        sock.sendall(b"GET /bad-header HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        raw = b""
-        while chunk := sock.recv(65536):
-            raw += chunk
+    raw = exchange(server.port, b"GET /bad-header HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert raw.startswith(b"HTTP/1.1 500")
     assert b"evil" not in raw
 
 
 def test_failure_is_500_and_the_server_keeps_serving():
-    running = start("raises")
+    running = start(GUNICORN, "raises")
     try:
         for _ in range(3):
             response = requests.get(running.url + "/")
@@ -87,7 +70,7 @@ def test_failure_is_500_and_the_server_keeps_serving():
 
 
 def test_streaming_failure_closes_the_connection():
-    running = start("streaming")
+    running = start(GUNICORN, "streaming")
     try:
         assert requests.get(running.url + "/").text == "first\nsecond\n"
         with pytest.raises(requests.exceptions.ChunkedEncodingError):
@@ -121,31 +104,12 @@ def test_startup_errors_exit_2_with_one_line(settings, message):
 
 
 def serving(tmp_path, **settings: str) -> Server:
-    return start("serving", LIFECYCLE_LOG=str(tmp_path / "lifecycle.log"), HEALTH_DIR=str(tmp_path), **settings)
+    return start(GUNICORN, "serving", LIFECYCLE_LOG=str(tmp_path / "lifecycle.log"), HEALTH_DIR=str(tmp_path), **settings)
 
 
 def events(tmp_path) -> list[str]:
     path = tmp_path / "lifecycle.log"
     return path.read_text().splitlines() if path.exists() else []
-
-
-def poll(predicate, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            found = predicate()
-        except requests.ConnectionError:
-            found = None
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
-def worker_status(pid: int) -> dict[str, int]:
-    """Threads and resident memory (kB) of a process, from /proc."""
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
-    return {"threads": int(fields["Threads"]), "rss_kb": int(fields["VmRSS"].split()[0])}
 
 
 def test_start_stop_and_408_from_an_installed_package(tmp_path):
@@ -183,7 +147,7 @@ def test_a_worker_that_kills_its_process_is_replaced_and_the_crash_logged(tmp_pa
         first = requests.get(running.url + "/pid").json()["pid"]
         with pytest.raises(requests.ConnectionError):
             requests.get(running.url + "/crash")
-        second = poll(lambda: requests.get(running.url + "/pid", timeout=2).json()["pid"])
+        second = wait_for(lambda: requests.get(running.url + "/pid", timeout=2).json()["pid"], 10, "a new worker", ignore=(requests.ConnectionError,))
         assert second != first
         assert all(requests.get(running.url + "/").text == "hello" for _ in range(3))
         output = running.wait_for_output(f"Worker process {first} exited; gunicorn starts a new one")
@@ -198,7 +162,7 @@ def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path, timin
     running = serving(tmp_path, SERVER_NUMTHREADS="2", SERVER_CALL_TIMEOUT="0.3")
     try:
         pid = requests.get(running.url + "/pid").json()["pid"]
-        before = worker_status(pid)
+        before = process_figures(pid)
 
         def stuck_call() -> None:
             began = time.monotonic()
@@ -220,9 +184,9 @@ def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path, timin
         stuck_calls(3)
         assert requests.get(running.url + "/healthz").text == "OK"
         assert requests.get(running.url + "/").text == "hello"  # the fourth call thread serves
-        after_some = worker_status(pid)
+        after_some = process_figures(pid)
         stuck_calls(12, at_once=2)
-        after_many = worker_status(pid)
+        after_many = process_figures(pid)
         # Calls run on gthread's own threads, and each stuck one is made up for, up to
         # 4: at most 2 + 4 of them, where the first call had made only one.
         assert after_many["threads"] <= before["threads"] + 5

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .conftest import function_folder
-from .servers import base_env, run_to_exit
+from .support.paths import function_folder
+from .support.processes import base_env, run_to_exit
 
 
 def test_import_does_no_work():

@@ -9,7 +9,7 @@ from funcwsgi.errors import LoadError
 from funcwsgi.loader import find_sources, load_function, wrap_callable
 from funcwsgi.signatures import Signature
 
-from .conftest import function_folder
+from .support.paths import function_folder
 
 
 def load(scenario_or_path: str, **settings):

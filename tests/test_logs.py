@@ -12,7 +12,7 @@ from funcwsgi import make_app
 from funcwsgi.config import Config
 from funcwsgi.logs import build_handler
 
-from .conftest import function_folder
+from .support.paths import function_folder
 
 
 @pytest.fixture

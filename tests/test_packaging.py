@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .servers import REPO
+from .support.paths import REPO
 
 #: What setuptools prints when the package configuration is off (data folders taken for packages, ...).
 SETUPTOOLS_WARNING = re.compile(r"would be ignored|Setuptools\w*Warning|^\s*warning: ", re.MULTILINE)

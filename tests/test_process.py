@@ -10,7 +10,7 @@ from funcwsgi import make_app, process
 from funcwsgi.config import Config
 from funcwsgi.errors import StartupError
 
-from .conftest import function_folder
+from .support.paths import function_folder
 
 
 @pytest.fixture

@@ -6,18 +6,16 @@ import pytest
 
 from funcwsgi.replies import Reply, bodiless, status_line
 
+from .support.wsgi import StartResponse
+
 
 def call(reply: Reply, method: str = "GET", **kwargs):
-    seen: dict = {}
-
-    def start_response(status, headers, exc_info=None):
-        seen.update(status=status, headers=headers, exc_info=exc_info)
-
+    start = StartResponse()
     if kwargs:
-        body = reply.answer({"REQUEST_METHOD": method}, start_response, **kwargs)
+        body = reply.answer({"REQUEST_METHOD": method}, start, **kwargs)
     else:
-        body = reply({"REQUEST_METHOD": method}, start_response)
-    return seen["status"], seen["headers"], b"".join(body), seen["exc_info"]
+        body = reply({"REQUEST_METHOD": method}, start)
+    return start.status, start.headers, b"".join(body), start.exc_info
 
 
 def test_status_line_for_unknown_codes():

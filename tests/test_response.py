@@ -6,7 +6,9 @@ import pytest
 
 from funcwsgi.response import FunctionResponse
 
-from .conftest import CLIENT_KINDS, client_of, function_folder
+from .conftest import CLIENT_KINDS, client_of
+from .support.paths import function_folder
+from .support.wsgi import StartResponse
 
 TEXT = "text/plain; charset=utf-8"
 
@@ -84,7 +86,7 @@ def res_client():
 
     from funcwsgi import make_app
 
-    from .conftest import function_folder
+    from .support.paths import function_folder
 
     return Client(make_app(environ={}, handler_folder=function_folder("req_res")))
 
@@ -197,15 +199,11 @@ def test_returning_res_sends_it():
 def _sent(result, res=None, method="GET"):
     from funcwsgi.response import send
 
-    seen = {}
-
-    def start_response(status, headers, exc_info=None):
-        assert "status" not in seen, "start_response called twice"
-        seen["status"], seen["headers"] = status, headers
-
+    start = StartResponse()
     # Decoded, as a server parses the method off the wire: not the interned literal.
-    body = b"".join(send(result, res, {"REQUEST_METHOD": method.encode().decode()}, start_response))
-    return seen["status"], seen["headers"], body
+    body = b"".join(send(result, res, {"REQUEST_METHOD": method.encode().decode()}, start))
+    assert len(start.calls) == 1, f"start_response called {len(start.calls)} times"
+    return start.status, start.headers, body
 
 
 @pytest.mark.parametrize("code", [100, 999])

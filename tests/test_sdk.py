@@ -11,7 +11,7 @@ import sdk
 from funcwsgi import current as active
 from funcwsgi.compat import cloudevents_lib as ce
 
-from .conftest import function_folder
+from .support.paths import function_folder
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 

@@ -103,7 +103,7 @@ def test_a_knative_function_is_served_on_the_loop_like_any_async_one(scenario, s
     from funcwsgi.compat import load_function, resolve
     from funcwsgi.stack import serves_on_loop
 
-    from .conftest import function_folder
+    from .support.paths import function_folder
 
     config = resolve(Config.from_env({"HANDLER_FOLDER": function_folder(scenario), **settings}))
     assert serves_on_loop(config, load_function(config)) is on_loop

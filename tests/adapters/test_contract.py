@@ -11,7 +11,6 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,12 @@ import requests
 
 from funcwsgi.adapters import HTTP_ADAPTERS
 
-from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, free_port, run_to_exit
+from ..support.paths import function_folder
+from ..support.polling import wait_for
+from ..support.ports import free_port
+from ..support.processes import SERVE, ServedFunction, base_env, run_to_exit
+from ..support.processes import start as serve
 
-SERVE = [str(BIN / "funcwsgi"), "serve"]
 # `python -m funcwsgi` with no arguments serves too; one adapter is started that way.
 SERVE_COMMANDS = {"waitress": [sys.executable, "-m", "funcwsgi"]}
 CALL_TIMEOUT = 0.5
@@ -36,47 +37,21 @@ SERVED_BY = [*HTTP_ADAPTERS, *LOOP_PATHS]
 PROBES = ("/healthz", "/health/readiness", "/health/liveness")
 
 
-def function_of(adapter: str) -> Path:
-    return function_folder("serving_async" if adapter in LOOP_PATHS else "serving")
+def function_of(adapter: str) -> str:
+    return "serving_async" if adapter in LOOP_PATHS else "serving"
 
 
-@dataclass
-class Served:
-    adapter: str
-    server: Server
-    lifecycle_log: Path
-    health_dir: Path
-
-    @property
-    def url(self) -> str:
-        return self.server.url
-
-    def events(self) -> list[str]:
-        return self.lifecycle_log.read_text().splitlines() if self.lifecycle_log.exists() else []
-
-
-def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str = "127.0.0.1", **settings: str) -> Served:
-    port = free_port(connect)
-    served = Served(adapter, None, folder / "lifecycle.log", folder)  # type: ignore[arg-type]
-    env = base_env(
-        SERVER_ADAPTER=LOOP_PATHS.get(adapter, adapter),
-        HANDLER_FOLDER=function_of(adapter),
-        SERVER_HOST=bind,
-        SERVER_PORT=str(port),
-        SERVER_NUMTHREADS="4",
-        SERVER_CALL_TIMEOUT=str(CALL_TIMEOUT),
-        SERVER_MAX_BODY_SIZE=str(MAX_BODY),
-        LIFECYCLE_LOG=str(served.lifecycle_log),
-        HEALTH_DIR=str(folder),
-    )
-    env.update(settings)
-    served.server = Server(SERVE_COMMANDS.get(adapter, SERVE), env, port, host=connect)
-    try:
-        served.server.wait_ready()
-    except Exception:
-        served.server.stop()
-        raise
-    return served
+def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str = "127.0.0.1", **settings: str) -> ServedFunction:
+    defaults = {
+        "SERVER_ADAPTER": LOOP_PATHS.get(adapter, adapter),
+        "SERVER_HOST": bind,
+        "SERVER_NUMTHREADS": "4",
+        "SERVER_CALL_TIMEOUT": str(CALL_TIMEOUT),
+        "SERVER_MAX_BODY_SIZE": str(MAX_BODY),
+        "LIFECYCLE_LOG": str(folder / "lifecycle.log"),
+        "HEALTH_DIR": str(folder),
+    }
+    return ServedFunction(adapter, serve(SERVE_COMMANDS.get(adapter, SERVE), function_of(adapter), host=connect, **{**defaults, **settings}), folder)
 
 
 @pytest.fixture(scope="module", params=SERVED_BY)
@@ -87,7 +62,7 @@ def served(request, tmp_path_factory):
 
 
 def test_startup_lines_are_printed_once_before_serving(served):
-    folder = function_of(served.adapter)
+    folder = function_folder(function_of(served.adapter))
     expected = [
         f"Importing function sources from {folder}/handler.py:main",
         "Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set",
@@ -111,7 +86,7 @@ def test_calls_answer_200_and_failures_500(served):
 
 @pytest.mark.parametrize("path", ["/forever", "/spin"], ids=["blocked-in-sleep", "python-loop"])
 def test_a_call_past_its_deadline_gets_408_on_time(served, path, timing):
-    """0.2 s after the deadline on an idle machine, scaled by the machine's calibration (tests/calibration.py).
+    """0.2 s after the deadline on an idle machine, scaled by the machine's calibration (tests/support/calibration.py).
 
     Mutation caught: the watchdog answering 0.4 s past the deadline (``call.deadline + 0.4 <= now``)
     on the gunicorn adapter, the hand-off waiting three times the deadline on the others.
@@ -178,7 +153,7 @@ def test_reserved_routes_and_health_hooks(served):
     for path in ("/health/readiness", "/health/liveness"):
         assert requests.get(served.url + path).text == "OK"
     assert {answer[2:] for answer in probe_answers(served.url)} == {(200, "no-store")}
-    not_ready = served.health_dir / "not-ready"
+    not_ready = served.folder / "not-ready"
     not_ready.touch()
     try:
         response = requests.get(served.url + "/health/readiness")
@@ -187,7 +162,7 @@ def test_reserved_routes_and_health_hooks(served):
         assert requests.get(served.url + "/healthz").status_code == 200
     finally:
         not_ready.unlink()
-    not_alive = served.health_dir / "not-alive"
+    not_alive = served.folder / "not-alive"
     not_alive.touch()
     try:
         for path in ("/health/liveness", "/healthz"):
@@ -240,8 +215,8 @@ def test_a_streamed_body_is_closed_and_its_call_counted(served):
     tag = f"{served.adapter}-{time.monotonic_ns()}"
     response = requests.post(served.url + f"/stream?tag={tag}", timeout=10)
     assert (response.status_code, response.text) == (200, "one,two,three")
-    _wait_for(lambda: any(event.startswith(f"closed {tag} ") for event in served.events()), timeout=5, what=f"the body of call {tag} closed")
-    _wait_for(lambda: _calls_counted(served.url, "POST") == before + 1, timeout=5, what="the streamed call counted")
+    wait_for(lambda: any(event.startswith(f"closed {tag} ") for event in served.events()), timeout=5, what=f"the body of call {tag} closed")
+    wait_for(lambda: _calls_counted(served.url, "POST") == before + 1, timeout=5, what="the streamed call counted")
 
 
 def test_start_hook_ran_once_in_the_serving_process_before_it_served(served):
@@ -249,27 +224,6 @@ def test_start_hook_ran_once_in_the_serving_process_before_it_served(served):
     events = served.events()
     assert events.count(f"start {pid}") == 1
     assert sum(event.startswith("start ") for event in events) == 1
-
-
-def _wait_for(predicate, timeout: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{what} not met in {timeout}s")
-
-
-def _refused(url: str, seen: list[str]) -> bool:
-    try:
-        response = requests.get(url + "/healthz", timeout=0.5)
-    except requests.ConnectionError:
-        return True
-    except requests.Timeout:
-        seen.append("timeout")
-        return False
-    seen.append(str(response.status_code))
-    return False
 
 
 @pytest.mark.parametrize("adapter", SERVED_BY)
@@ -280,13 +234,9 @@ def test_sigterm_lets_a_call_in_flight_finish_then_runs_stop_and_exits_0(adapter
         result: dict[str, requests.Response] = {}
         slow = threading.Thread(target=lambda: result.setdefault("slow", requests.get(running.url + "/sleep?s=0.6", timeout=20)))
         slow.start()
-        _wait_for(lambda: any(event.startswith("sleeping ") for event in running.events()))
+        wait_for(lambda: any(event.startswith("sleeping ") for event in running.events()))
         running.server.signal(signal.SIGTERM)
-        seen: list[str] = []
-        try:
-            _wait_for(lambda: _refused(running.url, seen), timeout=5, what="connections refused")
-        except AssertionError as error:
-            raise AssertionError(f"{error}; answers seen: {seen}") from None
+        running.server.wait_refusing()
         slow.join(timeout=20)
         assert (result["slow"].status_code, result["slow"].text) == (200, "slept")
         assert running.server.wait_exit(timeout=20) == 0
@@ -301,7 +251,7 @@ def test_a_failing_start_hook_stops_start_up_with_one_line(adapter, tmp_path):
     port = free_port()
     env = base_env(
         SERVER_ADAPTER=LOOP_PATHS.get(adapter, adapter),
-        HANDLER_FOLDER=function_of(adapter),
+        HANDLER_FOLDER=function_folder(function_of(adapter)),
         SERVER_HOST="127.0.0.1",
         SERVER_PORT=str(port),
         HEALTH_DIR=str(tmp_path),

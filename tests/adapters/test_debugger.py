@@ -15,9 +15,10 @@ from funcwsgi.adapters import HTTP_ADAPTERS
 from funcwsgi.config import Config
 from funcwsgi.errors import ConfigError
 
-from ..conftest import function_folder
 from ..dap import DapClient
-from ..servers import BIN, Server, base_env, free_port, run_to_exit
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import SERVE, Server, base_env, run_to_exit
 
 
 @pytest.mark.parametrize("adapter", HTTP_ADAPTERS)
@@ -27,7 +28,7 @@ def test_a_debug_adapter_client_is_answered_while_the_function_serves(adapter):
         SERVER_ADAPTER=adapter, HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port),
         SERVER_DEBUG_PORT=str(debug_port),
     )
-    server = Server([str(BIN / "funcwsgi"), "serve"], env, port)
+    server = Server(SERVE, env, port)
     try:
         server.wait_ready()
         # The line comes once debugpy listens; no probe before it, as debugpy's adapter takes one client.
@@ -72,7 +73,7 @@ def test_another_host_than_loopback_is_warned_about():
         HANDLER_FOLDER=function_folder("hello"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port),
         SERVER_DEBUG_PORT=str(debug_port), SERVER_DEBUG_HOST="0.0.0.0",
     )
-    server = Server([str(BIN / "funcwsgi"), "serve"], env, port)
+    server = Server(SERVE, env, port)
     try:
         server.wait_ready()
         warning = server.wait_for_output("open beyond this machine")
@@ -88,6 +89,6 @@ def test_a_taken_debug_port_stops_start_up_with_one_line():
         taken.listen()
         debug_port = taken.getsockname()[1]
         env = base_env(HANDLER_FOLDER=function_folder("hello"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_DEBUG_PORT=str(debug_port))
-        result = run_to_exit([str(BIN / "funcwsgi"), "serve"], env, timeout=60)
+        result = run_to_exit(SERVE, env, timeout=60)
     assert result.returncode != 0
     assert f"cannot listen for a debugger on SERVER_DEBUG_HOST='127.0.0.1' SERVER_DEBUG_PORT={debug_port}" in result.stderr, result.stderr[-2000:]

@@ -17,9 +17,11 @@ import requests
 
 from ..conformance.kit import serve as kit_serve
 from ..conformance.launchers import Launcher, local_launchers
-from ..conftest import function_folder
-from ..receivers import EventReceiver
-from ..servers import BIN, Server, base_env, free_port
+from ..support.logs import log_records
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, SERVE, Server, base_env, start
+from ..support.receivers import EventReceiver
 
 LOOP_ADAPTERS = ("gunicorn", "granian")
 CALL_TIMEOUT = 0.5
@@ -28,22 +30,7 @@ LONG_CALL_TIMEOUT = 3
 
 
 def serve(adapter: str, **settings: str) -> Server:
-    port = free_port()
-    env = base_env(
-        SERVER_ADAPTER=adapter,
-        HANDLER_FOLDER=function_folder("serving_async"),
-        SERVER_HOST="127.0.0.1",
-        SERVER_PORT=str(port),
-        SERVER_CALL_TIMEOUT=str(CALL_TIMEOUT),
-    )
-    env.update(settings)
-    server = Server([str(BIN / "funcwsgi"), "serve"], env, port)
-    try:
-        server.wait_ready()
-    except Exception:
-        server.stop()
-        raise
-    return server
+    return start(SERVE, "serving_async", **{"SERVER_ADAPTER": adapter, "SERVER_CALL_TIMEOUT": str(CALL_TIMEOUT), **settings})
 
 
 async def _call(port: int, target: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -121,7 +108,7 @@ def test_interleaved_calls_each_see_their_own_request_id_span_log_ids_and_event(
     # Each call's log record carries that call's id.
     deadline = time.monotonic() + 10
     while True:
-        records = [json.loads(line) for line in server.stdout.splitlines() if line.startswith("{") and '"call ' in line]
+        records = [record for record in log_records(server.stdout) if record.get("message", "").startswith("call ")]
         if len(records) >= count or time.monotonic() > deadline:
             break
         time.sleep(0.1)
@@ -200,11 +187,11 @@ def test_calls_past_the_bound_get_503_with_retry_after_and_probes_still_answer(a
 
 
 def test_gunicorn_funcwsgi_app_serves_an_async_function_on_the_loop_worker(tmp_path):
-    from ..servers import REPO
+    from ..support.paths import REPO
 
     port = free_port()
     env = base_env(HANDLER_FOLDER=function_folder("serving_async"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
-    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port, cwd=REPO)
+    server = Server(GUNICORN, env, port, cwd=REPO)
     try:
         server.wait_ready()
         answers = many_calls(port, [("/sleep?s=1", {})] * 200)

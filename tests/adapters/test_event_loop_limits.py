@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import pytest
 
@@ -19,21 +19,24 @@ from funcwsgi.adapters._event_loop_limits import QUIET_SWEEPS
 from funcwsgi.adapters._requests import REQUEST_TIMEOUT, SWEEP_SECONDS
 from funcwsgi.admission import EVICT_AFTER
 
-from ..conformance.kit import Runtime, metric_total, serve_many, wait_for
+from ..conformance.kit import Runtime, metric_total, serve_many
 from ..conformance.launchers import local_launchers
+from ..conformance.slow_clients import (
+    EARLIEST,
+    LARGE,
+    LATEST,
+    TIMED,
+    TIMEOUTS,
+    all_at_once,
+    one_more_while_all_are_busy,
+    outcome,
+    sending,
+)
+from ..support.polling import wait_for
+from ..support.sockets import connect, is_closed, until_closed
 
-LIMIT = 1.0
-EARLIEST, LATEST = 0.9, 2.5  # a sweep every 0.25 s, on a loaded machine
-LARGE = 12 * 1024 * 1024  # far more than the kernel's buffers hold for a client that does not read
 CONNECTIONS = 4
 QUIET = max(EVICT_AFTER, QUIET_SWEEPS * SWEEP_SECONDS) + SWEEP_SECONDS  # a silent connection may be closed for a new one
-TIMEOUTS = {
-    "SERVER_HEADER_TIMEOUT": "1",
-    "SERVER_BODY_TIMEOUT": "1",
-    "SERVER_SEND_TIMEOUT": "1",
-    "SERVER_KEEPALIVE_TIMEOUT": "1",
-    "SERVER_MAX_BODY_SIZE": str(2 * LARGE),
-}
 
 
 @pytest.fixture(scope="module")
@@ -47,49 +50,8 @@ def launches() -> Iterator[dict[str, Runtime]]:
         yield started
 
 
-def connect(runtime: Runtime, buffer: int | None = None) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if buffer is not None:  # before connecting, so the window stays this small
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
-    sock.settimeout(10)
-    sock.connect(("127.0.0.1", runtime.process.port))
-    return sock
-
-
-def until_closed(sock: socket.socket, limit: float = 5.0) -> tuple[bytes, float]:
-    began = time.monotonic()
-    sock.settimeout(limit)
-    answer = b""
-    try:
-        while chunk := sock.recv(65536):
-            answer += chunk
-    except OSError:
-        pass
-    return answer, time.monotonic() - began
-
-
-def is_closed(sock: socket.socket) -> bool:
-    sock.setblocking(False)
-    try:
-        return sock.recv(1, socket.MSG_PEEK) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-
-
-def echo(size: int, byte: bytes) -> bytes:
-    return b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % size + byte * size
-
-
-def slow_head(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        sock.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n")
-        return until_closed(sock)
-
-
 def slow_next_head(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
+    with connect(runtime.process.port) as sock:
         sock.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         first = b""
         while not first.endswith(b"hello"):
@@ -99,26 +61,12 @@ def slow_next_head(runtime: Runtime) -> tuple[bytes, float]:
         return until_closed(sock)
 
 
-def silent(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        return until_closed(sock)
-
-
-def stalled_body(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        sock.sendall(b"POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nab")
-        return until_closed(sock)
-
-
-def pipelined_stalled_body(runtime: Runtime) -> tuple[bytes, float]:
-    """A request, and behind it in the same write one whose body stops: uvicorn starts its call once the first is answered."""
-    with connect(runtime) as sock:
-        sock.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\nPOST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nab")
-        return until_closed(sock)
+#: A request, and behind it in the same write one whose body stops: uvicorn starts its call once the first is answered.
+pipelined_stalled_body = sending(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\nPOST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nab")
 
 
 def trickling_body(runtime: Runtime) -> bytes:
-    with connect(runtime) as sock:
+    with connect(runtime.process.port) as sock:
         sock.sendall(b"POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\nConnection: close\r\n\r\n")
         for byte in b"abcdef":
             time.sleep(0.3)
@@ -126,48 +74,18 @@ def trickling_body(runtime: Runtime) -> bytes:
         return until_closed(sock)[0]
 
 
-def unread_response(runtime: Runtime) -> tuple[int, float]:
-    with connect(runtime, 65536) as sock:
-        sock.sendall(echo(LARGE, b"x"))
-        time.sleep(2 * LIMIT)
-        began = time.monotonic()
-        answer, _ = until_closed(sock, 10)
-        return len(answer), time.monotonic() - began
-
-
-def slowly_read_response(runtime: Runtime) -> int:
-    """1 MiB every 0.25 s for 2.5 s: longer than the send timeout in all, never a pause as long."""
-    with connect(runtime, 65536) as sock:
-        sock.sendall(echo(LARGE, b"y"))
-        received = 0
-        for _ in range(10):
-            time.sleep(0.25)
-            want = 1024 * 1024
-            while want > 0:
-                chunk = sock.recv(min(want, 65536))
-                if not chunk:
-                    return received
-                received += len(chunk)
-                want -= len(chunk)
-        return received + len(until_closed(sock, 10)[0])
-
-
+#: The kit's timed clients, with gunicorn's loop worker's own next-head, trickling and pipelined ones.
 CLIENTS: dict[str, Callable[[Runtime], object]] = {
-    client.__name__: client
-    for client in (slow_head, slow_next_head, silent, stalled_body, pipelined_stalled_body, trickling_body, unread_response, slowly_read_response)
+    **{name: TIMED[name] for name in ("slow_head", "silent", "stalled_body", "unread_response", "slowly_read_response")},
+    "slow_next_head": slow_next_head,
+    "pipelined_stalled_body": pipelined_stalled_body,
+    "trickling_body": trickling_body,
 }
 
 
 @pytest.fixture(scope="module")
 def timed(launches) -> dict[str, Future[object]]:
-    pool = ThreadPoolExecutor(len(CLIENTS))
-    futures = {name: pool.submit(client, launches["timeouts"]) for name, client in CLIENTS.items()}
-    pool.shutdown(wait=False)
-    return futures
-
-
-def outcome(timed: dict[str, Future[object]], name: str) -> object:
-    return timed[name].result(timeout=30)
+    return all_at_once(CLIENTS, launches["timeouts"])
 
 
 @pytest.mark.parametrize("client", ["slow_head", "slow_next_head", "stalled_body"])
@@ -214,7 +132,7 @@ def test_at_the_connection_limit_the_longest_waiting_connection_makes_room(launc
     idle = []
     try:
         for _ in range(2 * CONNECTIONS):
-            idle.append(connect(runtime))
+            idle.append(connect(runtime.process.port))
             time.sleep(0.02)  # accepted in this order
         assert runtime.get("/hello", timeout=5).text == "hello"
         wait_for(lambda: sum(is_closed(sock) for sock in idle) >= CONNECTIONS + 1, 3, "the oldest idle connections closed")
@@ -234,7 +152,7 @@ def answered(sock: socket.socket, path: str, ending: bytes) -> None:
 def one_more(runtime: Runtime, opened: list[socket.socket]) -> None:
     """One connection over the limit; returns once one of ``opened`` is closed for it."""
     before = sum(is_closed(sock) for sock in opened)
-    opened.append(connect(runtime))
+    opened.append(connect(runtime.process.port))
     wait_for(lambda: sum(is_closed(sock) for sock in opened) > before, 3, "a connection closed for the new one")
 
 
@@ -244,7 +162,7 @@ def test_at_the_connection_limit_a_connection_waits_from_its_last_answer(launche
     opened: list[socket.socket] = []
     try:
         for _ in range(CONNECTIONS):
-            opened.append(connect(runtime))
+            opened.append(connect(runtime.process.port))
             time.sleep(0.02)
         answered(opened[0], "/hello", b"hello")  # the first accepted is now the last answered
         time.sleep(QUIET)  # the silent ones may now be closed for a new one too
@@ -261,13 +179,13 @@ def test_at_the_connection_limit_a_connection_waits_from_its_last_answer(launche
 def test_a_connection_an_eviction_passes_during_its_call_is_evictable_again_after_its_answer(launches):
     """Mutation caught: a connection taken out of the order while its call ran, never put back (then never evicted)."""
     runtime = launches["connections"]
-    calling = connect(runtime)
+    calling = connect(runtime.process.port)
     opened = [calling]
     try:
         calling.sendall(f"GET /sleep?seconds={QUIET + 1} HTTP/1.1\r\nHost: t\r\n\r\n".encode())  # answered after the first newcomer came
         time.sleep(0.2)
         for _ in range(CONNECTIONS - 1):
-            opened.append(connect(runtime))
+            opened.append(connect(runtime.process.port))
             time.sleep(0.02)
         first = opened[:CONNECTIONS]
         time.sleep(QUIET)
@@ -292,14 +210,7 @@ def test_when_every_connection_has_a_call_a_new_one_waits_unread_and_is_answered
     """Past SERVER_MAX_CONNECTIONS nothing is closed unanswered: the new connection waits as in the listen backlog."""
     runtime = launches["connections"]
     before = metric_total(runtime.get("/metrics").text, "function_rejected_total")
-    with ThreadPoolExecutor(CONNECTIONS) as pool:
-        busy = [pool.submit(runtime.get, "/sleep?seconds=1.5", timeout=10, headers={"Connection": "close"}) for _ in range(CONNECTIONS)]
-        time.sleep(0.5)
-        assert not any(call.done() for call in busy)
-        with connect(runtime) as sock:
-            sock.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            answer, took = until_closed(sock)
-        assert [call.result().text for call in busy] == ["slept"] * CONNECTIONS
+    answer, took = one_more_while_all_are_busy(runtime, CONNECTIONS)
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"hello"), answer
     assert took > 0.5, f"answered after {took:.2f} s: it was not held while every connection had a call"
     assert metric_total(runtime.get("/metrics").text, "function_rejected_total") == before

@@ -12,8 +12,9 @@ import requests
 
 from funcwsgi.application import GUNICORN_COMMAND
 
-from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, free_port, run_to_exit
+from ..support.paths import BIN, function_folder
+from ..support.ports import free_port
+from ..support.processes import Server, base_env, run_to_exit
 
 GUNICORN = str(BIN / "gunicorn")
 CONFIGURED = [GUNICORN, "-c", "python:funcwsgi.gunicorn_conf", "funcwsgi:app"]

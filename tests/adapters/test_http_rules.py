@@ -15,8 +15,7 @@ import pytest
 
 from funcwsgi.adapters import HTTP_ADAPTERS
 
-from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, free_port
+from ..support.processes import SERVE, Server, start
 
 STREAMED = ["/generator", "/iterator", "/wsgi", "/wsgi-lazy", "/write", "/plain"]
 
@@ -29,17 +28,8 @@ SERVED = [(adapter, "http_rules") for adapter in HTTP_ADAPTERS] + [("gunicorn", 
 @pytest.fixture(scope="module", params=SERVED, ids=lambda served: "-".join(served).replace("http_rules_async", "loop").replace("-http_rules", ""))
 def server(request):
     adapter, function = request.param
-    port = free_port()
-    env = base_env(
-        SERVER_ADAPTER=adapter, HANDLER_FOLDER=function_folder(function), SERVER_HOST="127.0.0.1",
-        SERVER_PORT=str(port), SERVER_NUMTHREADS="2", SERVER_WORKERS="1",
-    )
-    running = Server([str(BIN / "funcwsgi"), "serve"], env, port)
-    try:
-        running.wait_ready()
+    with start(SERVE, function, SERVER_ADAPTER=adapter, SERVER_NUMTHREADS="2", SERVER_WORKERS="1") as running:
         yield running
-    finally:
-        running.stop()
 
 
 def exchange(server: Server, *requests: tuple[str, str]) -> list[tuple[int, dict[str, str], bytes]]:

@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from tests.kafka.broker import COMMAND, trigger_env
-from tests.servers import FUNCTIONS, run_to_exit
+from tests.kafka.broker import trigger_env
+from tests.support.paths import FUNCTIONS
+from tests.support.processes import SERVE, run_to_exit
 
 
 def test_a_missing_extra_is_one_line_and_exit_2(tmp_path):
@@ -36,7 +37,7 @@ def test_a_missing_extra_is_one_line_and_exit_2(tmp_path):
 def test_bad_kafka_settings_stop_start_up(tmp_path, settings, message):
     env = trigger_env("127.0.0.1:9", "t", "g", tmp_path / "calls.log")
     env.update(settings)
-    result = run_to_exit(COMMAND, env)
+    result = run_to_exit(SERVE, env)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -46,7 +47,7 @@ def test_a_failing_start_hook_stops_start_up_with_one_line(tmp_path):
     env = trigger_env("127.0.0.1:9", "t", "g", tmp_path / "calls.log")
     (tmp_path / "fail-start").touch()
     env.update(HANDLER_FOLDER=str(FUNCTIONS / "serving"), HEALTH_DIR=str(tmp_path))
-    result = run_to_exit(COMMAND, env)
+    result = run_to_exit(SERVE, env)
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("funcwsgi: error:")]
     assert len(errors) == 1 and errors[0].endswith("raised RuntimeError: cannot reach the database"), result.stderr

@@ -11,15 +11,16 @@ import requests
 
 from funcwsgi.adapters import HTTP_ADAPTERS
 
-from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, free_port
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import SERVE, Server, base_env
 
 
 @pytest.mark.parametrize("adapter", HTTP_ADAPTERS)
 def test_a_function_imports_its_own_adapters_package(adapter):
     port = free_port()
     env = base_env(SERVER_ADAPTER=adapter, HANDLER_FOLDER=function_folder("own_adapters"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
-    server = Server([str(BIN / "funcwsgi"), "serve"], env, port)
+    server = Server(SERVE, env, port)
     try:
         server.wait_ready()
         answer = requests.get(server.url + "/", timeout=10)

@@ -7,9 +7,8 @@ import time
 
 import requests
 
-from ..servers import BIN, Server, base_env, free_port
-
-SERVE = [str(BIN / "funcwsgi"), "serve"]
+from ..support.ports import free_port
+from ..support.processes import SERVE, Server, base_env
 
 
 def write(path, text: str) -> None:

@@ -7,7 +7,7 @@ import pytest
 from funcwsgi import __version__
 from funcwsgi.cli import main
 
-from ..servers import base_env, run_to_exit
+from ..support.processes import base_env, run_to_exit
 
 
 def test_version(capsys):

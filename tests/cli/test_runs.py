@@ -6,7 +6,7 @@ from pathlib import Path
 
 from funcwsgi.cli.runs import claim_port, live_runs
 
-from ..servers import free_port
+from ..support.ports import free_port
 
 
 def test_claims_the_requested_port_when_free(tmp_path: Path):

@@ -62,8 +62,8 @@ def test_values_are_spelled_as_the_docs_and_the_settings_write_them():
 def test_the_settings_command_detects_the_signature_from_the_function():
     import subprocess
 
-    from ..conftest import function_folder
-    from ..servers import BIN, base_env
+    from ..support.paths import BIN, function_folder
+    from ..support.processes import base_env
 
     result = subprocess.run(
         [str(BIN / "funcwsgi"), "settings"], env=base_env(HANDLER_FOLDER=function_folder("req_only"), FUNC_NAME="orders"),

@@ -11,24 +11,17 @@ import signal
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from ..servers import BIN, FUNCTIONS, Server, base_env, free_port
-
-GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, Server, base_env
 
 
 @contextmanager
 def serving(functions: Mapping[str, Mapping[str, str]], command: list[str] | None = None) -> Iterator[dict[str, Server]]:
     """Start one server per entry (name -> settings) at once; stop them all after."""
     servers: dict[str, Server] = {}
-    taken: set[int] = set()
     try:
         for name, settings in functions.items():
-            # Distinct ports: a port handed out twice before either server binds it would let
-            # the second server fail to start while its readiness probe reached the first.
-            port = free_port()
-            while port in taken:
-                port = free_port()
-            taken.add(port)
+            port = free_port()  # handed out once: no two servers of the run race for one port
             env = base_env(**{"SERVER_HOST": "127.0.0.1", "SERVER_NUMTHREADS": "4", "SERVER_PORT": str(port), **settings})
             servers[name] = Server(command or GUNICORN, env, port)
         for server in servers.values():
@@ -41,7 +34,3 @@ def serving(functions: Mapping[str, Mapping[str, str]], command: list[str] | Non
                 server.signal(signal.SIGTERM)
         for server in servers.values():
             server.stop()
-
-
-def folder(scenario: str) -> str:
-    return str(FUNCTIONS / scenario)

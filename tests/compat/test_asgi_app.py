@@ -13,15 +13,16 @@ import pytest
 from funcwsgi.compat.asgi_app import BACKLOG, AppCall, scope_of
 from funcwsgi.testing import FunctionClient
 
-from ..conftest import function_folder
+from ..support.paths import function_folder
+from ..support.wsgi import StartResponse
 
 
 def respond(app: Any, body: bytes = b"", method: str = "GET") -> tuple[str, list[tuple[str, str]], Any]:
     """(status, headers, body iterable) of ``app`` called through the bridge, as the stack calls it."""
-    started: list[Any] = []
+    started = StartResponse()
     call = AppCall(app, "handle", scope_of({"REQUEST_METHOD": method, "PATH_INFO": "/"}), body)
-    answer = call({"REQUEST_METHOD": method}, lambda status, headers, exc_info=None: started.extend([status, headers]))
-    return started[0], started[1], answer
+    answer = call({"REQUEST_METHOD": method}, started)
+    return started.calls[0][0], started.calls[0][1], answer
 
 
 def start(status: int = 200, *headers: tuple[bytes, bytes]) -> dict[str, Any]:
@@ -150,17 +151,21 @@ def test_the_apps_own_exception_before_its_response_reaches_the_errors_layer():
         respond(app)
 
 
+def cut_after(app: Any, first: bytes, error: type[BaseException], match: str) -> None:
+    """The body of ``app`` gives ``first``, then raises ``error``."""
+    chunks = iter(respond(app)[2])
+    assert next(chunks) == first
+    with pytest.raises(error, match=match):
+        next(chunks)
+
+
 def test_a_failure_after_the_response_started_ends_the_body_with_it():
     async def app(scope, receive, send):
         await send(start())
         await send(piece(b"first"))
         raise LookupError("midway")
 
-    _, _, body = respond(app)
-    chunks = iter(body)
-    assert next(chunks) == b"first"
-    with pytest.raises(LookupError, match="midway"):
-        next(chunks)
+    cut_after(app, b"first", LookupError, "midway")
 
 
 def test_an_app_that_returns_before_finishing_its_body_cuts_it_short():
@@ -168,11 +173,7 @@ def test_an_app_that_returns_before_finishing_its_body_cuts_it_short():
         await send(start())
         await send(piece(b"half"))
 
-    _, _, body = respond(app)
-    chunks = iter(body)
-    assert next(chunks) == b"half"
-    with pytest.raises(RuntimeError, match="returned before finishing its response"):
-        next(chunks)
+    cut_after(app, b"half", RuntimeError, "returned before finishing its response")
 
 
 def test_a_body_is_taken_on_another_thread_than_the_one_that_started_the_call():

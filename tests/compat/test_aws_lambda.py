@@ -7,7 +7,8 @@ import json
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 
 @pytest.fixture(scope="module")
@@ -15,13 +16,13 @@ def servers():
     with serving(
         {
             # What the Lambda runtime sets: the handler string and the task root.
-            "v2": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("aws_lambda_http"), "AWS_LAMBDA_FUNCTION_NAME": "orders",
+            "v2": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": function_folder("aws_lambda_http"), "AWS_LAMBDA_FUNCTION_NAME": "orders",
                    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512", "SERVER_CALL_TIMEOUT": "30"},
             # The python3.12 runtime and later marshal a result without escaping non-ASCII characters.
-            "v2-py312": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("aws_lambda_http"), "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12"},
-            "v1": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("aws_lambda_http"), "LAMBDA_PAYLOAD_FORMAT": "1.0"},
+            "v2-py312": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": function_folder("aws_lambda_http"), "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12"},
+            "v1": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": function_folder("aws_lambda_http"), "LAMBDA_PAYLOAD_FORMAT": "1.0"},
             # `sam init`'s layout: template.yaml beside hello_world/app.py; nothing else set.
-            "sam": {"HANDLER_FOLDER": folder("aws_lambda_sam")},
+            "sam": {"HANDLER_FOLDER": function_folder("aws_lambda_sam")},
         }
     ) as running:
         yield running
@@ -48,7 +49,7 @@ def test_v2_event_shape(servers):
     http = event["requestContext"]["http"]
     assert http["method"] == "POST" and http["path"] == "/orders/7" and http["sourceIp"] == "127.0.0.1"
     assert event["isBase64Encoded"] is False and got["body"] == '{"n": 1}'
-    assert "Importing function sources from " + folder("aws_lambda_http") + "/app.py:lambda_handler" in servers["v2"].stdout
+    assert "Importing function sources from " + function_folder("aws_lambda_http") + "/app.py:lambda_handler" in servers["v2"].stdout
     assert "Calling it with the aws-lambda contract" in servers["v2"].stdout
 
 
@@ -149,7 +150,7 @@ def test_health_and_metrics_still_answered(servers):
 @pytest.fixture(scope="module")
 def powertools():
     pytest.importorskip("aws_lambda_powertools")
-    root = folder("aws_lambda_powertools")
+    root = function_folder("aws_lambda_powertools")
     with serving(
         {
             "v2": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": root},

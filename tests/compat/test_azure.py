@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 pytest.importorskip("azure.functions")
 
@@ -14,9 +15,9 @@ pytest.importorskip("azure.functions")
 def servers():
     with serving(
         {
-            "v2": {"HANDLER_FOLDER": folder("azure_v2"), "FUNCTIONS_WORKER_RUNTIME": "python"},
+            "v2": {"HANDLER_FOLDER": function_folder("azure_v2"), "FUNCTIONS_WORKER_RUNTIME": "python"},
             # Only the project files: host.json and */function.json.
-            "v1": {"HANDLER_FOLDER": folder("azure_v1")},
+            "v1": {"HANDLER_FOLDER": function_folder("azure_v1")},
         }
     ) as running:
         yield running

@@ -7,15 +7,16 @@ import shutil
 import pytest
 import requests
 
-from ..servers import BIN, Server, base_env, free_port
-from . import folder
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, Server, base_env
 
 
 def start(volume: str) -> Server:
     port = free_port()
     # What a Fission environment container gets: the volume, and its port set by the pod spec.
     env = base_env(SERVER_HOST="127.0.0.1", USERFUNCVOL=volume, RUNTIME_PORT=str(port), SERVER_NUMTHREADS="4")
-    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    server = Server(GUNICORN, env, port)
     server.wait_ready()
     return server
 
@@ -23,7 +24,7 @@ def start(volume: str) -> Server:
 @pytest.fixture(scope="module")
 def volume(tmp_path_factory):
     path = tmp_path_factory.mktemp("userfunc")
-    shutil.copy(folder("fission_hello") + "/hello.py", path / "user")  # /specialize loads /userfunc/user
+    shutil.copy(function_folder("fission_hello") + "/hello.py", path / "user")  # /specialize loads /userfunc/user
     return path
 
 
@@ -51,7 +52,7 @@ def test_v1_specialize_loads_userfunc_user(servers):
 
 def test_v2_specialize_single_file_and_router_params(servers):
     server = servers["file"]
-    spec = {"filepath": folder("fission_hello") + "/hello.py", "functionName": "params"}
+    spec = {"filepath": function_folder("fission_hello") + "/hello.py", "functionName": "params"}
     assert requests.post(server.url + "/v2/specialize", json=spec).status_code == 200
     got = requests.put(server.url + "/users/7", data="x", headers={"X-Fission-Params-Id": "7"}).json()
     assert got == {"id": "7", "body": "x", "method": "PUT"}
@@ -59,7 +60,7 @@ def test_v2_specialize_single_file_and_router_params(servers):
 
 def test_v2_specialize_package(servers):
     server = servers["package"]
-    spec = {"filepath": folder("fission_package"), "functionName": "users.main"}
+    spec = {"filepath": function_folder("fission_package"), "functionName": "users.main"}
     assert requests.post(server.url + "/v2/specialize", json=spec).status_code == 200
     response = requests.post(server.url + "/?name=ada")
     assert (response.status_code, response.text) == (201, "ada")
@@ -72,7 +73,7 @@ def test_bad_specialize_requests(volume):
         missing = requests.post(server.url + "/v2/specialize", json={"filepath": "/nowhere", "functionName": "main"})
         assert missing.status_code == 500
         server.wait_for_output("filepath '/nowhere' does not exist")
-        spec = {"filepath": folder("fission_hello") + "/hello.py", "functionName": "fail"}
+        spec = {"filepath": function_folder("fission_hello") + "/hello.py", "functionName": "fail"}
         assert requests.post(server.url + "/v2/specialize", json=spec).status_code == 200
         failed = requests.get(server.url + "/")
         assert (failed.status_code, failed.text) == (500, "Internal Server Error")
@@ -82,9 +83,9 @@ def test_bad_specialize_requests(volume):
 
 
 def test_several_workers_are_refused(volume):
-    from ..servers import run_to_exit
+    from ..support.processes import run_to_exit
 
     env = base_env(USERFUNCVOL=str(volume), SERVER_WORKERS="2", SERVER_PORT=str(free_port()))
-    result = run_to_exit([str(BIN / "gunicorn"), "funcwsgi:app"], env)
+    result = run_to_exit(GUNICORN, env)
     assert result.returncode != 0
     assert "SERVER_WORKERS=2 is refused for a Fission environment" in result.stdout + result.stderr

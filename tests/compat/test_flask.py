@@ -13,7 +13,8 @@ from funcwsgi.compat.flask import FlaskFunctionRequest, flask_request
 from funcwsgi.errors import LoadError
 from funcwsgi.request import get_or_create_request
 
-from ..servers import BIN, REPO, base_env, run_to_exit
+from ..support.paths import BIN, REPO
+from ..support.processes import base_env, run_to_exit
 
 
 def test_a_request_an_outer_layer_made_becomes_the_flask_request():

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
-GCF = folder("gcf_http")
+GCF = function_folder("gcf_http")
 
 
 @pytest.fixture(scope="module")

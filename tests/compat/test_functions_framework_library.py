@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 functions_framework = pytest.importorskip(
     "functions_framework", reason="installed in the cloudevents 1.x environment only (make test-cloudevents-1)"
@@ -18,7 +19,7 @@ functions_framework = pytest.importorskip(
 
 @pytest.fixture(scope="module")
 def servers():
-    with serving({"decorated": {"HANDLER_FOLDER": folder("gcf_decorated"), "FUNCTION_TARGET": "hello_http", "PORT": "1"}}) as running:
+    with serving({"decorated": {"HANDLER_FOLDER": function_folder("gcf_decorated"), "FUNCTION_TARGET": "hello_http", "PORT": "1"}}) as running:
         yield running
 
 

@@ -15,7 +15,8 @@ from werkzeug.test import Client
 from funcwsgi import make_app
 
 from ..conftest import CLIENT_KINDS, client_of
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 CLOUD_EVENT = {
     "specversion": "1.0", "type": "cloud_event.greet.you", "source": "from-galaxy-far-far-away",
@@ -25,7 +26,7 @@ CLOUD_EVENT = {
 
 def cloud_event_client(target: str, kind: str = "plain", **settings: str) -> Client:
     environ = {"FUNCTION_TARGET": target, "FUNCTION_SIGNATURE_TYPE": "cloudevent", **settings}
-    return client_of(make_app(environ=environ, handler_folder=folder("gcf_cloud_event")), kind)
+    return client_of(make_app(environ=environ, handler_folder=function_folder("gcf_cloud_event")), kind)
 
 
 @pytest.fixture(scope="module", params=CLIENT_KINDS)
@@ -79,7 +80,7 @@ def typed(request):
     pytest.importorskip("functions_framework", reason="installed in the cloudevents 1.x environment only (make test-cloudevents-1)")
 
     def client(target: str) -> Client:
-        return client_of(make_app(environ={"FUNCTION_TARGET": target}, handler_folder=folder("gcf_typed")), request.param)
+        return client_of(make_app(environ={"FUNCTION_TARGET": target}, handler_folder=function_folder("gcf_typed")), request.param)
 
     return client
 
@@ -120,7 +121,7 @@ def typed_conformance_server():
     # funcwsgi's own thread count, not the suite's smaller one: the client's callers all run at once.
     threads = str(Config.from_env({}).server_numthreads)
     settings = {
-        "HANDLER_FOLDER": folder("gcf_conformance_typed"), "FUNCTION_TARGET": "typed_conformance_test", "FUNCTION_SIGNATURE_TYPE": "http",
+        "HANDLER_FOLDER": function_folder("gcf_conformance_typed"), "FUNCTION_TARGET": "typed_conformance_test", "FUNCTION_SIGNATURE_TYPE": "http",
         "SERVER_NUMTHREADS": threads,
     }
     with serving({"typed": settings}) as running:

@@ -8,8 +8,10 @@ import time
 import pytest
 import requests
 
-from ..servers import Server
-from . import folder, serving
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, SERVE, Server, base_env, start
+from . import serving
 
 
 @pytest.fixture(scope="module")
@@ -17,9 +19,9 @@ def servers():
     with serving(
         {
             # func.yaml with the python runtime beside function/func.py.
-            "instance": {"HANDLER_FOLDER": folder("knative_instance"), "GREETING": "hi"},
+            "instance": {"HANDLER_FOLDER": function_folder("knative_instance"), "GREETING": "hi"},
             # What func-python's own server reads: LISTEN_ADDRESS.
-            "handle": {"HANDLER_FOLDER": folder("knative_handle"), "LISTEN_ADDRESS": "127.0.0.1:8080"},
+            "handle": {"HANDLER_FOLDER": function_folder("knative_handle"), "LISTEN_ADDRESS": "127.0.0.1:8080"},
         }
     ) as running:
         yield running
@@ -67,11 +69,9 @@ def func_python_server(scenario: str, **settings: str) -> Server:
     pytest.importorskip("func_python")
     import sys
 
-    from ..servers import base_env, free_port
-
     port = free_port()
     launcher = "import sys; sys.path.insert(0, sys.argv[1]); from function import new; from func_python.http import serve; serve(new)"
-    return Server([sys.executable, "-c", launcher, folder(scenario)], base_env(LISTEN_ADDRESS=f"127.0.0.1:{port}", **settings), port)
+    return Server([sys.executable, "-c", launcher, function_folder(scenario)], base_env(LISTEN_ADDRESS=f"127.0.0.1:{port}", **settings), port)
 
 
 def test_same_answers_as_func_pythons_own_server(servers):
@@ -94,7 +94,7 @@ def test_same_answers_as_func_pythons_own_server(servers):
 @pytest.fixture(scope="module")
 def events():
     pytest.importorskip("cloudevents.core")
-    with serving({"events": {"HANDLER_FOLDER": folder("knative_cloudevent")}}) as running:
+    with serving({"events": {"HANDLER_FOLDER": function_folder("knative_cloudevent")}}) as running:
         yield running["events"]
 
 
@@ -134,34 +134,23 @@ ON_LOOP = ("gunicorn", "granian")
 
 
 def _knative_server(serving_by: str, lifecycle: str, **settings: str) -> Server:
-    from ..servers import BIN, Server, base_env, free_port
-
-    port = free_port()
-    env = base_env(
-        HANDLER_FOLDER=folder("knative_loop"),
-        SERVER_HOST="127.0.0.1",
-        SERVER_PORT=str(port),
+    if serving_by == "threads":
+        command, serving = GUNICORN, {"SERVER_EVENT_LOOP": "off"}
+    else:
+        command, serving = SERVE, {"SERVER_ADAPTER": serving_by}
+    return start(
+        command,
+        "knative_loop",
+        ready="/health/readiness",
         SERVER_NUMTHREADS="4",
         SERVER_CALL_TIMEOUT=str(KNATIVE_TIMEOUT),
         SERVER_MAX_INFLIGHT=str(KNATIVE_INFLIGHT),
         SERVER_MAX_BODY_SIZE="1000",
         GREETING="hi",
         LIFECYCLE_LOG=lifecycle,
+        **serving,
         **settings,
     )
-    if serving_by == "threads":
-        command = [str(BIN / "gunicorn"), "funcwsgi:app"]
-        env["SERVER_EVENT_LOOP"] = "off"
-    else:
-        command = [str(BIN / "funcwsgi"), "serve"]
-        env["SERVER_ADAPTER"] = serving_by
-    server = Server(command, env, port)
-    try:
-        server.wait_ready("/health/readiness")
-    except BaseException:
-        server.stop()
-        raise
-    return server
 
 
 @pytest.fixture(scope="module", params=[*ON_LOOP, "threads"])
@@ -386,7 +375,7 @@ def probes_both_ways():
     own = func_python_server("knative_probes")
     try:
         own.wait_ready("/health/readiness")
-        with serving({"probes": {"HANDLER_FOLDER": folder("knative_probes")}}) as running:
+        with serving({"probes": {"HANDLER_FOLDER": function_folder("knative_probes")}}) as running:
             yield own, running["probes"]
     finally:
         own.stop()

@@ -7,7 +7,8 @@ import json
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 
 @pytest.fixture(scope="module")
@@ -15,17 +16,17 @@ def servers():
     with serving(
         {
             # The custom-runtime example: only the handler string and the volume.
-            "custom": {"FUNC_HANDLER": "foo.foo", "KUBELESS_INSTALL_VOLUME": folder("kubeless_custom")},
-            "echo": {"MOD_NAME": "hello", "FUNC_HANDLER": "handler", "FUNCTION_PATH": folder("kubeless_echo")},
+            "custom": {"FUNC_HANDLER": "foo.foo", "KUBELESS_INSTALL_VOLUME": function_folder("kubeless_custom")},
+            "echo": {"MOD_NAME": "hello", "FUNC_HANDLER": "handler", "FUNCTION_PATH": function_folder("kubeless_echo")},
             "metadata": {
-                "MOD_NAME": "hello", "FUNC_HANDLER": "metadata", "FUNCTION_PATH": folder("kubeless_echo"),
+                "MOD_NAME": "hello", "FUNC_HANDLER": "metadata", "FUNCTION_PATH": function_folder("kubeless_echo"),
                 "FUNC_TIMEOUT": "30", "FUNC_RUNTIME": "python3.7", "FUNC_MEMORY_LIMIT": "128Mi", "FUNC_NAME": "get-python",
             },
-            "raw-body": {"MOD_NAME": "hello", "FUNC_HANDLER": "raw_body", "FUNCTION_PATH": folder("kubeless_echo")},
-            "bottle": {"FUNCTION_PATH": folder("kubeless_bottle"), "MOD_NAME": "handler", "FUNC_HANDLER": "main"},
-            "request": {"MOD_NAME": "request", "FUNC_HANDLER": "handler", "FUNCTION_PATH": folder("kubeless_examples")},
-            "helloget": {"MOD_NAME": "helloget", "FUNC_HANDLER": "foo", "FUNCTION_PATH": folder("kubeless_examples")},
-            "hellowithdata": {"MOD_NAME": "helloget", "FUNC_HANDLER": "handler", "FUNCTION_PATH": folder("kubeless_examples")},
+            "raw-body": {"MOD_NAME": "hello", "FUNC_HANDLER": "raw_body", "FUNCTION_PATH": function_folder("kubeless_echo")},
+            "bottle": {"FUNCTION_PATH": function_folder("kubeless_bottle"), "MOD_NAME": "handler", "FUNC_HANDLER": "main"},
+            "request": {"MOD_NAME": "request", "FUNC_HANDLER": "handler", "FUNCTION_PATH": function_folder("kubeless_examples")},
+            "helloget": {"MOD_NAME": "helloget", "FUNC_HANDLER": "foo", "FUNCTION_PATH": function_folder("kubeless_examples")},
+            "hellowithdata": {"MOD_NAME": "helloget", "FUNC_HANDLER": "handler", "FUNCTION_PATH": function_folder("kubeless_examples")},
         }
     ) as running:
         yield running
@@ -37,7 +38,7 @@ def test_custom_runtime_handler_string(servers):
     assert (response.status_code, response.text) == (200, "hello world")
     # Kubeless served str as text/html; funcwsgi serves text/plain (see docs/migration-kubeless.md).
     assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
-    assert f"Importing function sources from {folder('kubeless_custom')}/foo.py:foo" in server.stdout
+    assert f"Importing function sources from {function_folder('kubeless_custom')}/foo.py:foo" in server.stdout
 
 
 def test_echo_json_is_decoded_and_reencoded(servers):

@@ -8,9 +8,11 @@ import time
 import pytest
 import requests
 
-from ..receivers import EventReceiver
-from ..servers import Server
-from . import folder, serving
+from ..support.logs import log_records
+from ..support.paths import function_folder
+from ..support.processes import Server
+from ..support.receivers import EventReceiver
+from . import serving
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 CALLER_SPAN = "b7ad6b7169203331"
@@ -26,9 +28,9 @@ def servers(collector, receiver):
     }
     with serving(
         {
-            "legacy": {**common, "FUNCTION_PATH": folder("kyma312_eventing"), "MOD_NAME": "handler", "FUNC_HANDLER": "main",
+            "legacy": {**common, "FUNCTION_PATH": function_folder("kyma312_eventing"), "MOD_NAME": "handler", "FUNC_HANDLER": "main",
                        "FUNC_NAME": "legacy-orders", "FUNC_RUNTIME": "python312"},
-            "python314": {**common, "HANDLER_PATH": folder("kyma314_sdk"), "HANDLER_MOD_NAME": "handler",
+            "python314": {**common, "HANDLER_PATH": function_folder("kyma314_sdk"), "HANDLER_MOD_NAME": "handler",
                           "HANDLER_FUNC_NAME": "main", "FUNC_NAME": "new-orders", "FUNC_TIMEOUT": "30"},
         }
     ) as running:
@@ -43,11 +45,9 @@ def spans_of(collector: Server, trace_id: str, names: set[str], timeout: float =
     deadline = time.monotonic() + timeout
     while True:
         found = {}
-        for line in collector.stdout.splitlines():
-            if line.startswith("{"):
-                span = json.loads(line)
-                if span.get("traceId") == trace_id and span.get("name") in names:
-                    found[span["name"]] = span
+        for span in log_records(collector.stdout):
+            if span.get("traceId") == trace_id and span.get("name") in names:
+                found[span["name"]] = span
         if set(found) >= names or time.monotonic() > deadline:
             return found
         time.sleep(0.05)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
-KYMA_ENV = {"FUNCTION_PATH": folder("kyma312_event"), "MOD_NAME": "handler", "FUNC_TIMEOUT": "180", "FUNC_RUNTIME": "python312"}
+KYMA_ENV = {"FUNCTION_PATH": function_folder("kyma312_event"), "MOD_NAME": "handler", "FUNC_TIMEOUT": "180", "FUNC_RUNTIME": "python312"}
 
 
 @pytest.fixture(scope="module")

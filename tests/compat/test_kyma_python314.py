@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 
 @pytest.fixture(scope="module")
 def servers():
-    with serving({"flask": {"HANDLER_PATH": folder("kyma314_flask"), "HANDLER_MOD_NAME": "handler", "HANDLER_FUNC_NAME": "main"}}) as running:
+    with serving({"flask": {"HANDLER_PATH": function_folder("kyma314_flask"), "HANDLER_MOD_NAME": "handler", "HANDLER_FUNC_NAME": "main"}}) as running:
         yield running
 
 

@@ -17,9 +17,10 @@ import requests
 
 from funcwsgi.cloudevents import encode_binary
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
-SUITE = folder("kyma312_testsuite")
+SUITE = function_folder("kyma312_testsuite")
 
 
 @pytest.fixture(scope="module")

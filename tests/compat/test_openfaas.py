@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 WATCHDOG = {"fprocess": "python index.py", "mode": "http", "upstream_url": "http://127.0.0.1:5000"}
 
@@ -14,11 +15,11 @@ WATCHDOG = {"fprocess": "python index.py", "mode": "http", "upstream_url": "http
 def servers():
     with serving(
         {
-            "http": {"HANDLER_FOLDER": folder("openfaas_http"), **WATCHDOG},
-            "flask": {"HANDLER_FOLDER": folder("openfaas_flask"), **WATCHDOG},
-            "flask-raw": {"HANDLER_FOLDER": folder("openfaas_flask"), "RAW_BODY": "true", **WATCHDOG},
+            "http": {"HANDLER_FOLDER": function_folder("openfaas_http"), **WATCHDOG},
+            "flask": {"HANDLER_FOLDER": function_folder("openfaas_flask"), **WATCHDOG},
+            "flask-raw": {"HANDLER_FOLDER": function_folder("openfaas_flask"), "RAW_BODY": "true", **WATCHDOG},
             # Only the layout: function/handler.py defining handle.
-            "layout-only": {"HANDLER_FOLDER": folder("openfaas_http")},
+            "layout-only": {"HANDLER_FOLDER": function_folder("openfaas_http")},
         }
     ) as running:
         yield running
@@ -75,9 +76,10 @@ def template_and_funcwsgi():
     """tests/functions/openfaas_responses served by the python3-http template's own index.py (on waitress) and by funcwsgi."""
     import sys
 
-    from ..servers import Server, base_env, free_port
+    from ..support.ports import free_port
+    from ..support.processes import Server, base_env
 
-    root = folder("openfaas_responses")
+    root = function_folder("openfaas_responses")
     port = free_port()
     launcher = "import sys; sys.path.insert(0, sys.argv[1]); import index, waitress; waitress.serve(index.app, host='127.0.0.1', port=int(sys.argv[2]))"
     template = Server([sys.executable, "-c", launcher, root, str(port)], base_env(), port)

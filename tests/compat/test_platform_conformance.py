@@ -9,25 +9,26 @@ from __future__ import annotations
 import pytest
 import requests
 
-from . import folder, serving
+from ..support.paths import function_folder
+from . import serving
 
 pytest.importorskip("azure.functions")
 
 SECRET = "conformance-secret-7f3a"
 LIMITS = {"SERVER_CALL_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
 PLATFORMS = {
-    "aws-lambda": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": folder("conformance_lambda")},
-    "azure": {"HANDLER_FOLDER": folder("conformance_azure")},
-    "openfaas": {"HANDLER_FOLDER": folder("conformance_openfaas"), "fprocess": "python index.py", "mode": "http"},
-    "fission": {"USERFUNCVOL": folder("conformance_fission")},
-    "knative": {"HANDLER_FOLDER": folder("conformance_knative")},
+    "aws-lambda": {"_HANDLER": "app.lambda_handler", "LAMBDA_TASK_ROOT": function_folder("conformance_lambda")},
+    "azure": {"HANDLER_FOLDER": function_folder("conformance_azure")},
+    "openfaas": {"HANDLER_FOLDER": function_folder("conformance_openfaas"), "fprocess": "python index.py", "mode": "http"},
+    "fission": {"USERFUNCVOL": function_folder("conformance_fission")},
+    "knative": {"HANDLER_FOLDER": function_folder("conformance_knative")},
 }
 
 
 @pytest.fixture(scope="module")
 def servers():
     with serving({name: {**settings, **LIMITS} for name, settings in PLATFORMS.items()}) as running:
-        spec = {"filepath": folder("conformance_fission") + "/fixture.py", "functionName": "main"}
+        spec = {"filepath": function_folder("conformance_fission") + "/fixture.py", "functionName": "main"}
         assert requests.post(running["fission"].url + "/v2/specialize", json=spec).status_code == 200
         yield running
 

@@ -9,7 +9,7 @@ import pytest
 from funcwsgi import compat
 from funcwsgi.compat import recognise, resolve
 from funcwsgi.config import Config
-from tests.servers import FUNCTIONS
+from tests.support.paths import FUNCTIONS
 
 
 def config(**environ: str) -> Config:

@@ -11,7 +11,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +20,11 @@ from typing import Any
 
 import requests
 
-from .launchers import Launcher, Running, free_port
+from ..support.logs import log_records
+from ..support.polling import wait_for
+from ..support.ports import KIT as PORTS
+from ..support.processes import Server
+from .launchers import START_TIMEOUT, Launcher
 
 #: The marker the fixture's /raise puts in its error; it must never reach a client.
 SECRET = "conformance-secret-7f3a"
@@ -56,7 +60,7 @@ class Runtime:
     """A runtime under test, serving one fixture with one set of settings."""
 
     launcher: Launcher
-    process: Running
+    process: Server
     fixture: str
     settings: Settings = field(default_factory=Settings)
     publisher_port: int | None = None
@@ -92,18 +96,12 @@ class Runtime:
         return self.launcher.module_file(self.fixture)
 
     def wait_for_log(self, text: str, timeout: float = 5.0) -> str:
-        return wait_for(lambda: text in self.read_log(), timeout, f"{text!r} in the runtime's stdout", lambda: self.read_log())
+        wait_for(lambda: text in self.read_log(), timeout, f"{text!r} in the runtime's stdout", self.read_log)
+        return self.read_log()
 
     def log_records(self) -> list[dict[str, object]]:
         """The JSON log records on stdout (the start-up lines are plain text and left out)."""
-        records = []
-        for line in self.read_log().splitlines():
-            if line.startswith("{"):
-                try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    continue
-        return records
+        return log_records(self.read_log())
 
 
 #: Idle seconds after which the kit drops a connection it keeps: well within a runtime's keep-alive
@@ -182,21 +180,11 @@ def client_errors(launcher: Launcher) -> tuple[type[Exception], type[Exception]]
     return requests.ConnectionError, requests.Timeout
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str, show: Callable[[], str] | None = None) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return show() if show else ""
-        time.sleep(0.02)
-    detail = f"\n{show()[-3000:]}" if show else ""
-    raise AssertionError(f"{what}: not seen within {timeout:g} s{detail}")
-
-
 @contextmanager
 def serve(launcher: Launcher, fixture: str, settings: Mapping[str, str], base: Settings | None = None) -> Iterator[Runtime]:
     """``launcher`` serving ``fixture`` with the default settings plus ``settings``, and a publisher stand-in."""
     base = base or Settings()
-    publisher_port = free_port()
+    publisher_port = PORTS.take()
     received: list[dict[str, object]] = []
     with event_receiver(publisher_port, received):
         process = launcher.start(fixture, {**base.environment(publisher_port), **settings})
@@ -215,7 +203,7 @@ def serve_many(launcher: Launcher, launches: Mapping[str, tuple[str, Mapping[str
     with ExitStack() as stack:
         started: dict[str, Runtime] = {}
         for key, (fixture, settings) in launches.items():
-            publisher_port = free_port()
+            publisher_port = PORTS.take()
             received: list[dict[str, object]] = []
             stack.enter_context(event_receiver(publisher_port, received))
             process = launcher.start(fixture, {**base.environment(publisher_port), **settings}, wait=False)
@@ -225,7 +213,7 @@ def serve_many(launcher: Launcher, launches: Mapping[str, tuple[str, Mapping[str
         # Registered last, so run first: every SIGTERM goes out before the waits for each exit.
         stack.callback(lambda: [running.process.begin_stop() for running in started.values()])
         for running in started.values():
-            running.process.wait_ready()
+            running.process.wait_ready(timeout=START_TIMEOUT)
         yield started
 
 

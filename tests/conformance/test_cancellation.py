@@ -7,7 +7,7 @@ import socket
 import time
 import uuid
 
-from .kit import wait_for
+from ..support.polling import wait_for
 
 
 def cancelled_count(runtime, cause: str) -> float:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
+from ..support.sockets import connect, until_closed
 from .kit import INTERNAL_ERROR, SECRET
 
 
@@ -52,14 +51,10 @@ def test_a_failure_after_streaming_began_closes_the_connection(runtime):
     if runtime.launcher.protocol == "h2c":
         return _a_failure_after_streaming_began_resets_the_stream(runtime)
     # Read the raw answer: a complete chunked body ends with the zero-length chunk.
-    with socket.create_connection(("127.0.0.1", runtime.process.port), timeout=10) as client:
+    with connect(runtime.process.port) as client:
         client.sendall(b"GET /return/stream-fail HTTP/1.1\r\nHost: kit\r\n\r\n")
-        received = b""
-        while True:
-            data = client.recv(65536)
-            if not data:
-                break
-            received += data
+        received, took = until_closed(client, 10)
+    assert took < 10, f"the connection was left open: {received[-200:]!r}"
     assert SECRET.encode() not in received
     assert runtime.get("/hello").text == "hello"
     if not received:

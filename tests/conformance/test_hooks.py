@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from .kit import SECRET, call, client_errors, main_line, serve, wait_for
+from ..support.polling import wait_for
+from .kit import SECRET, call, client_errors, main_line, serve
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,7 @@ def test_a_hooks_failure_is_logged_with_the_probes_request_id(hooks):
 def test_a_failing_start_hook_stops_start_up_with_one_line(launcher, tmp_path):
     (tmp_path / "fail-start").touch()
     exited = launcher.run_to_exit("hooks", {"LIFECYCLE_LOG": str(tmp_path / "log"), "HEALTH_DIR": str(tmp_path)})
-    assert exited.status != 0
+    assert exited.returncode != 0
     line = main_line(exited.stderr)
     assert "start()" in line and line.endswith("cannot reach the database"), line
 
@@ -108,7 +109,7 @@ def test_sigterm_lets_the_call_in_flight_finish_refuses_new_ones_runs_stop_and_e
         slow = threading.Thread(target=lambda: result.setdefault("slow", running.get("/sleep?seconds=1", timeout=20)))
         slow.start()
         wait_for(lambda: "sleeping" in (log.read_text() if log.exists() else ""), 10, "the call in flight")
-        running.process.terminate()
+        running.process.signal()
         seen: list[str] = []
         try:
             wait_for(lambda: _refused(launcher, running.url, seen), 5, "new connections refused")

@@ -8,7 +8,7 @@ from .kit import TIMEOUT_BODY
 
 
 def test_a_call_past_the_timeout_gets_408_in_time(runtime, timing):
-    """0.2 s after the deadline on an idle machine, scaled by the machine's calibration (tests/calibration.py).
+    """0.2 s after the deadline on an idle machine, scaled by the machine's calibration (tests/support/calibration.py).
 
     Mutation caught: funcwsgi's watchdog answering 0.4 s past the deadline (``call.deadline + 0.4 <= now``).
     """

@@ -9,7 +9,7 @@ from .kit import main_line
 
 def failed(launcher, fixture, **settings):
     exited = launcher.run_to_exit(fixture, settings)
-    assert exited.status == 2, (exited.status, exited.stdout[-1000:], exited.stderr[-2000:])
+    assert exited.returncode == 2, (exited.returncode, exited.stdout[-1000:], exited.stderr[-2000:])
     assert not any(line.startswith("Starting ") for line in exited.stdout.splitlines()), exited.stdout
     return main_line(exited.stderr)
 
@@ -38,7 +38,7 @@ def test_a_syntax_error_names_the_file_and_line(launcher):
 
 def test_a_module_that_throws_while_loading_names_the_file_and_the_error(launcher):
     exited = launcher.run_to_exit("import_fails", {})
-    assert exited.status == 2
+    assert exited.returncode == 2
     line = main_line(exited.stderr)
     assert str(launcher.module_file("import_fails")) in line and "the function's module failed on purpose" in line, line
     # The user's own stack follows the line; the runtime's frames are left out.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .kit import BUCKETS, METRICS, metric_total, samples, wait_for
+from ..support.polling import wait_for
+from .kit import BUCKETS, METRICS, metric_total, samples
 
 
 def metrics(runtime) -> str:

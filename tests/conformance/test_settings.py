@@ -6,8 +6,10 @@ import time
 
 import pytest
 
-from .kit import TIMEOUT_BODY, call, event_receiver, wait_for
-from .launchers import free_port
+from ..support.logs import log_records
+from ..support.polling import wait_for
+from ..support.ports import KIT as PORTS
+from .kit import TIMEOUT_BODY, call, event_receiver
 
 HALF_MEGABYTE = 512 * 1024
 
@@ -15,7 +17,7 @@ HALF_MEGABYTE = 512 * 1024
 @pytest.fixture(scope="module")
 def compat(launcher):
     """The main fixture configured by Kyma's and Kubeless's names only."""
-    port, other = free_port(), free_port()
+    port, other = PORTS.take(), PORTS.take()
     settings = {
         "HANDLER_PATH": str(launcher.fixture("main")),  # Kyma's HANDLER_FOLDER
         "HANDLER_FUNC_NAME": "main",
@@ -71,7 +73,7 @@ B3_TRACE_ID = "80f198ee56343ba864fe8b2a57d3eff7"
 @pytest.fixture(scope="module")
 def options(launcher):
     """The main fixture with non-default switches: a metrics port and path, the access log, CORS, labels, a runtime name, tracing to the kit."""
-    collector, publisher, metrics_port = free_port(), free_port(), free_port()
+    collector, publisher, metrics_port = PORTS.take(), PORTS.take(), PORTS.take()
     spans: list[dict[str, object]] = []
     published: list[dict[str, object]] = []
     settings = {
@@ -124,9 +126,7 @@ def test_metrics_move_to_their_own_port_and_path(options):
 
 
 def _records(options):
-    import json
-
-    return [json.loads(line) for line in options.stdout.splitlines() if line.startswith("{")]
+    return log_records(options.stdout)
 
 
 def test_the_access_log_has_one_record_per_call(options):

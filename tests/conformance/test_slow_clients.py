@@ -16,14 +16,27 @@ that warning is what each check verifies there instead.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from .kit import Runtime, main_line, metric_total, serve_many, wait_for
+from ..support.polling import wait_for
+from ..support.sockets import connect, is_closed
+from .kit import Runtime, main_line, metric_total, serve_many
+from .slow_clients import (
+    EARLIEST,
+    LARGE,
+    LATEST,
+    TIMEOUTS,
+    all_at_once,
+    one_more_while_all_are_busy,
+    outcome,
+)
+from .slow_clients import (
+    TIMED as CLIENTS,
+)
 
 #: The runtime's own answers, byte for byte (funcwsgi's funcwsgi/adapters/_requests.py Refusal).
 REQUEST_TIMEOUT = (
@@ -31,21 +44,6 @@ REQUEST_TIMEOUT = (
     b"Connection: close\r\n\r\nthe request did not arrive in time"
 )
 OVERLOADED_TEXT = "the function is busy; retry later"
-#: The one-second limits, and when a one-second wait counts as kept (a sweep every 0.25 s, a loaded machine).
-SECOND = 1.0
-EARLIEST, LATEST = 0.9, 2.5
-#: A response far larger than the kernel's buffers hold for a client that does not read, and within
-#: what funcwsgi's worker queues for a slow client (its 16 MiB outbox; past that a write has the
-#: send timeout as a whole, so a slow but steady reader of a larger answer is dropped there).
-LARGE = 12 * 1024 * 1024
-CLIENT_BUFFER = 65536
-TIMEOUTS = {
-    "SERVER_HEADER_TIMEOUT": "1",
-    "SERVER_BODY_TIMEOUT": "1",
-    "SERVER_SEND_TIMEOUT": "1",
-    "SERVER_KEEPALIVE_TIMEOUT": "1",
-    "SERVER_MAX_BODY_SIZE": str(2 * LARGE),
-}
 INFLIGHT = 3
 CONNECTIONS = 4
 #: Silent this long a connection may be closed for a new one at the connection limit (2 s on both
@@ -86,206 +84,47 @@ def limited(launches) -> Callable[[str], Runtime | None]:
     return pick
 
 
-# -- raw-socket clients ------------------------------------------------------------------
-
-
-def connect(runtime: Runtime, buffer: int | None = None) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if buffer is not None:  # before connecting, so the window stays this small
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
-    sock.settimeout(10)
-    sock.connect(("127.0.0.1", runtime.process.port))
-    return sock
-
-
-def until_closed(sock: socket.socket, limit: float = 5.0) -> tuple[bytes, float]:
-    """Everything the runtime sends until it closes the connection, and how long that took."""
-    began = time.monotonic()
-    sock.settimeout(limit)
-    answer = b""
-    try:
-        while chunk := sock.recv(65536):
-            answer += chunk
-    except OSError:  # a reset, or the limit passed (then the time says so)
-        pass
-    return answer, time.monotonic() - began
-
-
-def one_answer(sock: socket.socket, request: bytes) -> bytes:
-    """Send a request and read its whole (Content-Length) answer, leaving the connection open."""
-    sock.sendall(request)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        assert chunk, f"closed before an answer: {data!r}"
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
-    while len(body) < length:
-        chunk = sock.recv(65536)
-        assert chunk, f"closed within the body: {data!r}"
-        body += chunk
-    return head + b"\r\n\r\n" + body
-
-
-def is_closed(sock: socket.socket) -> bool:
-    sock.setblocking(False)
-    try:
-        return sock.recv(1, socket.MSG_PEEK) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-
-
-def echo_request(size: int) -> bytes:
-    return b"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n" % size
-
-
 # -- the timeouts: every timed client at once --------------------------------------------
 
 
-def slow_head(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        sock.sendall(b"GET /hello HTTP/1.1\r\nHost: kit\r\n")
-        return until_closed(sock)
-
-
-def slow_next_head(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        assert one_answer(sock, b"GET /hello HTTP/1.1\r\nHost: kit\r\n\r\n").endswith(b"hello")
-        sock.sendall(b"GET /hello HTTP/1.1\r\n")
-        return until_closed(sock)
-
-
-def silent(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        return until_closed(sock)
-
-
-def idle_after_an_answer(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        first = one_answer(sock, b"GET /hello HTTP/1.1\r\nHost: kit\r\n\r\n")
-        assert first.startswith(b"HTTP/1.1 200 "), first
-        return until_closed(sock)
-
-
-def stalled_body(runtime: Runtime) -> tuple[bytes, float]:
-    with connect(runtime) as sock:
-        sock.sendall(b"POST /size HTTP/1.1\r\nHost: kit\r\nContent-Length: 10\r\n\r\nab")
-        return until_closed(sock)
-
-
-def trickling_body(runtime: Runtime) -> tuple[bytes, bytes]:
-    """Six bytes, one every 0.3 s (longer in all than the body timeout, never a pause as long), after 100-continue."""
-    with connect(runtime) as sock:
-        sock.sendall(b"POST /size HTTP/1.1\r\nHost: kit\r\nContent-Length: 6\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
-        interim = sock.recv(100)
-        for byte in b"abcdef":
-            time.sleep(0.3)
-            sock.sendall(bytes([byte]))
-        return interim, until_closed(sock)[0]
-
-
-def unread_response(runtime: Runtime) -> tuple[int, float]:
-    """A large echo the client does not read for twice the send timeout: how much of it arrives afterwards."""
-    with connect(runtime, CLIENT_BUFFER) as sock:
-        sock.sendall(echo_request(LARGE) + b"x" * LARGE)
-        time.sleep(2 * SECOND)
-        began = time.monotonic()
-        answer, _ = until_closed(sock, 10)
-        return len(answer), time.monotonic() - began
-
-
-def slowly_read_response(runtime: Runtime) -> int:
-    """A large echo read 1 MiB every 0.25 s for 2.5 s (longer than the send timeout, never a pause as long), then at once.
-
-    Not slower: a kernel wakes a writer only once about half its send buffer (up to 4 MiB) drained, so
-    a reader of a few hundred KiB a second shows no progress for longer than one second to either runtime.
-    """
-    with connect(runtime, CLIENT_BUFFER) as sock:
-        sock.sendall(echo_request(LARGE) + b"y" * LARGE)
-        received = 0
-        for _ in range(10):
-            time.sleep(0.25)
-            want = 1024 * 1024
-            while want > 0:
-                chunk = sock.recv(min(want, 65536))
-                if not chunk:
-                    return received
-                received += len(chunk)
-                want -= len(chunk)
-        answer, _ = until_closed(sock, 10)
-        return received + len(answer)
-
-
-CLIENTS: dict[str, Callable[[Runtime], object]] = {
-    "slow_head": slow_head,
-    "slow_next_head": slow_next_head,
-    "silent": silent,
-    "idle_after_an_answer": idle_after_an_answer,
-    "stalled_body": stalled_body,
-    "trickling_body": trickling_body,
-    "unread_response": unread_response,
-    "slowly_read_response": slowly_read_response,
-}
 
 
 @pytest.fixture(scope="module")
 def timed(launches) -> dict[str, Future[object]]:
     """Every timed client against the one-second launch, started together."""
-    runtime = launches["timeouts"]
-    pool = ThreadPoolExecutor(len(CLIENTS))
-    futures = {name: pool.submit(client, runtime) for name, client in CLIENTS.items()}
-    pool.shutdown(wait=False)
-    return futures
+    return all_at_once(CLIENTS, launches["timeouts"])
 
 
-def outcome(timed: dict[str, Future[object]], name: str) -> object:
-    return timed[name].result(timeout=30)
+def closed_in_time(limited, timed: dict[str, Future[object]], client: str, expected: bytes) -> None:
+    """On a runtime that keeps the limits: ``client`` got ``expected`` and its connection closed after about one second."""
+    if limited("timeouts") is None:
+        return
+    answer, took = outcome(timed, client)
+    assert answer == expected
+    assert EARLIEST < took < LATEST, f"{took:.2f} s"
 
 
 def test_a_head_not_complete_within_the_header_timeout_gets_408_and_is_closed(limited, timed):
     """Mutation caught: node:http's own bare 408 (no body), or a close without an answer."""
-    if limited("timeouts") is None:
-        return
-    answer, took = outcome(timed, "slow_head")
-    assert answer == REQUEST_TIMEOUT
-    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+    closed_in_time(limited, timed, "slow_head", REQUEST_TIMEOUT)
 
 
 def test_the_next_head_on_a_kept_alive_connection_has_the_header_timeout_too(limited, timed):
     """Mutation caught: node:http closing it quietly at the keep-alive timeout instead of answering 408."""
-    if limited("timeouts") is None:
-        return
-    answer, took = outcome(timed, "slow_next_head")
-    assert answer == REQUEST_TIMEOUT
-    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+    closed_in_time(limited, timed, "slow_next_head", REQUEST_TIMEOUT)
 
 
 def test_a_connection_that_sends_nothing_is_closed_quietly_at_the_header_timeout(limited, timed):
     """A 408 there could be taken by the client for the answer to the request it is about to send."""
-    if limited("timeouts") is None:
-        return
-    answer, took = outcome(timed, "silent")
-    assert answer == b""
-    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+    closed_in_time(limited, timed, "silent", b"")
 
 
 def test_an_idle_keep_alive_connection_is_closed_quietly_after_the_keepalive_timeout(limited, timed):
-    if limited("timeouts") is None:
-        return
-    rest, took = outcome(timed, "idle_after_an_answer")
-    assert rest == b""
-    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+    closed_in_time(limited, timed, "idle_after_an_answer", b"")
 
 
 def test_a_body_that_pauses_longer_than_the_body_timeout_gets_408_and_is_closed(limited, timed):
-    if limited("timeouts") is None:
-        return
-    answer, took = outcome(timed, "stalled_body")
-    assert answer == REQUEST_TIMEOUT
-    assert EARLIEST < took < LATEST, f"{took:.2f} s"
+    closed_in_time(limited, timed, "stalled_body", REQUEST_TIMEOUT)
 
 
 def test_a_body_that_keeps_coming_is_read_whole_however_long_it_takes(limited, timed):
@@ -356,7 +195,7 @@ def test_at_the_connection_limit_the_longest_waiting_connection_makes_room(limit
     idle = []
     try:
         for _ in range(CONNECTIONS):
-            idle.append(connect(runtime))
+            idle.append(connect(runtime.process.port))
             time.sleep(0.02)  # accepted in this order
         time.sleep(QUIET)  # silent this long, a connection may be closed for a new one
         assert runtime.get("/hello", timeout=5).text == "hello"
@@ -373,14 +212,7 @@ def test_when_every_connection_is_busy_a_new_one_waits_and_is_answered_when_one_
     if runtime is None:
         return
     before = metric_total(runtime.get("/metrics").text, "function_rejected_total")
-    with ThreadPoolExecutor(CONNECTIONS) as pool:
-        busy = [pool.submit(runtime.get, "/sleep?seconds=1.5", timeout=10, headers={"Connection": "close"}) for _ in range(CONNECTIONS)]
-        time.sleep(0.5)
-        assert not any(call.done() for call in busy)
-        with connect(runtime) as sock:
-            sock.sendall(b"GET /hello HTTP/1.1\r\nHost: kit\r\nConnection: close\r\n\r\n")
-            answer, took = until_closed(sock)
-        assert [call.result().text for call in busy] == ["slept"] * CONNECTIONS
+    answer, took = one_more_while_all_are_busy(runtime, CONNECTIONS)
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"hello"), answer
     assert took > 0.5, f"answered after {took:.2f} s: it was not held while every connection had a call"
     assert metric_total(runtime.get("/metrics").text, "function_rejected_total") == before
@@ -395,5 +227,5 @@ def test_when_every_connection_is_busy_a_new_one_waits_and_is_answered_when_one_
 ])
 def test_a_bad_limit_is_one_line_naming_the_variable_and_exit_2(launcher, name, value, expected):
     exited = launcher.run_to_exit("main", {name: value})
-    assert exited.status == 2
+    assert exited.returncode == 2
     assert main_line(exited.stderr).endswith(f"{name}={value!r} is invalid: expected {expected}")

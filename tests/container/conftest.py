@@ -27,7 +27,7 @@ from typing import NoReturn
 
 import pytest
 
-from ..servers import base_env
+from ..support.processes import base_env
 
 ENABLE = "FUNCWSGI_CONTAINER_TESTS"
 BASE_IMAGE = "python:3.14-slim"
@@ -187,7 +187,7 @@ def runtime_image(docker: Docker, base_image: str) -> str:
     """The runtime image built from the repository's Dockerfile, once per run."""
     from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
 
-    from ..servers import REPO
+    from ..support.paths import REPO
 
     docker("build", "--tag", RUNTIME_IMAGE, "--build-arg", f"BASE_IMAGE={base_image}", *build_args(), str(REPO), timeout=900)
     return RUNTIME_IMAGE

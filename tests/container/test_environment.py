@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from ..servers import REPO
+from ..support.paths import REPO
 
 
 def test_an_environment_without_dockerd_fails_the_container_tests_with_the_reason(tmp_path):

@@ -19,7 +19,9 @@ from funcwsgi import __version__
 from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
 from funcwsgi.config import known_env_names
 
-from ..servers import REPO, Server, base_env, free_port
+from ..support.paths import REPO
+from ..support.ports import free_port
+from ..support.processes import Server, base_env
 from .conftest import Docker, pip_cert
 
 FUNCTIONS = REPO / "tests" / "functions"

@@ -16,7 +16,9 @@ import requests
 
 from funcwsgi.cli.scaffolding import NODEJS26_IMAGE
 
-from ..servers import REPO, Server, base_env, free_port
+from ..support.paths import REPO
+from ..support.ports import free_port
+from ..support.processes import Server, base_env
 from .conftest import Docker, build_args
 from .test_images import engine_env, run_container, server_uid
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from ..servers import base_env, free_port
+from ..support.ports import free_port
+from ..support.processes import base_env
 from .conftest import Docker, cannot_run
 from .test_images import engine_env, run_container
 

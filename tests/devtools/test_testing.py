@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from funcwsgi.testing import FunctionClient
 
-from ..conftest import function_folder
+from ..support.paths import function_folder
 
 
 def test_calls_the_function_in_a_folder():

@@ -8,7 +8,7 @@ import json
 from funcwsgi import make_app
 from funcwsgi.eventloop.coroutines import Resumed
 
-from ..conftest import function_folder
+from ..support.paths import function_folder
 from .test_asgi import scope
 
 

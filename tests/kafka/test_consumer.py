@@ -7,7 +7,6 @@ consumers as it can and checks several things with each.
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from collections.abc import Iterator
@@ -15,8 +14,11 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from tests.kafka.broker import TRACEPARENT, Broker, group_name, read_calls, start, trigger_env, wait_calls
-from tests.servers import Server, free_port
+from tests.kafka.broker import TRACEPARENT, Broker, group_name, start, trigger_env, wait_calls
+from tests.support.logs import json_lines, log_records
+from tests.support.polling import wait_for
+from tests.support.ports import free_port
+from tests.support.processes import Server
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +29,10 @@ def broker() -> Iterator[Broker]:
 
 
 def wait_for_span(collector: Server, trace_id: str, timeout: float = 15.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in collector.stdout.splitlines():
-            if line.startswith("{") and json.loads(line)["traceId"] == trace_id:
-                return json.loads(line)
-        time.sleep(0.1)
-    raise AssertionError(f"no span of trace {trace_id} arrived:\n{collector.stdout}")
+    def arrived() -> dict | None:
+        return next((span for span in log_records(collector.stdout) if span["traceId"] == trace_id), None)
+
+    return wait_for(arrived, timeout, f"a span of trace {trace_id}", lambda: collector.stdout)
 
 
 def test_records_reach_the_function_are_committed_and_cloudevents_are_replied(broker, collector, tmp_path):
@@ -141,12 +140,12 @@ def test_a_crash_redelivers_what_was_not_committed_and_nothing_else(broker, tmp_
     finally:
         first.stop()
     assert broker.committed(group, topic) == [2], "nothing past the crashed record was committed"
-    assert [call["body"] for call in read_calls(calls)] == ["a", "b"]
+    assert [call["body"] for call in json_lines(calls)] == ["a", "b"]
 
     second = start(env, assigned=False)
     try:
         broker.wait_committed(group, topic, [4], timeout=30)
-        assert [(call["offset"], call["body"]) for call in read_calls(calls)] == [(0, "a"), (1, "b"), (2, "crash"), (3, "c")]
+        assert [(call["offset"], call["body"]) for call in json_lines(calls)] == [(0, "a"), (1, "b"), (2, "crash"), (3, "c")]
     finally:
         second.stop()
 
@@ -165,13 +164,13 @@ def test_two_consumers_in_one_group_split_the_partitions(broker, tmp_path):
                 broker.produce(topic, f"p{partition}-{n}", partition=partition)
         broker.wait_committed(group, topic, [2, 2, 2, 2], partitions=range(4), timeout=30)
         served: dict[int, set[int]] = {}
-        for call in read_calls(calls):
+        for call in json_lines(calls):
             served.setdefault(call["partition"], set()).add(call["pid"])
         assert sorted(served) == [0, 1, 2, 3]
         assert all(len(pids) == 1 for pids in served.values()), f"a partition was served by both: {served}"
         owners = {pid for pids in served.values() for pid in pids}
         assert owners == {first.process.pid, second.process.pid}
-        assert len(read_calls(calls)) == 8
+        assert len(json_lines(calls)) == 8
     finally:
         first.stop()
         second.stop()
@@ -201,7 +200,7 @@ def test_sigterm_finishes_records_in_flight_commits_and_leaves(broker, tmp_path)
         # The slow record finished and was committed; nothing queued behind it started;
         # the failing record and the one behind it stay uncommitted for the next consumer.
         assert broker.committed(group, topic, [0, 1]) == [1, -1001]
-        bodies = [call["body"] for call in read_calls(calls)]
+        bodies = [call["body"] for call in json_lines(calls)]
         assert "queued" not in bodies and "behind-the-failure" not in bodies
         assert bodies.count("slow:3") == 1 and bodies.count("fail:forever") >= 1
     finally:

@@ -5,7 +5,7 @@ import pytest
 from funcwsgi import make_app
 from funcwsgi.kafka.dispatch import Outcome, dispatch
 from funcwsgi.kafka.records import Record, base_environ, record_environ
-from tests.conftest import function_folder
+from tests.support.paths import function_folder
 
 BASE = base_environ(8080)
 

@@ -7,8 +7,8 @@ from werkzeug.test import Client
 from funcwsgi import make_app
 from funcwsgi.kafka.consumer import TriggerStatus
 from funcwsgi.kafka.probes import ProbeApp, start_probe_server
-from tests.conftest import function_folder
-from tests.servers import free_port
+from tests.support.paths import function_folder
+from tests.support.ports import free_port
 
 
 @pytest.fixture

@@ -34,13 +34,12 @@ def test_a_binary_cloudevent_maps_to_ce_headers():
             ("content-type", b"application/json"),
         ],
     )
-    assert environ["HTTP_CE_SPECVERSION"] == "1.0"
-    assert environ["HTTP_CE_ID"] == "abc"
-    assert environ["HTTP_CE_TYPE"] == "order.created"
-    assert environ["HTTP_CE_MYEXTENSION"] == "x"
-    assert environ["CONTENT_TYPE"] == "application/json"
+    expected = {
+        "HTTP_CE_SPECVERSION": "1.0", "HTTP_CE_ID": "abc", "HTTP_CE_TYPE": "order.created", "HTTP_CE_MYEXTENSION": "x",
+        "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": "9",
+    }
+    assert {name: environ.get(name) for name in expected} == expected
     assert environ["wsgi.input"].read() == b'{"id": 7}'
-    assert environ["CONTENT_LENGTH"] == "9"
     assert "HTTP_CE_SUBJECT" not in environ  # nothing is added to a CloudEvent
 
 
@@ -81,9 +80,8 @@ def test_other_headers_become_http_headers_and_trace_context_survives():
             ("x-tag", b"b"),
         ],
     )
-    assert environ["HTTP_TRACEPARENT"] == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-    assert environ["HTTP_X_REQUEST_ID"] == "r1"
-    assert environ["HTTP_X_TAG"] == "a,b"
+    expected = {"HTTP_TRACEPARENT": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "HTTP_X_REQUEST_ID": "r1", "HTTP_X_TAG": "a,b"}
+    assert {name: environ.get(name) for name in expected} == expected
 
 
 @pytest.mark.parametrize(

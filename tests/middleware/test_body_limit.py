@@ -6,6 +6,8 @@ import pytest
 
 from funcwsgi.middleware.body_limit import BodyLimitMiddleware
 
+from ..support.wsgi import StartResponse, drain
+
 
 def echo_size(environ, start_response):
     body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
@@ -14,19 +16,12 @@ def echo_size(environ, start_response):
 
 
 def call(app, body: bytes, **environ):
-    seen = {}
-
-    def start_response(status, headers, exc_info=None):
-        seen["status"] = status
-
+    """(the status, the whole body) of one call, its body closed as a server closes it."""
+    start = StartResponse()
     base = {"REQUEST_METHOD": "POST", "wsgi.input": io.BytesIO(body)}
     base.update(environ)
-    response = app(base, start_response)
-    try:
-        return seen.get("status") or None, b"".join(response), seen
-    finally:
-        if hasattr(response, "close"):
-            response.close()
+    data = drain(app(base, start))
+    return start.status, data
 
 
 @pytest.mark.parametrize(
@@ -48,8 +43,8 @@ def test_bodies_over_the_limit_get_413_before_the_function_runs(size, environ, s
         return echo_size(environ, start_response)
 
     app = BodyLimitMiddleware(inner, max_bytes=10)
-    _, body, seen = call(app, b"x" * size, **environ)
-    assert seen["status"] == status
+    answered, body = call(app, b"x" * size, **environ)
+    assert answered == status
     if status.startswith("413"):
         assert body == b"Request Entity Too Large: the request body is larger than 10 bytes"
         assert not ran
@@ -85,7 +80,7 @@ class BrokenChunks(io.RawIOBase):
 
 def test_a_chunked_body_the_server_cannot_de_chunk_is_refused_with_400_before_the_function_runs():
     ran = []
-    statuses = []
+    start = StartResponse()
 
     def inner(environ, start_response):
         ran.append(True)
@@ -93,8 +88,8 @@ def test_a_chunked_body_the_server_cannot_de_chunk_is_refused_with_400_before_th
         return [b""]
 
     environ = {"REQUEST_METHOD": "POST", "wsgi.input": BrokenChunks(), "HTTP_TRANSFER_ENCODING": "chunked"}
-    body = BodyLimitMiddleware(inner, max_bytes=1 << 20)(environ, lambda status, headers: statuses.append(status))
-    assert statuses == ["400 Bad Request"] and not ran
+    body = BodyLimitMiddleware(inner, max_bytes=1 << 20)(environ, start)
+    assert start.statuses == ["400 Bad Request"] and not ran
     assert b"".join(body) == b"Bad Request: the chunked request body is malformed"
 
 
@@ -103,13 +98,13 @@ def test_a_malformed_content_length_is_left_to_the_server():
         start_response("200 OK", [])
         return [environ["CONTENT_LENGTH"].encode()]
 
-    _, body, seen = call(BodyLimitMiddleware(inner, max_bytes=10), b"", CONTENT_LENGTH="lots")
-    assert (seen["status"], body) == ("200 OK", b"lots")
+    status, body = call(BodyLimitMiddleware(inner, max_bytes=10), b"", CONTENT_LENGTH="lots")
+    assert (status, body) == ("200 OK", b"lots")
 
 
 def test_head_gets_no_body():
-    _, body, seen = call(BodyLimitMiddleware(echo_size, max_bytes=1), b"xx", CONTENT_LENGTH="2", REQUEST_METHOD="HEAD")
-    assert (seen["status"], body) == ("413 Request Entity Too Large", b"")
+    status, body = call(BodyLimitMiddleware(echo_size, max_bytes=1), b"xx", CONTENT_LENGTH="2", REQUEST_METHOD="HEAD")
+    assert (status, body) == ("413 Request Entity Too Large", b"")
 
 
 def test_in_the_stack_by_default_and_left_out_with_0(client_for):
@@ -184,7 +179,7 @@ def test_a_chunked_body_is_read_no_further_than_one_byte_past_the_limit(size):
     """Mutations caught: the read size ``max_bytes + 1 - total`` made ``+ total``, ``* total`` or
     ``+ 2``, and a ``CHUNK`` of -960 bytes (a negative read takes the whole body)."""
     source = ShortReads(b"x" * size)
-    status, _, _ = call(BodyLimitMiddleware(echo_size, max_bytes=100), b"", **{"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input": source})
+    call(BodyLimitMiddleware(echo_size, max_bytes=100), b"", **{"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input": source})
     assert source.taken == min(size, 101)
 
 
@@ -197,21 +192,21 @@ def test_a_chunked_body_is_kept_in_memory_up_to_1_mib_then_on_disk(size, on_disk
         seen["rolled"] = environ["wsgi.input"]._rolled  # SpooledTemporaryFile: spilled to a file
         return echo_size(environ, start_response)
 
-    _, body, _ = call(BodyLimitMiddleware(inner, max_bytes=2 << 20), b"x" * size, HTTP_TRANSFER_ENCODING="chunked")
+    _, body = call(BodyLimitMiddleware(inner, max_bytes=2 << 20), b"x" * size, HTTP_TRANSFER_ENCODING="chunked")
     assert body == str(size).encode() and seen["rolled"] is on_disk
 
 
 @pytest.mark.parametrize("declared", [1, 4095, 4096])
 def test_declared_bodies_up_to_the_limit_pass(declared):
     """Mutations caught: ``int(declared) > max_bytes`` made ``!=`` or ``is not`` (a limit over 256: not a cached int)."""
-    _, body, seen = call(BodyLimitMiddleware(echo_size, max_bytes=4096), b"x" * declared, CONTENT_LENGTH=str(declared))
-    assert (seen["status"], body) == ("200 OK", str(declared).encode())
+    status, body = call(BodyLimitMiddleware(echo_size, max_bytes=4096), b"x" * declared, CONTENT_LENGTH=str(declared))
+    assert (status, body) == ("200 OK", str(declared).encode())
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "HEAD", "DELETE"])
 def test_the_413_has_its_body_except_for_head(method):
     """Mutations caught: ``== "HEAD"`` made ``<=`` or ``is`` in the 413's body choice."""
     # Decoded, as a server parses the method off the wire: not the interned literal.
-    _, body, seen = call(BodyLimitMiddleware(echo_size, max_bytes=10), b"x" * 11, CONTENT_LENGTH="11", REQUEST_METHOD=method.encode().decode())
-    assert seen["status"] == "413 Request Entity Too Large"
+    status, body = call(BodyLimitMiddleware(echo_size, max_bytes=10), b"x" * 11, CONTENT_LENGTH="11", REQUEST_METHOD=method.encode().decode())
+    assert status == "413 Request Entity Too Large"
     assert body == (b"" if method == "HEAD" else b"Request Entity Too Large: the request body is larger than 10 bytes")

@@ -12,23 +12,13 @@ from funcwsgi.current import current_environ
 from funcwsgi.environ import CANCELLATION_KEY
 from funcwsgi.middleware.cancellation import Cancellation
 
-from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, free_port
+from ..support.processes import GUNICORN, Server, start
 
 
 @pytest.fixture(scope="module")
 def server(receiver):
-    port = free_port()
-    env = base_env(
-        HANDLER_FOLDER=function_folder("cancellation"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port),
-        PUBLISHER_PROXY_ADDRESS=receiver.url + "/slow", PUBLISHER_PROXY_TIMEOUT="10",
-    )
-    running = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
-    try:
-        running.wait_ready()
+    with start(GUNICORN, "cancellation", PUBLISHER_PROXY_ADDRESS=receiver.url + "/slow", PUBLISHER_PROXY_TIMEOUT="10") as running:
         yield running
-    finally:
-        running.stop()
 
 
 def call_and_leave(server: Server, query: str, after: float) -> None:

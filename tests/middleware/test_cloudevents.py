@@ -8,6 +8,8 @@ import pytest
 
 from funcwsgi.compat import cloudevents_lib as ce
 
+from ..support.wsgi import StartResponse, drain
+
 BINARY = {"ce-id": "a1", "ce-source": "/shop", "ce-type": "order.created", "ce-specversion": "1.0"}
 
 
@@ -17,7 +19,7 @@ def client():
 
     from funcwsgi import make_app
 
-    from ..conftest import function_folder
+    from ..support.paths import function_folder
 
     return Client(make_app(environ={}, handler_folder=function_folder("observed")))
 
@@ -102,7 +104,7 @@ def test_a_chunked_event_leaves_no_spool_open():
 
     from funcwsgi import make_app
 
-    from ..conftest import function_folder
+    from ..support.paths import function_folder
 
     app = make_app(environ={}, handler_folder=function_folder("observed"))
     body = json.dumps({"id": 7}).encode()
@@ -112,15 +114,10 @@ def test_a_chunked_event_leaves_no_spool_open():
             environ = EnvironBuilder(method="POST", path="/event", headers=dict(BINARY), content_type="application/json").get_environ()
             environ.pop("CONTENT_LENGTH", None)
             environ.update({"wsgi.input": io.BytesIO(body), "HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True})
-            seen: dict[str, str] = {}
-
-            def start_response(status, headers, exc_info=None, seen=seen):
-                seen["status"] = status
-
-            response = app(environ, start_response)
-            reply = b"".join(response)
-            getattr(response, "close", lambda: None)()
-            assert seen["status"] == "200 OK" and json.loads(reply)["data"] == {"id": 7}
+            start = StartResponse()
+            response = app(environ, start)
+            reply = drain(response)
+            assert start.status == "200 OK" and json.loads(reply)["data"] == {"id": 7}
             del environ, response
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
@@ -150,12 +147,8 @@ def test_the_400_has_its_body_except_for_head(method):
 
     from funcwsgi.middleware.cloudevents import CloudEventsMiddleware
 
-    seen = {}
-
-    def start_response(status, headers, exc_info=None):
-        seen["status"] = status
-
+    start = StartResponse()
     environ = {"REQUEST_METHOD": method.encode().decode(), "CONTENT_TYPE": "application/cloudevents+json", "wsgi.input": io.BytesIO(b"{nope")}
-    body = b"".join(CloudEventsMiddleware(lambda environ, start_response: [])(environ, start_response))
-    assert seen["status"] == "400 Bad Request"
+    body = b"".join(CloudEventsMiddleware(lambda environ, start_response: [])(environ, start))
+    assert start.status == "400 Bad Request"
     assert body == (b"" if method == "HEAD" else b"Bad Request: the structured CloudEvent is not valid JSON")

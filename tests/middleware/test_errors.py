@@ -5,6 +5,8 @@ from werkzeug.test import Client
 
 from funcwsgi.middleware.errors import ErrorMiddleware
 
+from ..support.wsgi import StartResponse
+
 
 def test_exception_becomes_a_plain_500_without_details(client_for, caplog):
     response = client_for("raises").post("/orders")
@@ -66,17 +68,11 @@ def test_streamed_body_is_closed():
 
 def _strict_call(app, method: str, **environ):
     """Call ``app`` as a strict server does: a second start_response without exc_info is refused."""
-    seen: list[tuple[str, list, bool]] = []
-
-    def start_response(status, headers, exc_info=None):
-        if seen and exc_info is None:
-            raise AssertionError("Response headers already set!")  # what gunicorn says
-        seen.append((status, headers, exc_info is not None))
-        return lambda data: None
-
+    start = StartResponse(strict=True)
     # Decoded, as a server parses the method off the wire: not the interned literal.
     base = {"REQUEST_METHOD": method.encode().decode(), "PATH_INFO": "/", **environ}
-    return seen, b"".join(app(base, start_response))
+    body = b"".join(app(base, start))
+    return [(status, headers, exc_info is not None) for status, headers, exc_info in start.calls], body
 
 
 def _raises(environ, start_response):

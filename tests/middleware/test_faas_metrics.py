@@ -6,10 +6,7 @@ the process's first call is known (the cold start), with its own oteltap.
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 import requests
@@ -17,12 +14,16 @@ import requests
 from funcwsgi.config import Config
 from funcwsgi.errors import ConfigError
 
-from ..servers import BIN, REPO, Server, base_env, free_port
+from ..support.logs import log_records
+from ..support.paths import BIN, REPO
+from ..support.polling import wait_for
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, Server, base_env
 from .test_tracing import SERVER, attribute, spans
 
 FIXTURES = REPO / "tests" / "conformance" / "fixture"
 COMMANDS = {
-    "python": [str(BIN / "gunicorn"), "funcwsgi:app"],
+    "python": GUNICORN,
     "nodejs26": [str(REPO / "nodejs26" / "bin" / "serve")],
 }
 #: The calls every check reads, in order: the first is the process's cold start; /raise fails, /sleep times out.
@@ -51,23 +52,13 @@ def runtime(request) -> Iterator[tuple[Server, Server]]:
         tap.stop()
 
 
-def wait_until(found: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = found()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not seen within {timeout:g} s")
-
-
 def server_spans(collector: Server) -> dict[str, dict]:
     return {attribute(s, "faas.invocation_id"): s for s in spans(collector) if s.get("kind") == SERVER and attribute(s, "faas.invocation_id")}
 
 
 def test_server_spans_carry_the_faas_attributes(runtime):
     _, collector = runtime
-    found = wait_until(lambda: (lambda seen: seen if len(seen) >= 5 else None)(server_spans(collector)), "five server spans")
+    found = wait_for(lambda: (lambda seen: seen if len(seen) >= 5 else None)(server_spans(collector)), what="five server spans")
     for number in range(5):
         span = found[f"faas-{number}"]
         assert attribute(span, "faas.trigger") == "http"
@@ -78,10 +69,7 @@ def test_server_spans_carry_the_faas_attributes(runtime):
 def metric_points(collector: Server) -> dict[str, list[dict]]:
     """The last data points oteltap printed of each metric, by name."""
     latest: dict[str, list[dict]] = {}
-    for line in collector.stdout.splitlines():
-        if not line.startswith("{"):
-            continue
-        record = json.loads(line)
+    for record in log_records(collector.stdout):
         if "name" in record and any(kind in record for kind in ("sum", "histogram", "gauge")):
             kind = next(kind for kind in ("sum", "histogram", "gauge") if kind in record)
             latest[record["name"]] = record[kind]["dataPoints"]
@@ -101,7 +89,7 @@ def test_metrics_in_the_faas_names_reach_the_collector(runtime):
         points = metric_points(collector)
         return points if "faas.invocations" in points and value(points["faas.invocations"]) >= 5 else None
 
-    points = wait_until(complete, "faas.invocations reaching 5")
+    points = wait_for(complete, what="faas.invocations reaching 5")
     assert value(points["faas.invocations"]) == 5
     assert value(points["faas.coldstarts"]) == 1
     assert value(points["faas.errors"]) == 2  # the exception and the timed-out call

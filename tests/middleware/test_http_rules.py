@@ -6,6 +6,8 @@ import pytest
 
 from funcwsgi.middleware.http_rules import HttpRulesMiddleware
 
+from ..support.wsgi import StartResponse, drain
+
 
 class Body:
     def __init__(self, chunks):
@@ -23,16 +25,9 @@ class Body:
 
 
 def run(app, method="GET", server_write=True):
-    seen = {}
-
-    def start_response(status, headers, exc_info=None):
-        seen["status"], seen["headers"] = status, headers
-        return seen.setdefault("written", []).append if server_write else None
-
-    body = HttpRulesMiddleware(app)({"REQUEST_METHOD": method}, start_response)
-    data = b"".join(body)
-    getattr(body, "close", lambda: None)()
-    return seen, data
+    start = StartResponse(write=server_write)
+    data = drain(HttpRulesMiddleware(app)({"REQUEST_METHOD": method}, start))
+    return start, data
 
 
 def test_head_discards_a_streamed_body_and_closes_it():
@@ -43,7 +38,7 @@ def test_head_discards_a_streamed_body_and_closes_it():
         return body
 
     seen, data = run(app, "HEAD")
-    assert (seen["status"], data, body.closed, body.iterated) == ("200 OK", b"", True, 0)
+    assert (seen.status, data, body.closed, body.iterated) == ("200 OK", b"", True, 0)
 
 
 def test_head_starts_a_lazy_app_then_stops():
@@ -57,7 +52,7 @@ def test_head_starts_a_lazy_app_then_stops():
         yield b"b"
 
     seen, data = run(app, "HEAD")
-    assert (seen["status"], data, steps) == ("200 OK", b"", ["started"])
+    assert (seen.status, data, steps) == ("200 OK", b"", ["started"])
 
 
 @pytest.mark.parametrize("status", ["204 No Content", "304 Not Modified", "103 Early Hints", "150 Unregistered"])
@@ -67,7 +62,7 @@ def test_bodiless_statuses_lose_content_headers_and_body(status):
         return [b"abc"]
 
     seen, data = run(app)
-    assert (seen["headers"], data) == ([("ETag", "x")], b"")
+    assert (seen.headers, data) == ([("ETag", "x")], b"")
 
 
 def test_write_is_the_servers_when_it_gives_one():
@@ -76,7 +71,7 @@ def test_write_is_the_servers_when_it_gives_one():
         return [b"r"]
 
     seen, data = run(app)
-    assert (seen["written"], data) == ([b"w"], b"r")
+    assert (seen.written, data) == ([b"w"], b"r")
 
 
 def test_write_is_buffered_ahead_of_the_body_when_the_server_gives_none():
@@ -100,5 +95,4 @@ def test_a_plain_response_passes_untouched():
         start_response("200 OK", [("Content-Length", "1")])
         return body
 
-    seen = {}
-    assert HttpRulesMiddleware(app)({"REQUEST_METHOD": "GET"}, lambda s, h, e=None: seen.update(s=s) or (lambda data: None)) is body
+    assert HttpRulesMiddleware(app)({"REQUEST_METHOD": "GET"}, StartResponse()) is body

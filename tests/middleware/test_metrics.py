@@ -12,8 +12,11 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, debian_tool, free_port
+from ..support.logs import log_records
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, Server, base_env, debian_tool, start
+from ..support.wsgi import StartResponse
 
 
 def samples(text: str) -> dict[tuple[str, str], float]:
@@ -126,9 +129,9 @@ def test_head_of_metrics_has_no_body():
     from funcwsgi.metrics.endpoint import MetricsEndpoint
 
     endpoint = MetricsEndpoint(Config.from_env({}))
-    seen = {}
-    body = b"".join(endpoint({"REQUEST_METHOD": b"HEAD".decode()}, lambda status, headers, exc_info=None: seen.update(headers=dict(headers))))
-    assert body == b"" and int(seen["headers"]["Content-Length"]) > 0
+    start = StartResponse()
+    body = b"".join(endpoint({"REQUEST_METHOD": b"HEAD".decode()}, start))
+    assert body == b"" and int(dict(start.headers)["Content-Length"]) > 0
 
 
 def test_unknown_methods_share_one_label(client):
@@ -162,16 +165,8 @@ def test_metrics_path_is_configurable(client_for):
 
 @pytest.fixture(scope="module")
 def two_workers():
-    port = free_port()
-    env = base_env(
-        HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_WORKERS="2", SERVER_NUMTHREADS="2",
-    )
-    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
-    try:
-        server.wait_ready()
+    with start(GUNICORN, "observed", SERVER_WORKERS="2", SERVER_NUMTHREADS="2") as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +199,7 @@ def shared_metrics(request):
     port = free_port()
     settings = {"SERVER_WORKERS": "2"} if request.param == "two-workers" else {"SERVER_WORKERS": "1", "SERVER_METRICS_PORT": str(free_port())}
     env = base_env(HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_NUMTHREADS="2", **settings)
-    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    server = Server(GUNICORN, env, port)
     try:
         server.wait_ready()
         metrics_port = settings.get("SERVER_METRICS_PORT")
@@ -274,7 +269,6 @@ def test_prometheus_scrapes_the_number_of_calls(two_workers, prometheus):
 
 
 def test_a_dead_workers_counts_are_kept_and_the_directory_goes_at_exit():
-    import json
     import os
     import signal
 
@@ -283,10 +277,10 @@ def test_a_dead_workers_counts_are_kept_and_the_directory_goes_at_exit():
         HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_WORKERS="2", SERVER_NUMTHREADS="2",
         SERVER_LOG_LEVEL="debug",  # the directory is named in a debug record
     )
-    server = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
+    server = Server(GUNICORN, env, port)
     try:
         server.wait_ready()
-        records = [json.loads(line) for line in server.stdout.splitlines() if line.startswith("{")]
+        records = log_records(server.stdout)
         folder = Path(next(r["message"] for r in records if r["message"].startswith("Metrics of all worker")).rsplit(" ", 1)[1])
         pids, calls = set(), 0
         while len(pids) < 2 and calls < 300:

@@ -11,7 +11,7 @@ def client():
 
     from funcwsgi import make_app
 
-    from ..conftest import function_folder
+    from ..support.paths import function_folder
 
     return Client(make_app(environ={}, handler_folder=function_folder("observed")))
 

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ..conftest import CLIENT_KINDS, client_of, function_folder
+from ..conftest import CLIENT_KINDS, client_of
+from ..support.paths import function_folder
 
 
 @pytest.fixture(params=CLIENT_KINDS)

@@ -14,20 +14,18 @@ from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.middleware.timeout import TIMED_OUT, CallTimeout, TimeoutMiddleware
 from funcwsgi.serving import SERVER_CALL_KEY
 
+from ..support.sockets import until_closed
+from ..support.wsgi import StartResponse
+
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
 
 
 def call(app, method: str = "GET", **environ):
-    seen = {}
-
-    def start_response(status, headers, exc_info=None):
-        seen["status"], seen["headers"] = status, headers
-        return lambda data: seen.setdefault("written", []).append(data)
-
+    start = StartResponse()
     base = {"REQUEST_METHOD": method, "PATH_INFO": "/", "wsgi.input": io.BytesIO(b"")}
     base.update(environ)
-    body = b"".join(app(base, start_response))
-    return seen["status"], dict(seen["headers"]), seen.get("written", []), body, base
+    body = b"".join(app(base, start))
+    return start.status, dict(start.headers), start.written, body, base
 
 
 def test_a_call_in_time_passes_through_status_headers_and_written_data_in_order():
@@ -82,7 +80,7 @@ def test_an_exception_of_the_function_reaches_the_outer_layers():
         call(TimeoutMiddleware(inner, seconds=5, max_threads=2))
 
 
-#: The deadline of the timing cases, and the slack an answer gets on an idle machine (tests/calibration.py scales it).
+#: The deadline of the timing cases, and the slack an answer gets on an idle machine (tests/support/calibration.py scales it).
 DEADLINE = 0.2
 IDLE_SLACK = 0.2
 
@@ -278,13 +276,6 @@ def on_socket(sock, lender=LENDER):
     return {SERVER_CALL_KEY: SocketCall(sock, None, lender)}
 
 
-def _read_all(sock) -> bytes:
-    chunks = []
-    while chunk := sock.recv(4096):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def test_watched_calls_run_on_the_servers_thread(lent_threads, client_socket):
     threads = []
 
@@ -336,9 +327,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
         return [b"late"]
 
     def client():
-        began = time.monotonic()
-        answered["bytes"] = _read_all(client_end)
-        answered["took"] = time.monotonic() - began
+        answered["bytes"], answered["took"] = until_closed(client_end)
         release.set()
 
     reader = threading.Thread(target=client)
@@ -376,7 +365,7 @@ def test_a_watched_python_loop_is_stopped_at_its_next_instruction(lent_threads, 
     status = call(wrapped, **on_socket(client_socket[0]))[0]
     assert status == "408 Request Timeout"
     assert isinstance(caught[0], CallTimeout)
-    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert until_closed(client_socket[1])[0].startswith(b"HTTP/1.1 408 Request Timeout\r\n")
     time.sleep(0.2)  # an interrupt left pending would land here
     assert lent_threads.extra_threads == [1, 0]
 
@@ -433,13 +422,7 @@ def test_a_status_set_before_the_watchdog_answered_is_replaced_not_doubled(lent_
     # Servers refuse a second start_response without exc_info (gunicorn asserts): the
     # layer's late 408 must say it replaces what the function had set.
     release = threading.Event()
-    calls = []
-
-    def strict_start_response(status, headers, exc_info=None):
-        if calls and exc_info is None:
-            raise AssertionError("Response headers already set!")
-        calls.append((status, exc_info is not None))
-        return lambda data: None
+    strict_start_response = StartResponse(strict=True)
 
     def inner(environ, start_response):
         start_response("200 OK", [])
@@ -450,8 +433,11 @@ def test_a_status_set_before_the_watchdog_answered_is_replaced_not_doubled(lent_
     wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), **on_socket(client_socket[0])}
     body = wrapped(environ, strict_start_response)
-    assert list(body) == [] and calls == [("200 OK", False), ("408 Request Timeout", True)]
-    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert list(body) == [] and [(status, exc_info is not None) for status, _, exc_info in strict_start_response.calls] == [
+        ("200 OK", False),
+        ("408 Request Timeout", True),
+    ]
+    assert until_closed(client_socket[1])[0].startswith(b"HTTP/1.1 408 Request Timeout\r\n")
 
 
 # -- the late result of a call that timed out is closed, on both paths ---------------
@@ -504,7 +490,7 @@ def test_the_late_result_of_a_watched_call_is_closed(lent_threads, client_socket
     status, _, _, body, environ = call(wrapped, **on_socket(client_socket[0]))
     assert (status, body, environ["funcwsgi.failure"]) == ("408 Request Timeout", b"", "timeout")
     assert closed.is_set(), "the late body was not closed when the call's thread came back"
-    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert until_closed(client_socket[1])[0].startswith(b"HTTP/1.1 408 Request Timeout\r\n")
     assert lent_threads.extra_threads == [1, 0]
 
 
@@ -675,7 +661,7 @@ def test_the_watchdog_outlives_a_call_it_could_not_answer(lent_threads, client_s
             time.sleep(0.01)
     assert "Answering a call that timed out failed" in caplog.text
     assert call(wrapped, **on_socket(client_socket[0]))[0] == "408 Request Timeout"
-    assert _read_all(client_socket[1]).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert until_closed(client_socket[1])[0].startswith(b"HTTP/1.1 408 Request Timeout\r\n")
 
 
 def test_a_client_gone_before_its_408_is_noted_not_an_error(lent_threads, caplog):
@@ -722,13 +708,7 @@ def test_a_watched_function_may_replace_its_status_with_exc_info(lent_threads, c
     (a strict server then refuses the second ``start_response``)."""
     import sys
 
-    calls = []
-
-    def strict_start_response(status, headers, exc_info=None):
-        if calls and exc_info is None:
-            raise AssertionError("Response headers already set!")
-        calls.append(status)
-        return lambda data: None
+    strict_start_response = StartResponse(strict=True)
 
     def inner(environ, start_response):
         start_response("200 OK", [])
@@ -741,4 +721,4 @@ def test_a_watched_function_may_replace_its_status_with_exc_info(lent_threads, c
     wrapped = TimeoutMiddleware(inner, seconds=5, max_threads=2)
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), **on_socket(client_socket[0])}
     assert b"".join(wrapped(environ, strict_start_response)) == b"later"
-    assert calls == ["200 OK", "503 Service Unavailable"]
+    assert strict_start_response.statuses == ["200 OK", "503 Service Unavailable"]

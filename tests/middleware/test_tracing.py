@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import requests
 
-from ..conftest import function_folder
-from ..servers import BIN, Server, base_env, free_port
+from ..support.logs import log_records
+from ..support.paths import function_folder
+from ..support.polling import wait_for
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, Server, base_env, start
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
@@ -18,33 +20,24 @@ SERVER, CLIENT = 2, 3  # OTLP span kinds
 
 @pytest.fixture(scope="module")
 def server(collector, receiver):
-    port = free_port()
-    env = base_env(
-        HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), SERVER_WORKERS="2",
+    with start(
+        GUNICORN, "observed", SERVER_WORKERS="2",
         TRACE_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{collector.port}/v1/traces", FUNC_NAME="orders", FUNC_NAMESPACE="shop",
         PUBLISHER_PROXY_ADDRESS=receiver.url + "/ok", OTEL_BSP_SCHEDULE_DELAY="100", SERVER_ACCESS_LOG="true",
-    )
-    running = Server([str(BIN / "gunicorn"), "funcwsgi:app"], env, port)
-    try:
-        running.wait_ready()
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def spans(collector: Server) -> list[dict]:
-    return [json.loads(line) for line in collector.stdout.splitlines() if line.startswith("{")]
+    return log_records(collector.stdout)
 
 
 def wait_for_spans(collector: Server, trace_id: str, count: int, timeout: float = 15.0) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    found: list[dict] = []
-    while time.monotonic() < deadline:
+    def arrived() -> list[dict] | None:
         found = [span for span in spans(collector) if span["traceId"] == trace_id]
-        if len(found) >= count:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"{len(found)} of {count} spans of trace {trace_id} arrived: {found}")
+        return found if len(found) >= count else None
+
+    return wait_for(arrived, timeout, f"{count} spans of trace {trace_id}", lambda: collector.stdout)
 
 
 def attribute(span: dict, key: str) -> str | None:
@@ -83,7 +76,7 @@ def test_spans_continue_the_callers_trace(server, collector, receiver):
     arrived = receiver.wait_for(before + 1)[-1]
     assert arrived.headers["traceparent"].split("-")[1:3] == [TRACE_ID, publish["spanId"]]
     # the function's log line and the access log carry the ids
-    records = [json.loads(line) for line in server.stdout.splitlines() if line.startswith("{")]
+    records = log_records(server.stdout)
     logged = next(r for r in records if r.get("message") == "got order")
     assert (logged["trace_id"], logged["span_id"], logged["request_id"]) == (TRACE_ID, work["spanId"], "traced-1")
     assert (logged["function"], logged["namespace"], logged["order"]) == ("orders", "shop", 7)
@@ -156,13 +149,13 @@ def test_tracing_layer_absent_without_an_endpoint(client_for):
 
 
 def test_unknown_propagator_stops_start_up_with_one_line():
-    from ..servers import run_to_exit
+    from ..support.processes import run_to_exit
 
     env = base_env(
         HANDLER_FOLDER=function_folder("observed"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(free_port()),
         TRACE_COLLECTOR_ENDPOINT="http://127.0.0.1:9/v1/traces", OTEL_PROPAGATORS="tracecontext,zipkin",
     )
-    result = run_to_exit([str(BIN / "gunicorn"), "funcwsgi:app"], env)
+    result = run_to_exit(GUNICORN, env)
     assert result.returncode == 2
     assert "funcwsgi: error: OTEL_PROPAGATORS='tracecontext,zipkin' is invalid: no propagator 'zipkin'; installed: b3, b3multi, baggage, none, tracecontext" in result.stderr
     assert "Traceback" not in result.stderr

@@ -6,6 +6,8 @@ import pytest
 
 from funcwsgi.probes.health import HealthCheck, hook_check
 
+from ..support.wsgi import StartResponse
+
 
 def boom():
     raise RuntimeError("password=hunter2")
@@ -59,16 +61,12 @@ def test_a_raising_hook_is_logged_never_shown(caplog):
 
 
 def test_the_first_failing_check_answers_503():
-    seen = {}
-
-    def start_response(status, headers):
-        seen["status"] = status
-
+    start_response = StartResponse()
     app = HealthCheck([lambda: None, lambda: "cache cold", lambda: "never asked"])
     assert b"".join(app({"REQUEST_METHOD": "GET"}, start_response)) == b"cache cold"
-    assert seen["status"] == "503 Service Unavailable"
+    assert start_response.status == "503 Service Unavailable"
     assert b"".join(HealthCheck([])({"REQUEST_METHOD": "GET"}, start_response)) == b"OK"
-    assert seen["status"] == "200 OK"
+    assert start_response.status == "200 OK"
     assert b"".join(HealthCheck([])({"REQUEST_METHOD": "HEAD"}, start_response)) == b""
 
 

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..conftest import function_folder
-from ..servers import REPO, Server, base_env, free_port
+from ..support.paths import REPO, function_folder
+from ..support.ports import free_port
+from ..support.processes import Server, base_env
 from .framing_cases import ACCEPT, CASES, EITHER, IN_ORDER, IN_ORDER_CALLS, NOT_RUN, PROBE, REFUSE, Case, innocent
 from .harness import LEAKS, serve
 

@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..conftest import function_folder
-from ..servers import Server, base_env, free_port
-from .harness import SERVE, children, process_figures
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import SERVE, Server, base_env, children, process_figures
+from ..support.sockets import status_of
 
 HOST = "127.0.0.1"
 #: A normal call made while an attack holds its connections must be answered within this.
@@ -56,7 +57,6 @@ LEAK_WAIT = 20.0
 #: File descriptors this process may need: its own ends of the attacks' connections.
 FD_NEED = 6000
 NORMAL_REQUEST = b"GET / HTTP/1.1\r\nHost: funcwsgi\r\nConnection: close\r\n\r\n"
-STATUS_LINE = re.compile(rb"HTTP/1\.[01] (\d{3})")
 
 
 def raise_fd_limit(need: int = FD_NEED) -> int:
@@ -155,8 +155,7 @@ def read_status(sock: socket.socket, timeout: float) -> int:
             return -1
     except OSError:
         pass
-    match = STATUS_LINE.match(answer)
-    return int(match.group(1)) if match else 0
+    return status_of(answer)
 
 
 def reset_on_close(sock: socket.socket) -> None:
@@ -477,9 +476,8 @@ def warm_up(served: Served, concurrent: int = 120) -> None:
         thread.join()
 
 
-def timed_get(target: Target, path: str, timeout: float) -> tuple[int, float]:
-    """(status, seconds) of ``GET path`` on a new connection; status 0 when it failed or took longer than ``timeout``."""
-    began = time.perf_counter()
+def get_closing(target: Target, path: str, timeout: float) -> bytes | None:
+    """The whole answer to ``GET path`` on a new connection that asks to be closed; None when it failed or took longer than ``timeout``."""
     try:
         with socket.create_connection((target.host, target.port), timeout=timeout) as sock:
             sock.sendall(f"GET {path} HTTP/1.1\r\nHost: funcwsgi\r\nConnection: close\r\n\r\n".encode())
@@ -487,9 +485,14 @@ def timed_get(target: Target, path: str, timeout: float) -> tuple[int, float]:
             while chunk := sock.recv(65536):
                 answer += chunk
     except OSError:
-        return 0, time.perf_counter() - began
-    match = STATUS_LINE.match(answer)
-    return (int(match.group(1)) if match else 0), time.perf_counter() - began
+        return None
+    return answer
+
+
+def timed_get(target: Target, path: str, timeout: float) -> tuple[int, float]:
+    """(status, seconds) of ``GET path`` on a new connection; status 0 when it failed or took longer than ``timeout``."""
+    status, took, _ = get_with_headers(target, path, timeout)
+    return status, took
 
 
 def run_attack(served: Served, attack: Attack, calls: int = NORMAL_CALLS) -> dict[str, Any]:
@@ -604,32 +607,19 @@ def run_overload(served: Served, connections: int = 500, seconds: float = 4.0, p
 
 def get_with_headers(target: Target, path: str, timeout: float) -> tuple[int, float, dict[str, str]]:
     began = time.perf_counter()
-    try:
-        with socket.create_connection((target.host, target.port), timeout=timeout) as sock:
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: funcwsgi\r\nConnection: close\r\n\r\n".encode())
-            answer = b""
-            while chunk := sock.recv(65536):
-                answer += chunk
-    except OSError:
-        return 0, time.perf_counter() - began, {}
+    answer = get_closing(target, path, timeout)
     took = time.perf_counter() - began
+    if answer is None:
+        return 0, took, {}
     head_bytes, _, _ = answer.partition(b"\r\n\r\n")
     lines = head_bytes.decode("latin-1").split("\r\n")
-    match = STATUS_LINE.match(answer)
     headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])}
-    return (int(match.group(1)) if match else 0), took, headers
+    return status_of(answer), took, headers
 
 
 def metric_value(target: Target, name: str) -> float | None:
-    try:
-        with socket.create_connection((target.host, target.port), timeout=5) as sock:
-            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: funcwsgi\r\nConnection: close\r\n\r\n")
-            answer = b""
-            while chunk := sock.recv(65536):
-                answer += chunk
-    except OSError:
-        return None
-    found = re.search(rb"^" + name.encode() + rb"(?:\{[^}]*\})? ([0-9.e+]+)$", answer, re.MULTILINE)
+    answer = get_closing(target, "/metrics", 5)
+    found = answer and re.search(rb"^" + name.encode() + rb"(?:\{[^}]*\})? ([0-9.e+]+)$", answer, re.MULTILINE)
     return float(found.group(1)) if found else None
 
 

@@ -32,9 +32,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conftest import function_folder
-from ..servers import Server, base_env, free_port
-from .harness import SERVE, children, process_figures
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import SERVE, Server, base_env, children, process_figures
 
 CE_HEADERS = {"ce-specversion": "1.0", "ce-id": "1", "ce-type": "order.created", "ce-source": "/shop", "Content-Type": "application/json"}
 STRUCTURED = json.dumps({"specversion": "1.0", "id": "2", "type": "order.paid", "source": "/shop", "data": {"id": 7}})

@@ -15,9 +15,9 @@ import pytest
 
 from funcwsgi.config import specs
 
-from ..conftest import function_folder
-from ..servers import base_env, free_port, run_to_exit
-from .harness import SERVE
+from ..support.paths import function_folder
+from ..support.ports import free_port
+from ..support.processes import SERVE, base_env, run_to_exit
 
 BAD_VALUES: dict[str, str] = {
     "HANDLER_PLATFORM": "heroku",

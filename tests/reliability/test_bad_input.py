@@ -16,8 +16,9 @@ import pytest
 
 from funcwsgi import make_app
 
-from ..conftest import function_folder
-from .harness import ADAPTERS, LEAKS, serve, status_of
+from ..support.paths import function_folder
+from ..support.sockets import status_of
+from .harness import ADAPTERS, LEAKS, serve
 
 LIMIT = 200_000  # in-process body limit: large enough for a deeply nested JSON document
 CE = {"ce-specversion": "1.0", "ce-id": "1", "ce-type": "order.created", "ce-source": "/shop"}

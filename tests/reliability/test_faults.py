@@ -16,15 +16,17 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from ..conftest import function_folder
-from ..servers import base_env, free_port, run_to_exit
-from .harness import ADAPTERS, CALL_TIMEOUT, SERVE, Served, process_figures, serve, wait_for
+from ..support.paths import function_folder
+from ..support.polling import wait_for
+from ..support.ports import free_port
+from ..support.processes import SERVE, base_env, process_figures, run_to_exit
+from .harness import ADAPTERS, CALL_TIMEOUT, Served, serve
 
 TIMEOUT_BODY = "Timeout while processing the function"
 # Answers that are not about the deadline (a dependency that is down or slow): slack for a busy two-core machine.
 ANSWER_SLACK = 2.0
 # A 408 comes at the call timeout: 0.2 s late at most on an idle machine, scaled by the
-# machine's calibration (tests/calibration.py), so a watchdog answering late is seen.
+# machine's calibration (tests/support/calibration.py), so a watchdog answering late is seen.
 LATE_408_IDLE_SLACK = 0.2
 
 
@@ -111,7 +113,7 @@ def test_function_kills_its_worker(adapter, path, tmp_path):
             with pytest.raises(requests.ConnectionError):
                 requests.get(running.url + "/", timeout=2)
             return
-        second = wait_for(lambda: requests.get(running.url + "/pid", timeout=2).json()["pid"], what="a new worker")
+        second = wait_for(lambda: requests.get(running.url + "/pid", timeout=2).json()["pid"], what="a new worker", ignore=(requests.ConnectionError, requests.Timeout))
         assert second != first
         assert_still_serving(running)
         assert running.events() == [f"start {first}", f"start {second}"]  # start() ran in the new worker

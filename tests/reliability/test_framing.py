@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import requests
 
-from ..servers import REPO
+from ..support.paths import REPO
 from .framing import BY_NAME, PATH_NAMES, Running, cell_text, run_case, start
 from .framing_cases import CASE_NAMES, CASES, CHUNKED, Case
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..servers import REPO
+from ..support.paths import REPO
 from .framing import PATH_NAMES
 from .framing_cases import CASE_NAMES
 from .framing_doc import BEGIN, END, render

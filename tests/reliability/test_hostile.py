@@ -19,7 +19,8 @@ import pytest
 
 from funcwsgi.adapters import ADAPTERS, HTTP_ADAPTERS
 
-from .harness import log_records
+from ..support.logs import log_records
+from ..support.sockets import until_closed
 from .hostile import (
     ATTACK_NAMES,
     ATTACKS,
@@ -120,30 +121,17 @@ def strict():
         yield served
 
 
-def answer_and_close_time(sock: socket.socket, timeout: float = 5.0) -> tuple[bytes, float]:
-    began = time.monotonic()
-    sock.settimeout(timeout)
-    answer = b""
-    try:
-        while chunk := sock.recv(65536):
-            answer += chunk
-    except OSError:
-        pass
-    return answer, time.monotonic() - began
-
-
-def test_a_head_not_complete_within_the_header_timeout_gets_408_and_is_closed(strict):
+@pytest.mark.parametrize(
+    "sent",
+    [
+        pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\n", id="head-past-the-header-timeout"),
+        pytest.param(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab", id="body-pausing-past-the-body-timeout"),
+    ],
+)
+def test_a_request_not_complete_in_time_gets_408_and_is_closed(strict, sent):
     with socket.create_connection((strict.target.host, strict.target.port)) as sock:
-        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
-        answer, took = answer_and_close_time(sock)
-    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
-    assert 0.9 < took < 2.5
-
-
-def test_a_body_that_pauses_longer_than_the_body_timeout_gets_408(strict):
-    with socket.create_connection((strict.target.host, strict.target.port)) as sock:
-        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab")
-        answer, took = answer_and_close_time(sock)
+        sock.sendall(sent)
+        answer, took = until_closed(sock)
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
     assert 0.9 < took < 2.5
 
@@ -156,7 +144,7 @@ def test_a_body_that_keeps_coming_is_read_whole_and_expect_100_is_answered_by_th
         for byte in b"abcdef":  # slower than nothing, faster than the body timeout
             time.sleep(0.3)
             sock.sendall(bytes([byte]))
-        answer, _ = answer_and_close_time(sock)
+        answer, _ = until_closed(sock)
     assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and answer.endswith(b'{"size": 6}'), answer
     assert answer.count(b"100 Continue") == 0
 
@@ -171,7 +159,7 @@ def test_an_idle_keep_alive_connection_is_closed_quietly_after_the_keepalive_tim
             assert chunk, first
             first += chunk
         assert first.startswith(b"HTTP/1.1 200 OK")
-        rest, took = answer_and_close_time(sock)
+        rest, took = until_closed(sock)
     assert rest == b""  # closed without a 408 the client could take for its next answer
     assert 0.9 < took < 2.5
 
@@ -234,7 +222,7 @@ def test_pipelined_requests_with_bodies_are_answered_in_order(strict):
     ) + b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nccc\r\n0\r\n\r\n"
     with socket.create_connection((strict.target.host, strict.target.port)) as sock:
         sock.sendall(requests)
-        answer, _ = answer_and_close_time(sock)
+        answer, _ = until_closed(sock)
     assert [int(size) for size in re.findall(rb'\{"size": (\d+)\}', answer)] == [1, 2, 0, 3], answer
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..servers import REPO
+from ..support.paths import REPO
 from .hostile import ATTACK_NAMES
 from .hostile_doc import BEGIN, END, GAPS_BEGIN, GAPS_END, render, render_gaps
 

@@ -26,10 +26,12 @@ from hyperframe.frame import ContinuationFrame, DataFrame, HeadersFrame, PingFra
 
 from funcwsgi.config import HTTP2_ADAPTERS, HTTP2_BY_DEFAULT
 
-from ..conftest import function_folder
-from ..servers import REPO, Server, base_env, debian_tool, free_port, run_to_exit
+from ..support.logs import json_lines
+from ..support.paths import REPO, function_folder
+from ..support.ports import free_port
+from ..support.processes import SERVE, Server, base_env, children, debian_tool, process_figures, run_to_exit
 from .h2_client import PREFACE, PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
-from .harness import CALL_TIMEOUT, CANARY, LEAKS, MAX_BODY, SERVE, Served, children, process_figures, serve
+from .harness import CALL_TIMEOUT, CANARY, LEAKS, MAX_BODY, Served, serve
 
 #: Every HTTP server adapter; HTTP2_ADAPTERS (funcwsgi/config.py) names those serving HTTP/2: adding one there runs it here.
 HTTP_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
@@ -72,10 +74,7 @@ class H2Served:
 
     def seen(self, path: str) -> list[dict[str, object]]:
         """The calls the function got for ``path``."""
-        if not self.seen_log.exists():
-            return []
-        calls = [json.loads(line) for line in self.seen_log.read_text().splitlines()]
-        return [call for call in calls if call["path"] == path]
+        return [call for call in json_lines(self.seen_log) if call["path"] == path]
 
     def memory_kb(self) -> int:
         pid = self.served.server.process.pid
@@ -470,7 +469,7 @@ def test_concurrent_streams_on_one_connection_are_each_one_call(by_default):
     assert {answer.http_version for answer in answers} == {"HTTP/2"}
     assert [answer.status_code for answer in answers] == [200] * 8
     assert [answer.headers["x-request-id"] for answer in answers] == [f"h2-{n}" for n in range(8)]
-    seen = [json.loads(line)["path"] for line in (by_default.folder / "seen.jsonl").read_text().splitlines()]
+    seen = [call["path"] for call in json_lines(by_default.folder / "seen.jsonl")]
     assert sorted(path for path in seen if path.startswith("/stream-")) == sorted(f"/stream-{n}" for n in range(8))
 
 

@@ -15,9 +15,11 @@ import requests
 
 from funcwsgi import make_app
 
-from ..conftest import function_folder
-from ..servers import REPO, base_env, free_port, run_to_exit
-from .harness import ADAPTERS, SERVE, children, serve, wait_for
+from ..support.paths import REPO, function_folder
+from ..support.polling import wait_for
+from ..support.ports import free_port
+from ..support.processes import SERVE, base_env, children, run_to_exit
+from .harness import ADAPTERS, serve
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
@@ -38,7 +40,7 @@ def test_metrics_on_a_port_of_their_own(adapter, tmp_path):
             return float(found.group(1)) if found else 0.0
 
         # Every call that reached the function is counted (/metrics and 3 more), whichever worker served it.
-        wait_for(lambda: counted() == 4, what="the calls counted on the metrics port")
+        wait_for(lambda: counted() == 4, what="the calls counted on the metrics port", ignore=(requests.ConnectionError, requests.Timeout))
         elsewhere = requests.get(f"http://127.0.0.1:{metrics_port}/", timeout=5)
         assert (elsewhere.status_code, elsewhere.text) == (404, "Not Found")
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ...servers import base_env
+from ...support.processes import base_env
 
 FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
 

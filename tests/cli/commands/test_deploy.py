@@ -30,7 +30,10 @@ from kubernetes_validate import utils as kubernetes
 from funcwsgi.config import Config
 
 from ... import crd_schemas
-from ...servers import BIN, Server, base_env, free_port
+from ...support.logs import json_lines
+from ...support.paths import BIN
+from ...support.ports import free_port
+from ...support.processes import Server, base_env
 from ...test_deploy import (
     GUNICORN,
     KUBERNETES_VERSIONS,
@@ -444,16 +447,12 @@ def kubectl(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return env, log
 
 
-def calls(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
 def test_deploy_applies_server_side_waits_and_prints_the_url(orders: Path, kubectl, dry_runs):
     env, log = kubectl
     result = funcwsgi("deploy", "--image", "registry.example/team/orders:9", "--timeout", "120", cwd=orders, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Function 'orders' is ready at https://orders.shop.example.com\n"
-    recorded = calls(log)
+    recorded = json_lines(log)
     assert [c["args"][:2] for c in recorded[:2]] == [["config", "current-context"], ["config", "view"]]
     # Leaving out the looks at the condition, which a slow machine may take while kubectl waits.
     apply, wait, get = [c for c in recorded[2:] if not c["args"][-1].endswith(".message}")]
@@ -476,7 +475,7 @@ def test_a_slow_service_shows_its_condition_while_kubectl_waits(orders: Path, ku
     progress = [line for line in result.stderr.splitlines() if "waiting for a Revision" in line]
     assert len(progress) == 1, "a condition message is shown once, not at every look"
     assert progress[0].strip().endswith('s: Configuration "orders" is waiting for a Revision to become ready.')
-    looks = [c["args"][-1] for c in calls(log) if c["args"][2:3] == ["get"]]
+    looks = [c["args"][-1] for c in json_lines(log) if c["args"][2:3] == ["get"]]
     assert looks[0] == 'jsonpath={.status.conditions[?(@.type=="Ready")].message}' and looks[-1] == "jsonpath={.status.url}"
 
 
@@ -487,7 +486,7 @@ def test_kubernetes_rollout_progress_reaches_the_terminal(tmp_path: Path, kubect
     assert result.returncode == 0, result.stderr
     assert "1 of 2 updated replicas are available" in result.stderr and 'deployment "orders" successfully rolled out' in result.stderr
     assert result.stdout == "Function 'orders' is ready at http://orders.from-context.svc.cluster.local\n"
-    apply, rollout = calls(log)[2:]
+    apply, rollout = json_lines(log)[2:]
     kinds = [(d["kind"], d["metadata"]["namespace"]) for d in yaml.safe_load_all(apply["stdin"])]
     assert kinds == [("Deployment", "from-context"), ("Service", "from-context"), ("HorizontalPodAutoscaler", "from-context")], "the context's namespace"
     assert rollout["args"][2:] == ["rollout", "status", "--namespace", "from-context", "--timeout=300s", "deployment/orders"]
@@ -498,7 +497,7 @@ def test_kyma_waits_for_the_function_to_run(orders: Path, kubectl):
     result = funcwsgi("deploy", "--target", "kyma", "--image", IMAGE, "--namespace", "team", cwd=orders, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Function 'orders' is ready at http://orders.team.svc.cluster.local\n"
-    (wait,) = [c for c in calls(log) if c["args"][2:3] == ["wait"]]
+    (wait,) = [c for c in json_lines(log) if c["args"][2:3] == ["wait"]]
     assert wait["args"][2:] == ["wait", "--for=condition=Running", "--timeout=300s", "--namespace", "team", "functions.serverless.kyma-project.io/orders"]
 
 
@@ -519,7 +518,7 @@ def test_a_cluster_without_knative_is_named(orders: Path, kubectl):
     assert result.returncode == 1
     last = result.stderr.splitlines()[-1]
     assert last.startswith("funcwsgi: error: the cluster of context 'test-cluster' does not know the kinds --target makes; is Knative Serving installed?")
-    assert [c["args"][2] for c in calls(log)[2:]] == ["apply"], "nothing is awaited after a failed apply"
+    assert [c["args"][2] for c in json_lines(log)[2:]] == ["apply"], "nothing is awaited after a failed apply"
 
 
 def test_no_kubectl_is_one_line(orders: Path, tmp_path: Path):
@@ -538,7 +537,7 @@ def test_no_current_context_is_one_line(orders: Path, kubectl):
         "funcwsgi: error: kubectl has no current context (error: current-context is not set); "
         "choose a cluster with 'kubectl config use-context NAME', or print the manifests with --dry-run\n"
     )
-    assert len(calls(log)) == 1
+    assert len(json_lines(log)) == 1
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed (.ci/run installs kubernetes-client)")
@@ -561,7 +560,7 @@ def test_deploy_builds_and_pushes_before_it_applies(orders: Path, kubectl, tmp_p
     result = funcwsgi("deploy", cwd=orders, env={**env, "CONTAINER_ENGINE": str(engine), "PIP_CERT": ""})
     assert result.returncode == 0, result.stderr
     assert record.read_text().splitlines() == [f"build --tag {IMAGE} -", f"push {IMAGE}"]
-    (applied,) = yaml.safe_load_all(calls(log)[2]["stdin"])
+    (applied,) = yaml.safe_load_all(json_lines(log)[2]["stdin"])
     assert applied["spec"]["template"]["spec"]["containers"][0]["image"] == IMAGE
     assert f"Pushed image {IMAGE}" in result.stderr
 
@@ -573,13 +572,13 @@ def test_deploy_without_an_image_to_push_says_so_before_building(tmp_path: Path,
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
     assert line.endswith("func.yaml names no image to push: set image: REGISTRY/f:TAG (a registry the cluster pulls from), or pass --image")
-    assert [c["args"][2] for c in calls(log) if c["args"][0] == "--context"] == [], "nothing is applied"
+    assert [c["args"][2] for c in json_lines(log) if c["args"][0] == "--context"] == [], "nothing is applied"
 
 
 def test_the_cli_reference_documents_every_func_yaml_key():
     from funcwsgi.cli.project import SCHEMA
 
-    from ...servers import REPO
+    from ...support.paths import REPO
 
     page = (REPO / "docs" / "cli.md").read_text()
     table = page.split("## func.yaml", 1)[1].split("\n## ", 1)[0]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from ...servers import REPO
+from ...support.paths import REPO
 from .test_run import invoke, start_run
 
 NODE = REPO / ".tools" / "node" / "node_modules" / ".bin" / "node"

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from ...servers import Server, free_port
+from ...support.ports import free_port
+from ...support.processes import Server
 from .conftest import FUNCWSGI
 
 URL = re.compile(r"running(?: with reload)? at (http://127\.0\.0\.1:(\d+))/ \((.+)\); Ctrl-C stops it")
@@ -57,7 +58,7 @@ def wait_for_body(url: str, expected: str, timeout: float = 30) -> None:
 
 @pytest.fixture(scope="module")
 def module_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from ...servers import base_env
+    from ...support.processes import base_env
 
     return base_env(FUNCWSGI_CACHE_DIR=str(tmp_path_factory.getbasetemp() / "venv-cache-run"))
 

@@ -1,0 +1,17 @@
+"""What the tests, the conformance kit and the benchmarks share: one module per kind of helper.
+
+- ``paths``: the repository, the virtualenv's programs, the user-function fixtures.
+- ``ports``: free loopback ports, handed out once each (the suite's range and the kit's).
+- ``processes``: a server as a subprocess (``Server``), a command run to its end, the environment
+  without funcwsgi's settings, a process's tree from /proc.
+- ``sockets``: raw-socket clients (``connect``, ``until_closed``, ``exchange``, ...).
+- ``wsgi``: the server's side of an in-process WSGI call (``StartResponse``, ``drain``).
+- ``logs``: the JSON records in a server's output, JSON-lines files.
+- ``polling``: ``wait_for`` a condition, never a guessed sleep.
+- ``calibration``: how slow the machine is now, to scale timing bounds.
+- ``receivers``: a real HTTP receiver that keeps what is POSTed to it.
+
+The rule: a helper two test modules use lives here, once. Every module imports
+the standard library only (``base_env`` and ``Received.cloud_event`` import
+funcwsgi when called), so the kit (tests/conformance) can use them anywhere.
+"""
