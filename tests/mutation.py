@@ -58,12 +58,12 @@ TARGETS = (
     Target(
         "timeout",
         ("funcwsgi/middleware/timeout.py", "funcwsgi/timeouts/__init__.py", "funcwsgi/timeouts/handoff.py", "funcwsgi/timeouts/watchdog.py"),
-        ("tests/middleware/test_timeout.py",),
+        ("tests/middleware/test_timeout.py", "tests/timeouts/test_handoff.py", "tests/timeouts/test_watchdog.py"),
     ),
     Target(
         "metrics",
         ("funcwsgi/middleware/metrics.py", "funcwsgi/metrics/calls.py", "funcwsgi/metrics/multiprocess.py", "funcwsgi/metrics/endpoint.py", "funcwsgi/metrics/port.py"),
-        ("tests/middleware/test_metrics.py",),
+        ("tests/middleware/test_metrics.py", "tests/metrics/test_calls.py", "tests/metrics/test_endpoint.py", "tests/metrics/test_multiprocess.py"),
     ),
 )
 

@@ -19,7 +19,7 @@ from funcwsgi.adapters._event_loop_limits import QUIET_SWEEPS
 from funcwsgi.adapters._requests import REQUEST_TIMEOUT, SWEEP_SECONDS
 from funcwsgi.admission import EVICT_AFTER
 
-from ..conformance.kit import Runtime, metric_total, serve_many
+from ..conformance.kit import Runtime, serve_many
 from ..conformance.launchers import local_launchers
 from ..conformance.slow_clients import (
     EARLIEST,
@@ -32,6 +32,7 @@ from ..conformance.slow_clients import (
     outcome,
     sending,
 )
+from ..support.metrics import metric_total
 from ..support.polling import wait_for
 from ..support.sockets import connect, is_closed, until_closed
 

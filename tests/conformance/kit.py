@@ -217,21 +217,6 @@ def serve_many(launcher: Launcher, launches: Mapping[str, tuple[str, Mapping[str
         yield started
 
 
-def metric_total(text: str, name: str, **labels: str) -> float:
-    """The sum of the samples of ``name`` whose labels include ``labels``."""
-    total = 0.0
-    for found, value in samples(text, name):
-        if all(found.get(k) == v for k, v in labels.items()):
-            total += value
-    return total
-
-
-def samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
-    """Every sample of ``name`` in a Prometheus text exposition: (labels, value)."""
-    pattern = re.compile(rf"^{re.escape(name)}(\{{[^}}]*\}})?\s+(\S+)", re.M)
-    return [(dict(re.findall(r'(\w+)="([^"]*)"', match.group(1) or "")), float(match.group(2))) for match in pattern.finditer(text)]
-
-
 class _Receiver(BaseHTTPRequestHandler):
     events: list[dict[str, object]]
     protocol_version = "HTTP/1.1"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..support.metrics import metric_total, samples
 from ..support.polling import wait_for
-from .kit import BUCKETS, METRICS, metric_total, samples
+from .kit import BUCKETS, METRICS
 
 
 def metrics(runtime) -> str:

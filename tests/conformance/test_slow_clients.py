@@ -22,9 +22,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
+from ..support.metrics import metric_total
 from ..support.polling import wait_for
 from ..support.sockets import connect, is_closed
-from .kit import Runtime, main_line, metric_total, serve_many
+from .kit import Runtime, main_line, serve_many
 from .slow_clients import (
     EARLIEST,
     LARGE,

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..conformance.kit import Runtime, metric_total, serve
+from ..conformance.kit import Runtime, serve
 from ..conformance.launchers import local_launchers
+from ..support.metrics import metric_total
 
 BURST = 1500
 LAUNCHERS = {launcher.name: launcher for launcher in local_launchers()}

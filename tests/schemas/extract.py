@@ -5,7 +5,7 @@
 Keeps ``openAPIV3Schema`` of the served VERSION without ``status`` (a client
 never sends it) and without descriptions (they only make the file long); every
 other keyword, CEL rules included, is kept as published. The note says where
-the CRD came from; tests/crd_schemas.py turns the result into a JSON Schema.
+the CRD came from; tests/support/crd_schemas.py turns the result into a JSON Schema.
 """
 
 from __future__ import annotations

@@ -8,10 +8,13 @@
 - ``wsgi``: the server's side of an in-process WSGI call (``StartResponse``, ``drain``).
 - ``logs``: the JSON records in a server's output, JSON-lines files.
 - ``polling``: ``wait_for`` a condition, never a guessed sleep.
+- ``metrics``: reading a Prometheus exposition (``samples``, ``metric_total``, ``by_method``).
+- ``manifests``, ``crd_schemas``: Kubernetes manifests against the official and the CRD schemas.
 - ``calibration``: how slow the machine is now, to scale timing bounds.
 - ``receivers``: a real HTTP receiver that keeps what is POSTed to it.
 
-The rule: a helper two test modules use lives here, once. Every module imports
-the standard library only (``base_env`` and ``Received.cloud_event`` import
-funcwsgi when called), so the kit (tests/conformance) can use them anywhere.
+The rule: a helper two test modules use lives here, once. Apart from
+``manifests`` and ``crd_schemas``, every module imports the standard library
+only (``base_env`` and ``Received.cloud_event`` import funcwsgi when called),
+so the kit (tests/conformance) and bench/ can use them anywhere.
 """

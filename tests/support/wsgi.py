@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -52,3 +53,12 @@ def drain(body: Iterable[bytes]) -> bytes:
         return b"".join(body)
     finally:
         getattr(body, "close", lambda: None)()
+
+
+def call(app: Callable[..., Iterable[bytes]], method: str = "GET", **environ: Any) -> tuple[str | None, dict[str, str], list[bytes], bytes, dict[str, Any]]:
+    """One call of ``app`` with a bare GET-like environ plus ``environ``: (status, headers, what was written, body, the environ)."""
+    start = StartResponse()
+    base: dict[str, Any] = {"REQUEST_METHOD": method, "PATH_INFO": "/", "wsgi.input": io.BytesIO(b"")}
+    base.update(environ)
+    body = b"".join(app(base, start))
+    return start.status, dict(start.headers), start.written, body, base

@@ -29,19 +29,11 @@ from kubernetes_validate import utils as kubernetes
 
 from funcwsgi.config import Config
 
-from ... import crd_schemas
+from ...support import crd_schemas
 from ...support.logs import json_lines
+from ...support.manifests import KUBERNETES_VERSIONS, Workload, assert_valid, kyma_controller_env, serve_with
 from ...support.paths import BIN
-from ...support.ports import free_port
-from ...support.processes import Server, base_env
-from ...test_deploy import (
-    GUNICORN,
-    KUBERNETES_VERSIONS,
-    Workload,
-    assert_valid,
-    kyma_controller_env,
-    serving_env,
-)
+from ...support.processes import base_env
 from .conftest import FUNCWSGI
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -270,13 +262,8 @@ def manifest_server(request, dry_runs, orders: Path):
     documents = dry_runs[request.param]
     workload = Workload(documents[0])
     container = workload.containers[0]
-    port = free_port()
-    server = Server(GUNICORN, serving_env(workload.env(container), port, HANDLER_FOLDER=str(orders)), port)
-    try:
-        server.wait_ready()
+    with serve_with(workload.env(container), HANDLER_FOLDER=str(orders)) as server:
         yield workload, container, server
-    finally:
-        server.stop()
 
 
 def test_the_runtime_answers_the_probes_and_serves_with_the_manifest_environment(manifest_server):
@@ -294,15 +281,10 @@ def test_the_kyma_function_is_served_as_kymas_controller_runs_it(dry_runs, tmp_p
     folder = tmp_path / "kubeless"
     folder.mkdir()
     (folder / "handler.py").write_text(function["spec"]["source"]["inline"]["source"])
-    port = free_port()
-    server = Server([str(BIN / "python"), "-m", "funcwsgi"], serving_env(kyma_controller_env(function, str(folder)), port), port, cwd=tmp_path)
-    try:
-        server.wait_ready()
+    with serve_with(kyma_controller_env(function, str(folder)), [str(BIN / "python"), "-m", "funcwsgi"], tmp_path) as server:
         assert requests.get(server.url + "/healthz", timeout=5).text == "OK"
         assert requests.get(server.url + "/", timeout=5).json() == {"greeting": "hi", "function": "orders", "namespace": None}
         assert "Starting python314 server" in server.stdout
-    finally:
-        server.stop()
 
 
 # -- what func.yaml a target refuses, in one line ---------------------------------

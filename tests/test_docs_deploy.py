@@ -4,7 +4,7 @@ Every manifest parses. Kubernetes' own kinds are checked against the official
 JSON schemas that `kubernetes-validate` ships (strict: unknown fields fail),
 at the oldest Kubernetes version the docs claim and the newest it knows. The
 Knative Service and the Kyma Function are checked against their projects'
-published CRD schemas (tests/schemas/, see tests/crd_schemas.py), their pod
+published CRD schemas (tests/schemas/, see tests/support/crd_schemas.py), their pod
 parts against the same Kubernetes schemas (PodSpec, ObjectMeta, EnvVar,
 ResourceRequirements) and their own fields by the structural checks below. Then the manifests are held against the runtime:
 only environment names it reads (or the standard OTEL_* ones), values it
@@ -17,40 +17,32 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 import yaml
-from jsonschema import Draft202012Validator
 from kubernetes_validate import utils as kubernetes
 from opentelemetry import environment_variables as otel_api_env
 from opentelemetry.sdk import environment_variables as otel_sdk_env
-from referencing import Registry, Resource
 from werkzeug.test import Client
 
 from funcwsgi import make_app
 from funcwsgi.config import Config, known_env_names, specs
 
-from . import crd_schemas
+from .support import crd_schemas
+from .support.manifests import KUBERNETES_VERSIONS, Workload, assert_valid, kyma_controller_env, serve_with
 from .support.paths import BIN, REPO, function_folder
-from .support.ports import free_port
-from .support.processes import GUNICORN, Server, base_env
 
 DEPLOY = REPO / "docs" / "deploy"
 MANIFESTS = sorted(DEPLOY.rglob("*.yaml"))
-OLDEST_KUBERNETES = "1.30.0"  # docs/deployment.md: preStop `sleep` needs 1.30
-KUBERNETES_VERSIONS = (OLDEST_KUBERNETES, kubernetes.latest_version())
 
 # OpenTelemetry's standard variables, as the API and SDK the tracing layer is
 # built on declare them; it honours them as they are.
 OTEL_NAMES = frozenset(
     getattr(module, name) for module in (otel_api_env, otel_sdk_env) for name in dir(module) if name.startswith("OTEL_")
 )
-# Settings whose values are cluster addresses: a test server must not reach them.
-ENDPOINT_SETTINGS = ("TRACE_COLLECTOR_ENDPOINT", "PUBLISHER_PROXY_ADDRESS")
 
 KNATIVE = "serving.knative.dev/v1"
 KYMA = "serverless.kyma-project.io/v1alpha2"
@@ -101,58 +93,7 @@ def of_kind(api_version: str, kind: str) -> list[dict[str, Any]]:
     return [doc for _, doc in DOCUMENTS if doc.get("apiVersion") == api_version and doc.get("kind") == kind]
 
 
-def schema_for(definition: str, version: str) -> Draft202012Validator:
-    """A validator for one Kubernetes API type, e.g. ``io.k8s.api.core.v1.PodSpec`` (strict)."""
-    definitions = kubernetes.schema_contents(f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version)
-    registry: Registry = Resource.from_contents(definitions) @ Registry()
-    return Draft202012Validator({"$ref": f"{definitions['$id']}#/$defs/{definition}"}, registry=registry)
-
-
-def assert_valid(definition: str, value: Any, where: str) -> None:
-    for version in KUBERNETES_VERSIONS:
-        errors = sorted(schema_for(definition, version).iter_errors(value), key=str)
-        assert not errors, f"{where} is not a valid {definition} (Kubernetes {version}): " + "; ".join(
-            f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]
-        )
-
-
 # -- workloads: the pod templates the manifests run ---------------------------
-
-
-class Workload:
-    """A manifest that runs funcwsgi containers, with what the runtime will make of them."""
-
-    def __init__(self, doc: dict[str, Any]) -> None:
-        self.doc = doc
-        self.kind = doc["kind"]
-        self.name = f"{doc['kind']}/{doc['metadata']['name']}"
-        self.pod: dict[str, Any] = doc["spec"]["template"]["spec"]
-        self.containers: list[dict[str, Any]] = self.pod["containers"]
-
-    def env_names(self, container: dict[str, Any]) -> list[str]:
-        return [item["name"] for item in container.get("env", [])]
-
-    def env(self, container: dict[str, Any]) -> dict[str, str]:
-        """The container's environment as the pod would see it (downward-API values by example)."""
-        result = {}
-        for item in container.get("env", []):
-            if "value" in item:
-                result[item["name"]] = str(item["value"])
-            elif item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace":
-                result[item["name"]] = "default"
-        return result
-
-    def config(self, container: dict[str, Any]) -> Config:
-        return Config.from_env(self.env(container))
-
-    @property
-    def pod_annotations(self) -> dict[str, str]:
-        return self.doc["spec"]["template"].get("metadata", {}).get("annotations", {})
-
-    def probes(self, container: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-        for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
-            if kind in container:
-                yield kind, container[kind]
 
 
 WORKLOADS = [Workload(doc) for doc in of_kind(KNATIVE, "Service") + of_kind("apps/v1", "Deployment")]
@@ -354,23 +295,12 @@ def test_probe_and_scrape_paths_are_answered_by_the_runtime_itself(path):
     assert client.get("/not-a-probe").status_code == 418  # the sentinel answers everything else
 
 
-def serving_env(container_env: dict[str, str], port: int, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in container_env.items() if k not in ENDPOINT_SETTINGS}
-    return base_env(**env, SERVER_HOST="127.0.0.1", SERVER_PORT=str(port), **extra)
-
-
 @pytest.fixture(scope="module", params=CONTAINERS, ids=container_id)
 def manifest_server(request):
     """gunicorn started with a manifest container's environment (cluster endpoints left out)."""
     workload, container = request.param
-    port = free_port()
-    env = serving_env(workload.env(container), port, HANDLER_FOLDER=function_folder("probe_sentinel"))
-    server = Server(GUNICORN, env, port)
-    try:
-        server.wait_ready()
+    with serve_with(workload.env(container), HANDLER_FOLDER=function_folder("probe_sentinel")) as server:
         yield workload, container, server
-    finally:
-        server.stop()
 
 
 def test_a_server_with_the_manifest_environment_answers_its_probes(manifest_server):
@@ -418,25 +348,6 @@ def test_kyma_function_env_names_are_read_by_the_runtime(doc):
     assert not unknown, f"Function {doc['metadata']['name']} sets {unknown}: funcwsgi reads none of them"
 
 
-# What Kyma's Function controller puts in the pod's environment (docs/kyma.md),
-# by runtime generation; sources end up in the folder the last entry names.
-def kyma_controller_env(doc: dict[str, Any], folder: str) -> dict[str, str]:
-    env = {
-        "FUNC_NAME": doc["metadata"]["name"],
-        "FUNC_RUNTIME": doc["spec"]["runtime"],
-        "SERVICE_NAMESPACE": doc["metadata"].get("namespace", "default"),
-        "TRACE_COLLECTOR_ENDPOINT": "",
-        "PUBLISHER_PROXY_ADDRESS": "",
-        "PYTHONUNBUFFERED": "TRUE",
-    }
-    if doc["spec"]["runtime"] == "python314":
-        env.update(HANDLER_MOD_NAME="handler", HANDLER_FUNC_NAME="main", HANDLER_PATH=folder)
-    else:
-        env.update(MOD_NAME="handler", FUNC_HANDLER="main", FUNCTION_PATH=folder, KUBELESS_INSTALL_VOLUME=folder)
-    env.update({item["name"]: str(item["value"]) for item in doc["spec"].get("env", []) if "value" in item})
-    return env
-
-
 @pytest.mark.parametrize("runtime", KYMA_RUNTIMES)
 def test_the_kyma_controller_environment_configures_the_runtime(runtime, tmp_path):
     doc = {"metadata": {"name": "orders", "namespace": "shop"}, "spec": {"runtime": runtime}}
@@ -471,16 +382,10 @@ def kyma_server(request, tmp_path_factory):
     doc = request.param
     folder = tmp_path_factory.mktemp("kubeless")
     (folder / "handler.py").write_text(doc["spec"]["source"]["inline"]["source"])
-    port = free_port()
-    env = serving_env(kyma_controller_env(doc, str(folder)), port)
     # The controller's command ends in `cd ..; python server.py`; the image's
     # server.py does what `python -m funcwsgi` does.
-    server = Server([str(BIN / "python"), "-m", "funcwsgi"], env, port, cwd=folder.parent)
-    try:
-        server.wait_ready()
+    with serve_with(kyma_controller_env(doc, str(folder)), [str(BIN / "python"), "-m", "funcwsgi"], folder.parent) as server:
         yield doc, server
-    finally:
-        server.stop()
 
 
 def test_the_kyma_function_is_served_with_the_controller_environment(kyma_server):

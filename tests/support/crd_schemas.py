@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError, validators
 
-SCHEMAS = Path(__file__).resolve().parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 KNATIVE_SERVICE = SCHEMAS / "knative-serving-service-v1.yaml"
 KYMA_FUNCTION = SCHEMAS / "kyma-serverless-function-v1alpha2.yaml"
 # The published Function schema lists the runtimes Kyma ships today; the
@@ -58,7 +58,7 @@ def _cel(validator: Any, rules: list[dict[str, str]], instance: Any, schema: dic
     for rule in rules:
         check = CEL_RULES.get(rule["rule"])
         if check is None:
-            yield ValidationError(f"CEL rule {rule['rule']!r} has no Python equivalent in tests/crd_schemas.py")
+            yield ValidationError(f"CEL rule {rule['rule']!r} has no Python equivalent in tests/support/crd_schemas.py")
         elif not check(instance):
             yield ValidationError(f"{rule.get('message', rule['rule'])} (CEL: {rule['rule']})")
 

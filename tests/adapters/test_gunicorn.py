@@ -9,11 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from .support.paths import BIN, function_folder
-from .support.polling import wait_for
-from .support.ports import free_port
-from .support.processes import GUNICORN, Server, base_env, process_figures, run_to_exit, start
-from .support.sockets import exchange
+from ..support.paths import BIN, function_folder
+from ..support.polling import wait_for
+from ..support.ports import free_port
+from ..support.processes import GUNICORN, Server, base_env, process_figures, run_to_exit, start
+from ..support.sockets import exchange
 
 
 @pytest.fixture(scope="module")
