@@ -28,15 +28,20 @@ _LISTED_ENTRIES = 20
 EXTRAS = {"flask": "funcwsgi[flask]", "functions_framework": "functions-framework"}
 
 
+def source_tree(path: str) -> ast.Module | None:
+    """The syntax tree of the Python file ``path``, without running it; None when it is missing or does not parse."""
+    try:
+        with open(path, "rb") as handle:
+            return ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 def imported_modules(module: ModuleType | None) -> frozenset[str]:
     """Top-level names of the modules ``module``'s source imports anywhere in it."""
     path = getattr(module, "__file__", None)
-    if not path:
-        return frozenset()
-    try:
-        with open(path, "rb") as handle:
-            tree = ast.parse(handle.read(), path)
-    except (OSError, SyntaxError, ValueError):
+    tree = source_tree(path) if path else None
+    if tree is None:
         return frozenset()
     names: set[str] = set()
     for node in ast.walk(tree):

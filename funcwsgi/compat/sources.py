@@ -12,10 +12,10 @@ if TYPE_CHECKING:
 
 def top_level_names(path: str) -> frozenset[str]:
     """Names ``path`` defines or imports at module level; empty when it is missing or does not parse."""
-    try:
-        with open(path, "rb") as handle:
-            tree = ast.parse(handle.read(), path)
-    except (OSError, SyntaxError, ValueError):
+    from ..loader import source_tree
+
+    tree = source_tree(path)
+    if tree is None:
         return frozenset()
     names: set[str] = set()
     for node in tree.body:
