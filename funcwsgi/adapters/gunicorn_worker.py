@@ -313,6 +313,10 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
 
     def _unwait(self, conn: Connection) -> None:
         del self.waiting[conn]
+        self._unregister(conn)
+
+    def _unregister(self, conn: Connection) -> None:
+        # Not registered, or its socket closed already: nothing to take off the poller.
         try:
             self.poller.unregister(conn.sock)
         except (KeyError, ValueError, OSError):
@@ -555,10 +559,7 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
 
     def _stop_sending(self, conn: Connection) -> None:
         del self.sending[conn]
-        try:
-            self.poller.unregister(conn.sock)
-        except (KeyError, ValueError, OSError):
-            pass
+        self._unregister(conn)
         if conn.outbox is not None:
             conn.outbox.close()
             conn.outbox = None
