@@ -15,7 +15,7 @@ from funcwsgi.adapters import HTTP_ADAPTERS
 from funcwsgi.config import Config
 from funcwsgi.errors import ConfigError
 
-from ..dap import DapClient
+from ..support.dap import DapClient
 from ..support.paths import function_folder
 from ..support.ports import free_port
 from ..support.processes import SERVE, Server, base_env, run_to_exit

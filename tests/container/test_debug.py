@@ -20,8 +20,10 @@ import requests
 
 from funcwsgi.cli.scaffolding import DEBUG_RUNTIME_IMAGE
 
-from ..dap import DEBUGGED, DapClient, breakpoint_line, stop_one_call
-from ..servers import REPO, Server, base_env, free_port
+from ..support.dap import DEBUGGED, DapClient, breakpoint_line, stop_one_call
+from ..support.paths import REPO
+from ..support.ports import free_port
+from ..support.processes import Server, base_env
 from .conftest import Docker, build_args, pip_cert
 
 FUNCWSGI = [sys.executable, "-m", "funcwsgi"]

@@ -12,9 +12,10 @@
 - ``manifests``, ``crd_schemas``: Kubernetes manifests against the official and the CRD schemas.
 - ``calibration``: how slow the machine is now, to scale timing bounds.
 - ``receivers``: a real HTTP receiver that keeps what is POSTed to it.
+- ``dap``: a Debug Adapter Protocol client, as VS Code speaks it to debugpy.
 
 The rule: a helper two test modules use lives here, once. Apart from
-``manifests`` and ``crd_schemas``, every module imports the standard library
+``manifests``, ``crd_schemas`` and ``dap``, every module imports the standard library
 only (``base_env`` and ``Received.cloud_event`` import funcwsgi when called),
 so the kit (tests/conformance) and bench/ can use them anywhere.
 """

@@ -246,7 +246,7 @@ def test_run_serves_secrets_from_a_folder_outside_the_project(tmp_path: Path, mo
 
 
 def test_run_debug_prints_a_vs_code_configuration_and_a_debugger_answers(tmp_path: Path, module_env):
-    from ...dap import DEBUGGED, DapClient, breakpoint_line, stop_one_call
+    from ...support.dap import DEBUGGED, DapClient, breakpoint_line, stop_one_call
 
     assert subprocess.run([*FUNCWSGI, "create", "probe"], cwd=tmp_path, env=module_env, capture_output=True).returncode == 0
     project = tmp_path / "probe"

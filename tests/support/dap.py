@@ -14,6 +14,8 @@ from typing import Any
 
 import requests
 
+from .paths import FUNCTIONS
+
 
 class DapClient:
     """Requests, their responses and the events between them, on one connection."""
@@ -106,7 +108,7 @@ def stop_one_call(client: DapClient, launch: dict[str, Any], workspace: Path, li
 
 
 #: The function a debugger attaches to, with its breakpoint line marked.
-DEBUGGED = Path(__file__).resolve().parent / "functions" / "debugged"
+DEBUGGED = FUNCTIONS / "debugged"
 
 
 def breakpoint_line() -> int:
