@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+import requests
 
+from ..support.ports import free_port
 from ..support.processes import base_env
 
 ENABLE = "FUNCWSGI_CONTAINER_TESTS"
@@ -191,3 +193,50 @@ def runtime_image(docker: Docker, base_image: str) -> str:
 
     docker("build", "--tag", RUNTIME_IMAGE, "--build-arg", f"BASE_IMAGE={base_image}", *build_args(), str(REPO), timeout=900)
     return RUNTIME_IMAGE
+
+
+def engine_env(docker: Docker) -> dict[str, str]:
+    """The environment of a `funcwsgi build`/`run --container`: the tests' docker daemon and the pip certificate."""
+    cert = pip_cert()
+    return {**docker.env, **({"PIP_CERT": cert} if cert else {}), "PYTHONUNBUFFERED": "1"}
+
+
+def wait_ready(url: str, docker: Docker, container: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        state = docker("inspect", "--format", "{{.State.Running}}", container, check=False).stdout.strip()
+        if state == "false":
+            break
+        time.sleep(0.1)
+    logs = docker("logs", container, check=False)
+    raise AssertionError(f"{container} never answered on {url}\n{logs.stdout}\n{logs.stderr}")
+
+
+def run_container(docker: Docker, image: str, name: str, *args: str, command: tuple[str, ...] = ()) -> str:
+    port = free_port()
+    docker("run", "--detach", "--name", name, "--network", "host",
+           "--env", "SERVER_HOST=127.0.0.1", "--env", f"SERVER_PORT={port}", *args, image, *command)
+    url = f"http://127.0.0.1:{port}"
+    wait_ready(url, docker, name)
+    return url
+
+
+def server_uid(docker: Docker, container: str) -> int:
+    status = docker("exec", container, "cat", "/proc/1/status").stdout
+    real_uid = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1]
+    return int(real_uid)
+
+
+def image_project(project: Path, envs: str = "") -> Path:
+    """A project made by `funcwsgi create`, its image built on the host's network (the daemon has no bridge), with ``envs`` in func.yaml."""
+    text = (project / "func.yaml").read_text()
+    if envs:
+        text = text.replace("envs: {}", f"envs: {{{envs}}}")
+    text = text.replace("args: []             # appended to the image build", 'args: ["--network", "host"] # appended to the image build')
+    (project / "func.yaml").write_text(text)
+    return project

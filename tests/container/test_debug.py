@@ -12,7 +12,6 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,15 +22,8 @@ from funcwsgi.cli.scaffolding import DEBUG_RUNTIME_IMAGE
 from ..support.dap import DEBUGGED, DapClient, breakpoint_line, stop_one_call
 from ..support.paths import REPO
 from ..support.ports import free_port
-from ..support.processes import Server, base_env
-from .conftest import Docker, build_args, pip_cert
-
-FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
-
-
-def engine_env(docker: Docker) -> dict[str, str]:
-    cert = pip_cert()
-    return {**docker.env, **({"PIP_CERT": cert} if cert else {}), "PYTHONUNBUFFERED": "1"}
+from ..support.processes import FUNCWSGI, Server, base_env
+from .conftest import Docker, build_args, engine_env, image_project
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +34,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = root / "debugged"
     for name in ("handler.py", "requirements.txt"):
         shutil.copy(DEBUGGED / name, project / name)
-    text = (project / "func.yaml").read_text()
-    text = text.replace('args: []             # appended to the image build', 'args: ["--network", "host"] # appended to the image build')
-    (project / "func.yaml").write_text(text)
-    return project
+    return image_project(project)
 
 
 def test_without_the_debug_runtime_image_the_run_stops_with_one_line(docker: Docker, project: Path):

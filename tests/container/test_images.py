@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,49 +17,10 @@ from funcwsgi import __version__
 from funcwsgi.cli.scaffolding import RUNTIME_IMAGE
 from funcwsgi.config import known_env_names
 
-from ..support.paths import REPO
+from ..support.paths import FUNCTIONS
 from ..support.ports import free_port
-from ..support.processes import Server, base_env
-from .conftest import Docker, pip_cert
-
-FUNCTIONS = REPO / "tests" / "functions"
-FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
-
-
-def engine_env(docker: Docker) -> dict[str, str]:
-    cert = pip_cert()
-    return {**docker.env, **({"PIP_CERT": cert} if cert else {})}
-
-
-def wait_ready(url: str, docker: Docker, container: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(url + "/healthz", timeout=1).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        state = docker("inspect", "--format", "{{.State.Running}}", container, check=False).stdout.strip()
-        if state == "false":
-            break
-        time.sleep(0.1)
-    logs = docker("logs", container, check=False)
-    raise AssertionError(f"{container} never answered on {url}\n{logs.stdout}\n{logs.stderr}")
-
-
-def run_container(docker: Docker, image: str, name: str, *args: str, command: tuple[str, ...] = ()) -> str:
-    port = free_port()
-    docker("run", "--detach", "--name", name, "--network", "host",
-           "--env", "SERVER_HOST=127.0.0.1", "--env", f"SERVER_PORT={port}", *args, image, *command)
-    url = f"http://127.0.0.1:{port}"
-    wait_ready(url, docker, name)
-    return url
-
-
-def server_uid(docker: Docker, container: str) -> int:
-    status = docker("exec", container, "cat", "/proc/1/status").stdout
-    real_uid = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1]
-    return int(real_uid)
+from ..support.processes import FUNCWSGI, Server, base_env
+from .conftest import Docker, engine_env, image_project, run_container, server_uid
 
 
 def test_runtime_image_serves_a_mounted_function(docker: Docker, runtime_image: str):
@@ -137,10 +96,7 @@ def function_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "import os\n\nimport six\n\n\ndef main(req, res):\n"
         "    res.set_body({'six': six.__version__, 'greeting': os.environ.get('GREETING'), 'uid': os.getuid()})\n"
     )
-    text = (project / "func.yaml").read_text().replace("envs: {}", "envs: {GREETING: hi}")
-    text = text.replace('args: []             # appended to the image build', 'args: ["--network", "host"] # appended to the image build')
-    (project / "func.yaml").write_text(text)
-    return project
+    return image_project(project, "GREETING: hi")
 
 
 def test_context_only_builds_a_function_image(docker: Docker, runtime_image: str, function_project: Path):

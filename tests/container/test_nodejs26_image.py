@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,10 @@ from funcwsgi.cli.scaffolding import NODEJS26_IMAGE
 
 from ..support.paths import REPO
 from ..support.ports import free_port
-from ..support.processes import Server, base_env
-from .conftest import Docker, build_args
-from .test_images import engine_env, run_container, server_uid
+from ..support.processes import FUNCWSGI, Server, base_env
+from .conftest import Docker, build_args, engine_env, image_project, run_container, server_uid
 
 FIXTURE = REPO / "tests" / "conformance" / "fixture" / "nodejs26" / "main"
-FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +83,7 @@ def node_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "  return { name: req.query.name ?? null, greeting: process.env.GREETING ?? null, uid: process.getuid() };\n"
         "}\n"
     )
-    text = (project / "func.yaml").read_text().replace("envs: {}", "envs: {GREETING: hi}")
-    text = text.replace("args: []             # appended to the image build", 'args: ["--network", "host"] # appended to the image build')
-    (project / "func.yaml").write_text(text)
-    return project
+    return image_project(project, "GREETING: hi")
 
 
 def test_funcwsgi_build_makes_a_node_function_image(docker: Docker, nodejs26_image: str, node_project: Path):
@@ -115,7 +109,7 @@ def test_funcwsgi_build_makes_a_node_function_image(docker: Docker, nodejs26_ima
 
 def test_funcwsgi_run_container_for_a_node_function(docker: Docker, nodejs26_image: str, node_project: Path):
     port = free_port()
-    server = Server([*FUNCWSGI, "run", "--container", "--port", str(port)], {**engine_env(docker), "PYTHONUNBUFFERED": "1"}, port, cwd=node_project)
+    server = Server([*FUNCWSGI, "run", "--container", "--port", str(port)], engine_env(docker), port, cwd=node_project)
     try:
         server.wait_for_output("Ctrl-C stops it", timeout=600)
         answer = requests.get(f"http://127.0.0.1:{port}/?name=run").json()

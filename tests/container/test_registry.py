@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,11 +18,9 @@ import pytest
 import requests
 
 from ..support.ports import free_port
-from ..support.processes import base_env
-from .conftest import Docker, cannot_run
-from .test_images import engine_env, run_container
+from ..support.processes import FUNCWSGI, base_env
+from .conftest import Docker, cannot_run, engine_env, image_project, run_container
 
-FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
 # bcrypt of the password "funcwsgi-test": the registry's htpasswd accepts bcrypt only.
 HTPASSWD = "pusher:$2b$12$bHxVUqxrgoUAy/olD9gpveBXRLWd7qUCrkI7.PBbNS5IqWjZKqSWu\n"
 
@@ -101,8 +98,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert subprocess.run([*FUNCWSGI, "create", "pushed"], cwd=root, env=base_env(), capture_output=True, check=False).returncode == 0
     folder = root / "pushed"
     (folder / "handler.py").write_text("import os\n\n\ndef main(req, res):\n    res.set_body({'pushed': True, 'function': os.environ.get('FUNC_NAME')})\n")
-    text = (folder / "func.yaml").read_text().replace("args: []             # appended to the image build", 'args: ["--network", "host"] # appended to the image build')
-    (folder / "func.yaml").write_text(text)
+    image_project(folder)
     return folder
 
 

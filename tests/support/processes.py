@@ -14,6 +14,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from .ports import free_port
 #: A function served as a container serves it (gunicorn with funcwsgi's app), and by funcwsgi's own command.
 GUNICORN = [str(BIN / "gunicorn"), "funcwsgi:app"]
 SERVE = [str(BIN / "funcwsgi"), "serve"]
+#: The funcwsgi CLI as a user runs it, by the tests' own interpreter.
+FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
 
 
 def base_env(**settings: str) -> dict[str, str]:

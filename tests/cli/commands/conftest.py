@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from ...support.processes import base_env
-
-FUNCWSGI = [sys.executable, "-m", "funcwsgi"]
+from ...support.processes import FUNCWSGI, base_env
 
 
 @pytest.fixture(scope="session")

@@ -33,8 +33,7 @@ from ...support import crd_schemas
 from ...support.logs import json_lines
 from ...support.manifests import KUBERNETES_VERSIONS, Workload, assert_valid, kyma_controller_env, serve_with
 from ...support.paths import BIN
-from ...support.processes import base_env
-from .conftest import FUNCWSGI
+from ...support.processes import FUNCWSGI, base_env
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 POD_SPEC = "io.k8s.api.core.v1.PodSpec"

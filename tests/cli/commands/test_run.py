@@ -18,8 +18,7 @@ import pytest
 import requests
 
 from ...support.ports import free_port
-from ...support.processes import Server
-from .conftest import FUNCWSGI
+from ...support.processes import FUNCWSGI, Server
 
 URL = re.compile(r"running(?: with reload)? at (http://127\.0\.0\.1:(\d+))/ \((.+)\); Ctrl-C stops it")
 
