@@ -113,16 +113,7 @@ def load_function(config: Config) -> LoadedFunction:
         article = "an" if kind[:1].lower() in "aeiou" else "a"
         raise LoadError(f"{name!r} in {path} is {article} {kind}, not a function")
     hooks = {hook: checked_hook(module, hook, path) for hook in HOOK_NAMES if hook != name and hasattr(module, hook)}
-    return LoadedFunction(
-        function=function,
-        signature=detect_signature(function, config.handler_signature, where=f"{name!r} in {path}"),
-        name=name,
-        path=path,
-        module=module,
-        hooks=hooks,
-        imports=imported_modules(module),
-        folder=folder,
-    )
+    return _learnt(function, config, name, path, module, folder, where=f"{name!r} in {path}", hooks=hooks)
 
 
 def checked_hook(module: ModuleType, hook: str, path: str) -> Callable[..., Any]:
@@ -158,14 +149,24 @@ def wrap_callable(function: Callable[..., Any], config: Config) -> LoadedFunctio
     name = getattr(function, "__name__", type(function).__name__)
     module = inspect.getmodule(function)
     path = getattr(module, "__file__", None) or "<callable>"
+    folder = os.path.dirname(path) if path != "<callable>" else os.getcwd()
+    return _learnt(function, config, name, path, module, folder, where=f"{name!r}")
+
+
+def _learnt(
+    function: Callable[..., Any], config: Config, name: str, path: str, module: ModuleType | None, folder: str,
+    *, where: str, hooks: dict[str, Callable[..., Any]] | None = None,
+) -> LoadedFunction:
+    """``function`` with what is learnt about it once, however it came: its signature and its module's imports."""
     return LoadedFunction(
         function=function,
-        signature=detect_signature(function, config.handler_signature, where=f"{name!r}"),
+        signature=detect_signature(function, config.handler_signature, where=where),
         name=name,
         path=path,
         module=module,
+        hooks=hooks or {},
         imports=imported_modules(module),
-        folder=os.path.dirname(path) if path != "<callable>" else os.getcwd(),
+        folder=folder,
     )
 
 
