@@ -8,6 +8,7 @@ so the harness cannot rot unnoticed.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -323,3 +324,62 @@ def test_the_overload_sections_of_the_docs_are_its_results_file():
     generated = overload.render(results)
     assert generated in (REPO / "docs" / "performance.md").read_text(), "run `python -m bench.overload`"
     assert generated in (REPO / "docs" / "reliability.md").read_text(), "run `python -m bench.overload`"
+
+
+def test_python_callgrind_runs_a_row_in_another_checkout_with_that_checkouts_interpreter(tmp_path):
+    from pathlib import Path
+
+    from bench import python_callgrind
+    from bench.targets import HELLO, PYTHON
+
+    by_name = {target.name: target for target in all_targets()}
+    other, python = Path("/elsewhere"), Path("/elsewhere/.venv/bin/python")
+    moved = python_callgrind.relocated(by_name["funcwsgi-gunicorn-conf"], python, other)
+    assert moved.command(8080)[0] == str(python) and moved.cwd == other
+    assert moved.env["HANDLER_FOLDER"] == str(other / HELLO.relative_to(REPO))
+    bare = python_callgrind.relocated(by_name["bare-waitress"], python, other)
+    assert bare.cwd == other / "bench" / "apps" and "bare:app" in bare.command(8080)
+    assert python_callgrind.relocated(by_name["bare-waitress"], Path(PYTHON), python_callgrind.REPO) is by_name["bare-waitress"]
+    assert set(python_callgrind.TARGETS) <= set(by_name)
+
+
+def test_python_callgrind_says_which_rows_moved_beyond_the_spread():
+    from bench import python_callgrind
+
+    def run(commit, rows):
+        counts = {name: [{"instructions_per_request": value, "requests": 1000} for value in values] for name, values in rows.items()}
+        return {"meta": {"commit": commit, "started": "then", "versions": {"gunicorn": commit}}, "rows": counts}
+
+    before = run("23.0.0", {"bare-waitress": [100_000, 101_000], "funcwsgi-gunicorn": [200_000], "funcwsgi-waitress": [150_000]})
+    after = run("27.0.1", {"bare-waitress": [100_500], "funcwsgi-gunicorn": [260_000], "funcwsgi-waitress": [120_000]})
+    assert round(python_callgrind.spread(before, after), 4) == 0.01
+    table = python_callgrind.render(before, after)
+    assert "gunicorn 23.0.0 → 27.0.1" in table and "the largest spread, 1.0%" in table
+    assert "| bare WSGI, waitress | 100,500 | 100,500 | 1.00× | 1.0% | no |" in table
+    assert "| funcwsgi, gunicorn | 200,000 | 260,000 | 1.30× | – | more |" in table
+    assert "| funcwsgi, waitress | 150,000 | 120,000 | 0.80× | – | fewer |" in table
+    wide = run("27.0.1", {"funcwsgi-gunicorn": [200_000, 300_000]})  # a row whose own counts differ by 40%: 1.25× is no change
+    assert "| funcwsgi, gunicorn | 200,000 | 250,000 | 1.25× | 40.0% | no |" in python_callgrind.render(before, wide)
+    assert python_callgrind.merged(REPO / "no-such-file.json", after) is after
+
+
+def test_the_before_and_after_table_of_performance_md_is_its_results_files():
+    from bench import python_callgrind
+
+    before, after = (json.loads((REPO / "bench" / "results" / f"rework-{side}.json").read_text()) for side in ("before", "after"))
+    assert python_callgrind.render(before, after) in (REPO / "docs" / "performance.md").read_text(), (
+        "run `python -m bench.python_callgrind --compare bench/results/rework-before.json bench/results/rework-after.json`"
+    )
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind is not installed (make setup installs it)")
+def test_python_callgrind_counts_a_server_over_http(tmp_path):
+    out = tmp_path / "counts.json"
+    finished = subprocess.run(
+        [sys.executable, "-m", "bench.python_callgrind", "bare-waitress", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert finished.returncode == 0, finished.stderr
+    count = json.loads(out.read_text())["rows"]["bare-waitress"][0]
+    assert count["processes"] == 1 and count["requests"] > 100
+    assert 50_000 < count["instructions_per_request"] < 5_000_000  # a Python hello world: tens to hundreds of thousands
