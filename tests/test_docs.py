@@ -232,3 +232,41 @@ def test_every_test_a_migration_page_names_exists():
                 assert f"def {name}(" in (root / current).read_text(), f"{page.name} names {current}::{name}, which does not exist"
                 named += 1
     assert named > 40
+
+
+def opens_with_an_answer(lines: list[str]) -> bool:
+    """Whether these lines, outside code fences, hold a table, a list, an image or a chart."""
+    fenced = False
+    for line in lines:
+        if line.startswith("```"):
+            if not fenced and line.strip() == "```mermaid":
+                return True
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if re.match(r"\|?\s*:?-{3,}:?\s*\|", line) or re.match(r"([-*]|\d+\.) \S", line) or "![" in line:
+            return True
+    return False
+
+
+def test_every_long_page_opens_with_its_answer():
+    """A page over 200 lines shows what a reader came for within its first 30 lines.
+
+    The heuristic: outside code fences, the first 30 lines hold a Markdown table (its
+    `|---|` separator row), a list item (`- `, `* ` or `1. ` at the start of a line), an
+    image (`![`) or a chart (a ```mermaid block). Prose alone, or a code sample alone,
+    fails: the method and the background go after the answer, not before it.
+    """
+    long = [p for p in sorted((REPO / "docs").glob("*.md")) if len(p.read_text().splitlines()) > 200]
+    assert long, "no page over 200 lines: the rule checks nothing"
+    buried = [p.name for p in long if not opens_with_an_answer(p.read_text().splitlines()[:30])]
+    assert not buried, f"these pages (over 200 lines) open with no table, list, image or chart in their first 30 lines: {buried}"
+
+
+def test_the_opening_check_tells_prose_from_an_answer():
+    prose = ["# A page", "", "Some words about the method.", "```", "- not a list, code", "```"]
+    assert not opens_with_an_answer(prose)
+    assert opens_with_an_answer([*prose, "| a | b |", "|---|---|", "| 1 | 2 |"])
+    assert opens_with_an_answer([*prose, "- a point"])
+    assert opens_with_an_answer([*prose, "```mermaid", "flowchart LR", "```"])
