@@ -119,6 +119,10 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.admission = admission_for(config, self.cfg.threads)
         self.limits = Limits(request_line=self.cfg.limit_request_line or 8190, body=config.server_max_body_size)
         self.probe_paths = frozenset(path.encode() for path in exempt_paths(config))
+        # Read once: every read of a gunicorn setting fails a normal attribute lookup before its
+        # Config.__getattr__ answers, and these were read for each request and each connection.
+        self.h2_prior_knowledge = "h2" in self.cfg.http_protocols and self.cfg.http2_cleartext in ("prior-knowledge", "both")
+        self.h2_upgrade = "h2" in self.cfg.http_protocols and self.cfg.http2_cleartext in ("upgrade", "both")
         self.waiting: OrderedDict[Connection, None] = OrderedDict()
         self.sending: dict[Connection, None] = {}
         self.inflight = 0
@@ -201,14 +205,6 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         if self.h2_prior_knowledge and negotiation.prior_knowledge_allowed(self.cfg, client):
             conn.opening = b""  # HTTP/2 or not: the first bytes tell
         self._wait_for_request(conn, PendingRequest(self.limits), time.monotonic() + self.runtime.server_header_timeout)
-
-    @property
-    def h2_prior_knowledge(self) -> bool:
-        return "h2" in self.cfg.http_protocols and self.cfg.http2_cleartext in ("prior-knowledge", "both")
-
-    @property
-    def h2_upgrade(self) -> bool:
-        return "h2" in self.cfg.http_protocols and self.cfg.http2_cleartext in ("upgrade", "both")
 
     def _wait_for_request(self, conn: Connection, request: PendingRequest, deadline: float) -> None:
         """Put ``conn`` on the loop until ``request`` is complete."""
