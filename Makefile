@@ -94,10 +94,15 @@ lint: setup
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff check --quiet .
 
+# pytest twice (tests/conftest.py): the tests that do not judge time in TEST_WORKERS processes at once
+# (pytest-xdist; most tests wait on real servers, so four keep two cores busy; a module stays in one
+# process), then the ones that do, alone, one at a time. Both run, whatever the first one's outcome.
+TEST_WORKERS ?= 4
 test: setup
 	$(MAKE) lint
 	$(MAKE) test-node
-	$(PY) -m pytest -q
+	status=0; $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing" || status=$$?; \
+		$(PY) -m pytest -q -m timing || status=$$?; exit $$status
 	$(MAKE) test-cloudevents-1
 	$(MAKE) test-container
 

@@ -145,3 +145,46 @@ def client_socket() -> Iterator[tuple[Any, Any]]:
     yield server_end, client_end
     server_end.close()
     client_end.close()
+
+
+# -- the tests that judge time ---------------------------------------------------------------------
+# `make test` runs pytest twice: every test but these in several processes at once (pytest-xdist,
+# `-n 4 --dist loadfile -m "not timing"`: most tests wait on real servers, and a module stays in one
+# process, so its module-scoped servers start once), then these alone, one at a time (`-m timing`),
+# so that nothing else running on the machine moves a deadline's lateness, a slow client's timing or
+# a load's figures. A test judging time carries the `timing` mark, takes the `timing` fixture or is
+# in one of TIMING_MODULES. Plain `pytest` runs everything in one process, as always.
+
+TIMING = "timing"
+#: Modules whose tests judge time, or load the machine (which would move the others' timing).
+#: A path here that is no longer a file stops the run.
+TIMING_MODULES = (
+    "tests/adapters/test_event_loop.py",
+    "tests/adapters/test_event_loop_limits.py",
+    "tests/adapters/test_gunicorn.py",
+    "tests/conformance/test_cancellation.py",
+    "tests/conformance/test_limits.py",
+    "tests/conformance/test_slow_clients.py",
+    "tests/middleware/test_cancellation.py",
+    "tests/middleware/test_timeout.py",
+    "tests/reliability/test_admission.py",
+    "tests/reliability/test_hostile.py",
+    "tests/reliability/test_soak.py",
+    "tests/timeouts/test_cancelling.py",
+    "tests/timeouts/test_handoff.py",
+    "tests/timeouts/test_watchdog.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{TIMING}: the test judges time; `make test` runs it alone, after the others (tests/conftest.py)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = [path for path in TIMING_MODULES if not (config.rootpath / path).is_file()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py: TIMING_MODULES names {', '.join(missing)}, not a file (moved?): update the list")
+    for item in items:
+        if item.nodeid.split("::")[0] in TIMING_MODULES or TIMING in getattr(item, "fixturenames", ()):
+            item.add_marker(TIMING)

@@ -196,6 +196,7 @@ def test_the_instance_runs_on_the_serving_loop_unless_threads_are_asked_for(knat
         assert thread != "funcwsgi-asgi-loop"  # the server's own loop runs it
 
 
+@pytest.mark.timing
 def test_a_streamed_body_reaches_the_client_as_the_instance_sends_it(knative):
     began = time.monotonic()
     arrived = []
@@ -235,6 +236,7 @@ def test_a_stream_ends_when_the_client_leaves(knative):
         assert [w["cancelled"] for w in watchers if w["request_id"] == "knative-watch-1"] == [True], watchers
 
 
+@pytest.mark.timing
 def test_the_timeout_cancels_the_instances_coroutine_answers_408_on_time_and_leaves_no_task(knative):
     url = knative.url
     tasks_before = requests.get(url + "/status").json()["tasks"]

@@ -43,6 +43,7 @@ def test_an_async_function_is_awaited(served):
     assert response.headers["X-Async"] == "yes"
 
 
+@pytest.mark.timing
 def test_an_async_failure_is_a_plain_500_at_once(served):
     began = time.monotonic()
     response = served["async"].get("/raise")
@@ -52,6 +53,7 @@ def test_an_async_failure_is_a_plain_500_at_once(served):
     served["async"].wait_for_log(SECRET)
 
 
+@pytest.mark.timing
 def test_an_awaited_call_past_the_timeout_gets_408_in_time(served):
     runtime = served["async"]
     limit = runtime.settings.call_timeout

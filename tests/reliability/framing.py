@@ -90,6 +90,9 @@ def start(path: ServingPath, folder: Path, **settings: str) -> Running:
         "SERVER_MAX_BODY_SIZE": str(MAX_BODY),
         "SERVER_BODY_TIMEOUT": "10",
         "SERVER_CALL_TIMEOUT": "10",
+        # Stopped, not drained: werkzeug's development server never closes the answer of a call whose
+        # client left while it read the rest of the body, so that call stays in flight until this ends.
+        "SERVER_GRACEFUL_TIMEOUT": "1",
         "HANDLER_MODULE_NAME": path.module,
         **settings,
     }

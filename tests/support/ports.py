@@ -2,8 +2,8 @@
 
 Ports come from below the kernel's ephemeral range (from 32768), so the thousands
 of client connections a load test opens can never take a port a server is about
-to bind, and each port is handed out once per process. The start is spread by
-pid, so two runs at once (two worktrees) rarely probe the same ports. The suite
+to bind, and each port is handed out once per process (each pytest-xdist worker
+has a slice of the range of its own). The start is spread by pid, so two runs at once (two worktrees) rarely probe the same ports. The suite
 and the kit draw from separate ranges, so a kit run beside a test run never
 hands out the same port.
 
@@ -16,10 +16,25 @@ import os
 import socket
 
 
+def worker_slice(span: range) -> range:
+    """The part of ``span`` of this pytest-xdist worker (all of it outside xdist).
+
+    A port one worker checked free has no server bound to it for a while: another
+    worker probing the same range could hand it out again meanwhile.
+    """
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count < 2:
+        return span
+    size = len(span) // count
+    start = span.start + int(worker[2:]) % count * size
+    return range(start, start + size)
+
+
 class PortRange:
-    """Hands out ports of ``span`` that bind now, each once, starting at a point spread by pid."""
+    """Hands out ports of ``span`` (this xdist worker's part of it) that bind now, each once, starting at a point spread by pid."""
 
     def __init__(self, span: range, spread: int) -> None:
+        span = worker_slice(span)
         self.span = span
         self._handed_out: set[int] = set()
         self._next = span.start + (os.getpid() * spread) % len(span)
