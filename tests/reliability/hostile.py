@@ -537,9 +537,9 @@ def wait_answered(target: Target, timeout: float) -> bool:
     return False
 
 
-def leak_check(served: Served, before: dict[str, int]) -> dict[str, Any]:
-    """Wait until threads and descriptors are back near ``before``; the figures and whether they got there."""
-    deadline = time.monotonic() + LEAK_WAIT
+def leak_check(served: Served, before: dict[str, int], wait: float = LEAK_WAIT) -> dict[str, Any]:
+    """Wait up to ``wait`` seconds until threads and descriptors are back near ``before``; the figures and whether they got there."""
+    deadline = time.monotonic() + wait
     while True:
         after = served.figures()
         back = after["threads"] <= before["threads"] + THREAD_SLACK and after["fds"] <= before["fds"] + FD_SLACK
@@ -637,6 +637,7 @@ def run_adapter(
     calls: int = NORMAL_CALLS,
     overload_seconds: float = 4.0,
     log: Callable[[str], None] = print,
+    leak_wait: float = LEAK_WAIT,
 ) -> dict[str, Any]:
     with serving(adapter) as served:
         warm_up(served)
@@ -646,7 +647,7 @@ def run_adapter(
             row = run_attack(served, attack, calls)
             log(f"{adapter:9} {attack.name:22} {'answered' if row['answered'] else 'NOT ANSWERED':13} {row['worst_ms'] or '-':>7} ms  {row.get('statuses', '')}")
             rows.append(row)
-        leaks = leak_check(served, before)
+        leaks = leak_check(served, before, leak_wait)
         log(f"{adapter:9} leak check: {leaks}")
         result: dict[str, Any] = {"adapter": adapter, "attacks": rows, "leaks": leaks, "alive": served.server.process.poll() is None}
         if overload_seconds:
