@@ -169,6 +169,7 @@ TIMING_MODULES = (
     "tests/middleware/test_timeout.py",
     "tests/reliability/test_admission.py",
     "tests/reliability/test_hostile.py",
+    "tests/reliability/test_http2.py",
     "tests/reliability/test_soak.py",
     "tests/timeouts/test_cancelling.py",
     "tests/timeouts/test_handoff.py",
@@ -177,7 +178,7 @@ TIMING_MODULES = (
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{TIMING}: the test judges time; `make test` runs it alone, after the others (tests/conftest.py)")
+    config.addinivalue_line("markers", f"{TIMING}: the test judges time or a process's figures; `make test` runs it alone, after the others (tests/conftest.py)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marks
