@@ -59,6 +59,7 @@ from gunicorn import http
 from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
+from funcwsgi.adapters._gunicorn_config import SettingsReadOnce
 from funcwsgi.adapters._lending_pool import LendingPool
 from funcwsgi.adapters._outbox import SpillingSocket, send_some
 from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
@@ -102,6 +103,9 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
     exit_status: int | None = None  # set when the function called sys.exit()
     wsgi: Any  # gunicorn's, wrapped in load_wsgi()
     alive: bool
+
+    def __init__(self, age: int, ppid: int, sockets: Any, app: Any, timeout: float, cfg: Any, log: Any) -> None:
+        super().__init__(age, ppid, sockets, app, timeout, SettingsReadOnce(cfg), log)
 
     def load_wsgi(self) -> None:
         if self.cfg.is_ssl:
