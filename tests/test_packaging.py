@@ -8,7 +8,9 @@ only with the newest.
 
 from __future__ import annotations
 
+import configparser
 import ensurepip
+import importlib.metadata
 import os
 import re
 import subprocess
@@ -189,3 +191,24 @@ def test_make_run_installs_the_package_and_nothing_else(tmp_path: Path):
         assert other not in commands, f"`make run` runs {other!r}:\n{commands}"
     everything = make_dry_run("setup", tmp_path)
     assert "npm" in everything and "-e '.[test,docs,waitress,granian]'" in everything and "apt-get" in everything
+
+
+#: The servers funcwsgi runs on, and what they need for HTTP/2 and the event loop.
+SERVERS = ("gunicorn", "h2", "uvicorn", "uvicorn-worker", "waitress", "granian")
+
+
+def requirement_lines() -> list[str]:
+    parser = configparser.ConfigParser()
+    parser.read(REPO / "setup.cfg")
+    groups = [parser["options"]["install_requires"], *parser["options.extras_require"].values()]
+    return [line.strip() for group in groups for line in group.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_each_server_is_required_alike_everywhere_from_the_release_the_tests_run_on(server: str):
+    named = {line for line in requirement_lines() if re.split(r"[<>=\[ ]", line, maxsplit=1)[0] == server}
+    assert len(named) == 1, f"setup.cfg names {server} with different bounds: {sorted(named)}"
+    lowest = re.search(r">=([\w.]+)", named.pop())
+    assert lowest, f"setup.cfg names {server} without a lower bound"
+    installed = importlib.metadata.version(server)
+    assert tuple(map(int, installed.split("."))) >= tuple(map(int, lowest.group(1).split("."))), f"{server} {installed} is below setup.cfg's {lowest.group(1)}"
