@@ -58,6 +58,7 @@ from typing import IO, Any
 from gunicorn import http
 from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import TConn, ThreadWorker
+from h2.settings import SettingCodes, Settings
 
 from funcwsgi.adapters._gunicorn_config import SettingsReadOnce
 from funcwsgi.adapters._lending_pool import LendingPool
@@ -259,7 +260,7 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             return
         self.inflight += 1
         conn.admitted = True
-        conn.parser = http.get_parser(self.cfg, conn.sock, conn.client, http2_connection=True)
+        conn.parser = announcing_its_limits(http.get_parser(self.cfg, conn.sock, conn.client, http2_connection=True))
         conn.is_http2 = True
         conn.initialized = True
         conn.leftover = received  # the preface and what came with it: the thread hands them over
@@ -571,6 +572,25 @@ class FunctionWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             self.probe_pool.shutdown(wait=False)
         if self.exit_status is not None:
             sys.exit(self.exit_status)
+
+
+def announcing_its_limits(connection: Any) -> Any:
+    """gunicorn's HTTP/2 connection, its limits in the first SETTINGS frame the client reads.
+
+    gunicorn 27.0.1 queues its limits as an update of h2's settings, then has h2
+    open the connection with a SETTINGS frame of h2's defaults (100 streams): the
+    client reads that frame last and keeps h2's defaults. h2 opens with its
+    ``local_settings``, so they start at gunicorn's values here, and both frames
+    say the same.
+    """
+    limits = {
+        SettingCodes.MAX_CONCURRENT_STREAMS: connection.max_concurrent_streams,
+        SettingCodes.INITIAL_WINDOW_SIZE: connection.initial_window_size,
+        SettingCodes.MAX_FRAME_SIZE: connection.max_frame_size,
+        SettingCodes.MAX_HEADER_LIST_SIZE: connection.max_header_list_size or connection.h2_conn.DEFAULT_MAX_HEADER_LIST_SIZE,
+    }
+    connection.h2_conn.local_settings = Settings(client=False, initial_values=limits)
+    return connection
 
 
 def _unread(sock: socket.socket) -> bool:

@@ -46,12 +46,12 @@ GAPS = {
     ("granian", "unread-answers"): "granian holds a call thread for each streamed answer the client's window keeps back, with no send timeout",
     ("granian", "pseudo-header-in-trailers"): "granian takes trailers it never shows the application, pseudo-header fields included",
     ("granian-loop", "pseudo-header-in-trailers"): "granian takes trailers it never shows the application, pseudo-header fields included",
-    ("gunicorn", "streams-limit"): "gunicorn 27.0.1 sends its opening SETTINGS (h2's default of 100 streams) after the one with its limit, so clients keep 100",
     ("granian", "reset-body-no-content-length"): "granian ends the body of a stream its client reset as if it were whole, so one without a content-length looks complete",
     **{
         ("nodejs26", case): "node:http2 drops a field whose value has CR, LF, NUL or edge whitespace and serves the request without it"
         for case in ("cr-in-value", "lf-in-value", "nul-in-value", "leading-space", "trailing-tab")
     },
+    ("gunicorn", "streams-beyond-the-limit"): "gunicorn's HTTP/2 (the h2 package) ends the connection with GOAWAY PROTOCOL_ERROR when streams pass the announced limit, and answers none of them",
     ("nodejs26", "streams-beyond-the-limit"): "node:http2 answered none of 30 streams opened at once past its limit of 20 (neither REFUSED_STREAM nor an answer within 15 s)",
 }
 #: A flood's frames, and the most time it may take to send them.
