@@ -40,7 +40,10 @@ class HttpRulesMiddleware:
         self.app = app
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        call = _Call(environ.get("REQUEST_METHOD") == "HEAD", start_response)
+        call = _Call()
+        call.server_start = start_response
+        if environ.get("REQUEST_METHOD") == "HEAD":
+            call.head = True
         body = self.app(environ, call.start_response)
         if call.bodiless or (call.status is None and call.head):
             return call.discard(body)
@@ -53,20 +56,25 @@ class HttpRulesMiddleware:
 
 
 class _Call:
-    __slots__ = ("head", "server_start", "status", "bodiless", "written")
+    """One call's response as the layer sees it start.
 
-    def __init__(self, head: bool, server_start: StartResponse) -> None:
-        self.head = head
-        self.server_start = server_start
-        self.status: str | None = None
-        self.bodiless = False
-        self.written: list[bytes] | None = None
+    No ``__init__`` and no ``__slots__``: the class attributes are the defaults, so making one
+    for every call sets only what differs (a Python ``__init__`` would cost every call a frame).
+    """
+
+    server_start: StartResponse
+    head = False
+    status: str | None = None
+    bodiless = False
+    written: list[bytes] | None = None
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
         self.status = status
-        self.bodiless = self.head or bodiless(status)
         if bodiless(status):
             headers = without_content_headers(headers)
+            self.bodiless = True
+        else:
+            self.bodiless = self.head
         # Typed to return write(), but some servers' start_response returns None.
         write: Any = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
         if self.bodiless:
