@@ -10,6 +10,14 @@ the instructions one call costs, start-up and imports cancelled out::
 The event-loop variants (``loop-*``) run more calls: work done per loop
 iteration or per collector pass rather than per call averages out only over
 thousands of calls.
+
+With ``--no-gc`` the counted calls run with the collector off (collected once
+after the warm-up): a collection of the whole heap costs millions of
+instructions, and where one falls moves with every allocation a change adds
+or removes, so two counts of a small change differ by more than the change.
+Off, the count is the change's own instructions::
+
+    python -m bench.callgrind --no-gc stack stack-handoff
 """
 
 from __future__ import annotations
@@ -59,8 +67,12 @@ def total_instructions(profile: bytes, what: str) -> int:
     return int(match.group(1))
 
 
-def instructions(variant: str, calls: int, workdir: Path, trace_endpoint: str | None = None, describe: Path | None = None) -> int:
+def instructions(
+    variant: str, calls: int, workdir: Path, trace_endpoint: str | None = None, describe: Path | None = None, no_gc: bool = False
+) -> int:
     module_args = ["bench.inprocess", "--only", variant, "--calls", str(calls)]
+    if no_gc:
+        module_args.append("--no-gc")
     if trace_endpoint:
         module_args += ["--trace-endpoint", trace_endpoint]
     if describe is not None:
@@ -77,7 +89,7 @@ def calls_for(variant: str) -> tuple[int, int]:
     return (LOOP_FEW, LOOP_MANY) if is_loop(variant) else (FEW, MANY)
 
 
-def counted(variant: str, trace_endpoint: str | None = None) -> tuple[int, dict[str, Any] | None]:
+def counted(variant: str, trace_endpoint: str | None = None, no_gc: bool = False) -> tuple[int, dict[str, Any] | None]:
     """Instructions per call and, for a loop variant, how it ran: its label, calls in flight and collector thresholds, and the call counts."""
     few_calls, many_calls = calls_for(variant)
     repeats = LOOP_REPEATS if is_loop(variant) else 1
@@ -87,7 +99,7 @@ def counted(variant: str, trace_endpoint: str | None = None) -> tuple[int, dict[
             folder = Path(tmp) / f"{calls}.{number}"
             folder.mkdir()
             # Every run writes the description (the same few instructions in each), so it cancels out of the difference.
-            return instructions(variant, calls, folder, trace_endpoint, folder / "described.json" if is_loop(variant) else None)
+            return instructions(variant, calls, folder, trace_endpoint, folder / "described.json" if is_loop(variant) else None, no_gc)
 
         # Side by side, one per core: an instruction count does not depend on what else runs (only a loop's timers do: below).
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -102,8 +114,8 @@ def counted(variant: str, trace_endpoint: str | None = None) -> tuple[int, dict[
     return round((many - few) / (many_calls - few_calls)), how
 
 
-def per_call(variant: str, trace_endpoint: str | None = None) -> int:
-    return counted(variant, trace_endpoint)[0]
+def per_call(variant: str, trace_endpoint: str | None = None, no_gc: bool = False) -> int:
+    return counted(variant, trace_endpoint, no_gc)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,10 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "variants", nargs="+", help="variant ids of bench.inprocess (bare, call-path, stack, ..., loop-bare, loop-hello, loop-io, loop-io-gc700)"
     )
+    parser.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="count with the collector off (WSGI variants): a change's own instructions, without the collections its allocations move",
+    )
     args = parser.parse_args(argv)
     if not available():
         parser.error("valgrind is not installed (Debian package 'valgrind')")
-    print(json.dumps({variant: per_call(variant) for variant in args.variants}, indent=2))
+    print(json.dumps({variant: per_call(variant, no_gc=args.no_gc) for variant in args.variants}, indent=2))
     return 0
 
 

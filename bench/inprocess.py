@@ -392,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loop", action="store_true", help="time the event-loop variants (loop-*) too, after the WSGI ones")
     parser.add_argument("--answers", type=Path, help="with --only loop-*: write how many calls got each status and body here (JSON)")
     parser.add_argument("--describe", type=Path, help="with --only loop-*: write how the variant ran (calls in flight, collector thresholds) here (JSON)")
+    parser.add_argument("--no-gc", action="store_true", help="with --only (WSGI variants): collect once after the warm-up, then call with the collector off")
     args = parser.parse_args(argv)
     if args.calls < 1:
         parser.error(f"--calls {args.calls}: expected a positive number of calls")
@@ -411,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--only {args.only!r}: expected one of {', '.join([*apps, *LOOP_VARIANTS])}")
         environ = environ_for(args.only)
         call_many(apps[args.only], environ, 50)
+        if args.no_gc:
+            gc.collect()
+            gc.disable()
         call_many(apps[args.only], environ, args.calls)
         return 0
     results = measure(args.rounds, args.calls, args.trace_endpoint)
