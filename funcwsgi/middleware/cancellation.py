@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from ..bodies import ClosingBody
@@ -45,14 +46,19 @@ _cause_lock = threading.Lock()
 
 
 class Cancellation:
-    """One call's cancellation: its cause once cancelled."""
+    """One call's cancellation: its cause once cancelled.
 
-    __slots__ = ("cause", "deadline", "server_call")
+    No ``__init__`` and no ``__slots__``: the class attributes are the defaults, so the layer
+    makes one for every call by setting only what differs (a Python ``__init__`` would cost
+    every call a frame).
+    """
 
-    def __init__(self, deadline: float | None, server_call: ServerCall | None) -> None:
-        self.cause: str | None = None
-        self.deadline = deadline
-        self.server_call = server_call
+    #: Why the call was cancelled (:data:`CLIENT`, :data:`TIMEOUT`), None while it is not.
+    cause: str | None = None
+    #: When the call runs past ``SERVER_CALL_TIMEOUT`` (``time.monotonic()``); None: no deadline (any more).
+    deadline: float | None = None
+    #: The server's :class:`~funcwsgi.serving.ServerCall`, asked whether the client is still there; None: cannot tell.
+    server_call: ServerCall | None = None
 
     def cancelled(self) -> bool:
         """Whether the call is cancelled, asking the clock and the server now."""
@@ -78,29 +84,30 @@ class Watcher:
 
     Calls are added and removed without a lock (a set's add and discard are atomic in CPython,
     and copying it is too): about 1 µs per call less than a lock and a condition. The thread
-    starts with the process's first call and looks every :data:`WATCH_INTERVAL` seconds.
+    starts with the process's first watched call (a forked child starts its own: a fork has no
+    threads) and looks every :data:`WATCH_INTERVAL` seconds.
     """
 
     def __init__(self) -> None:
-        self.calls: set[Cancellation] = set()
         self.lock = threading.Lock()
-        self.started_in: int | None = None
+        self.after_fork()
+        os.register_at_fork(after_in_child=self.after_fork)
 
-    def add(self, cancellation: Cancellation) -> None:
-        self.calls.add(cancellation)
-        if self.started_in != os.getpid():  # the first call of this process (a fork has no threads)
-            with self.lock:
-                if self.started_in != os.getpid():
-                    self.started_in = os.getpid()
-                    threading.Thread(target=self.run, name="funcwsgi-cancellation", daemon=True).start()
+    def after_fork(self) -> None:
+        self.calls: set[Cancellation] = set()
+        self.running = False
 
-    def remove(self, cancellation: Cancellation) -> None:
-        self.calls.discard(cancellation)
+    def start(self) -> None:
+        """Start the thread, once per process."""
+        with self.lock:
+            if not self.running:
+                self.running = True
+                threading.Thread(target=self.run, args=(self.calls,), name="funcwsgi-cancellation", daemon=True).start()
 
-    def run(self) -> None:
+    def run(self, calls: set[Cancellation]) -> None:
         while True:
             time.sleep(WATCH_INTERVAL)
-            for cancellation in list(self.calls):
+            for cancellation in list(calls):
                 # The deadline first: a timed-out call's client, answered 408, leaves because of the timeout.
                 cancellation.cancelled()
 
@@ -117,11 +124,18 @@ class CancellationMiddleware:
         self.count = count
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        cancellation = environ[CANCELLATION_KEY] = Cancellation()
+        if self.seconds:
+            cancellation.deadline = monotonic() + self.seconds
         server_call: ServerCall | None = environ.get(SERVER_CALL_KEY)
-        cancellation = environ[CANCELLATION_KEY] = Cancellation(time.monotonic() + self.seconds if self.seconds else None, server_call)
-        watched = server_call is not None and server_call.lent is THREAD
-        if watched:
-            _watcher.add(cancellation)
+        watched = False
+        if server_call is not None:
+            cancellation.server_call = server_call
+            if server_call.lent is THREAD:
+                watched = True
+                if not _watcher.running:
+                    _watcher.start()
+                _watcher.calls.add(cancellation)
         try:
             body = self.app(environ, start_response)
         except BaseException:
@@ -130,14 +144,17 @@ class CancellationMiddleware:
         if environ.get(FAILURE_KEY) == TIMEOUT:  # the timeout layer's word: its 408 may have sent the client away
             cancellation.cancel(TIMEOUT)
         cancellation.deadline = None  # the timeout covers the call until the function returns, not the body's sending
-        if type(body) is list:  # answered whole: nothing more of the call runs
-            self.ended(environ, cancellation, watched)
+        if type(body) is list:  # answered whole: nothing more of the call runs (ended(), spelled out for every call's sake)
+            if watched:
+                _watcher.calls.discard(cancellation)
+            if cancellation.cause is not None and self.count is not None:
+                self.count(cancellation.cause)
             return body
         return ClosingBody(body, lambda: self.ended(environ, cancellation, watched))
 
     def ended(self, environ: WSGIEnvironment, cancellation: Cancellation, watched: bool) -> None:
         if watched:
-            _watcher.remove(cancellation)
+            _watcher.calls.discard(cancellation)
         if cancellation.cause is None and environ.get(FAILURE_KEY) == TIMEOUT:
             cancellation.cancel(TIMEOUT)
         if cancellation.cause is not None and self.count is not None:

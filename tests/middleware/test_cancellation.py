@@ -56,7 +56,7 @@ def test_outside_a_call_nothing_is_cancelled():
 def test_a_cancelled_call_publishes_nothing(monkeypatch, receiver):
     monkeypatch.setenv("PUBLISHER_PROXY_ADDRESS", receiver.url + "/ok")
     before = len(receiver.received)
-    cancellation = Cancellation(None, None)
+    cancellation = Cancellation()
     cancellation.cancel("client")
     token = current_environ.set({CANCELLATION_KEY: cancellation})
     try:
@@ -69,5 +69,6 @@ def test_a_cancelled_call_publishes_nothing(monkeypatch, receiver):
 
 
 def test_a_call_past_its_deadline_is_cancelled_by_timeout():
-    cancellation = Cancellation(time.monotonic() - 0.01, None)
+    cancellation = Cancellation()
+    cancellation.deadline = time.monotonic() - 0.01
     assert cancellation.cancelled() and cancellation.cause == "timeout"
