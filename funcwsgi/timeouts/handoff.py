@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -54,7 +55,12 @@ class Doorbell:
     wait for the GIL.
     """
 
-    __slots__ = ("_read_fd", "_write_fd", "_poll")
+    __slots__ = ("_read_fd", "_write_fd", "_poll", "ring", "wait")
+
+    #: Ring the bell (any thread).
+    ring: Callable[[], object]
+    #: Wait for a ring.
+    wait: Callable[[], object]
 
     def __init__(self) -> None:
         if hasattr(os, "eventfd"):
@@ -63,17 +69,15 @@ class Doorbell:
             self._read_fd, self._write_fd = os.pipe()
         self._poll = select.poll()
         self._poll.register(self._read_fd, select.POLLIN)
+        # The system calls themselves, bound once: every call rings twice and waits once, and a
+        # partial of a C function costs no Python frame where a method would.
+        self.ring = partial(os.write, self._write_fd, _ONE)
+        self.wait = partial(os.read, self._read_fd, 8)
 
     def __del__(self) -> None:
         os.close(self._read_fd)
         if self._write_fd != self._read_fd:  # pragma: no cover - the pipe fallback
             os.close(self._write_fd)
-
-    def ring(self) -> None:
-        os.write(self._write_fd, _ONE)
-
-    def wait(self) -> None:
-        os.read(self._read_fd, 8)
 
     def wait_ms(self, milliseconds: int) -> bool:
         """Wait at most ``milliseconds`` for a ring; True if it rang."""
@@ -96,8 +100,9 @@ _ONE = (1).to_bytes(8, sys.byteorder)
 class Call:
     """One call handed to a pool thread: its inputs, and what it produced.
 
-    No ``__slots__``: the class attributes below are the defaults, so making
-    a call sets only its four inputs.
+    No ``__slots__`` and no ``__init__``: the class attributes below are the
+    defaults, so making a call sets only its four inputs (where it is made:
+    a Python ``__init__`` would cost every call a frame).
     """
 
     status: str | None = None
@@ -109,11 +114,11 @@ class Call:
     finished = False
     abandoned = False
 
-    def __init__(self, done: Doorbell, app: WSGIApplication, environ: WSGIEnvironment) -> None:
-        self.done = done  # the waiting thread's own doorbell
-        self.context = contextvars.copy_context()
-        self.app = app
-        self.environ = environ
+    #: The waiting thread's own doorbell.
+    done: Doorbell
+    context: contextvars.Context
+    app: WSGIApplication
+    environ: WSGIEnvironment
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
         # Recorded, and replayed by the server's thread only if the call ends in time.
@@ -328,7 +333,11 @@ class PooledCalls:
             done = self.doorbells.bell
         except AttributeError:
             done = self.doorbells.bell = Doorbell()
-        call = Call(done, self.app, environ)
+        call = Call()  # no __init__ (a frame per call): its four inputs are set here
+        call.done = done
+        call.context = contextvars.copy_context()
+        call.app = self.app
+        call.environ = environ
         stream = None
         if environ.get("CONTENT_LENGTH") or environ.get("wsgi.input_terminated"):
             stream = environ["wsgi.input"]
