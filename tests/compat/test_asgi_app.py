@@ -55,21 +55,28 @@ def test_repeated_headers_stay_repeated():
 
 
 def test_a_streamed_body_comes_chunk_by_chunk_as_the_app_sends_it():
-    sent_at: list[float] = []
+    # In lockstep, not against a clock: the app sends its next piece only once the stack has taken
+    # this one. A bridge that gathered the body before answering would never hand it one (the wait
+    # gives up after 5 s, and says so).
+    taken = [threading.Event() for _ in range(3)]
+    waited: list[bool] = []
 
     async def app(scope, receive, send):
         await send(start())
         for n in range(3):
-            sent_at.append(time.monotonic())
             await send(piece(f"{n}".encode()))
-            await asyncio.sleep(0.1)
+            waited.append(await asyncio.to_thread(taken[n].wait, 5))
         await send(piece(b"end", False))
 
     _, headers, body = respond(app)
     assert not any(name.lower() == "content-length" for name, _ in headers)
-    taken = [(chunk, time.monotonic()) for chunk in body]
-    assert [chunk for chunk, _ in taken] == [b"0", b"1", b"2", b"end"]
-    assert all(taken[n][1] - sent_at[n] < 0.08 for n in range(3))  # each taken before the app sent the next
+    chunks = []
+    for chunk in body:
+        if len(chunks) < len(taken):
+            taken[len(chunks)].set()
+        chunks.append(chunk)
+    assert chunks == [b"0", b"1", b"2", b"end"]
+    assert waited == [True, True, True]  # each taken before the app sent the next
 
 
 def test_the_apps_send_waits_when_the_stack_falls_behind():
@@ -85,7 +92,11 @@ def test_the_apps_send_waits_when_the_stack_falls_behind():
     _, _, body = respond(app)
     chunks = iter(body)
     next(chunks)
-    time.sleep(0.2)  # the app had all the time it needed to run ahead
+    # The app runs ahead to the backlog (polled: a busy machine may take a while) ...
+    deadline = time.monotonic() + 5
+    while len(sent) < BACKLOG and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # ... and, given time to go on, does not
     assert BACKLOG <= len(sent) <= BACKLOG + 2
     assert sum(1 for _ in chunks) == 99
 
