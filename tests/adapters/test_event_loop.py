@@ -72,6 +72,9 @@ def loop_server(request) -> Iterator[tuple[Server, EventReceiver]]:
         SERVER_CALL_TIMEOUT=str(LONG_CALL_TIMEOUT),
         PUBLISHER_PROXY_ADDRESS=events.url + "/ok",
         TRACE_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{free_port()}/v1/traces",
+        # Each export gives up within half a second: at exit the spans still batched are exported
+        # with retries for up to 10 s a batch by default, which made stopping the server take 12-20 s.
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT="0.5",
     )
     yield server, events
     server.stop()
