@@ -246,18 +246,41 @@ def trickling_bodies(target: Target) -> Held:
     return held
 
 
+#: Seconds without a new first answer after which idle-keep-alive's opening calls count as answered all they will.
+FIRST_ANSWERS_QUIET = 2.0
+
+
 def idle_keep_alive(target: Target) -> Held:
     """1,000 connections that each made one call and then stay open, idle."""
     held = Held(open_connections(target, 1000))
     request = b"GET / HTTP/1.1\r\nHost: funcwsgi\r\n\r\n"
     for sock in held.sockets:
         send_all(sock, request)
+    # The first answers, read all at once: until every connection has one, or none came for
+    # FIRST_ANSWERS_QUIET (waitress leaves a few connections unanswered), or 10 s passed.
     answered = 0
-    deadline = time.monotonic() + 10.0
+    heads = dict.fromkeys(held.sockets, b"")
+    selector = selectors.DefaultSelector()
     for sock in held.sockets:
-        if read_status(sock, max(0.01, deadline - time.monotonic())) == 200:
-            answered += 1
-        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_READ)
+    deadline = time.monotonic() + 10.0
+    while heads and (left := deadline - time.monotonic()) > 0:
+        ready = selector.select(timeout=min(FIRST_ANSWERS_QUIET, left))
+        if not ready:
+            break
+        for key, _ in ready:
+            sock = key.fileobj  # type: ignore[assignment]
+            try:
+                chunk = sock.recv(4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            heads[sock] += chunk
+            if not chunk or b"\r\n" in heads[sock]:
+                selector.unregister(sock)
+                answered += status_of(heads.pop(sock)) == 200
+    selector.close()
     held.notes.append(f"{answered} of {len(held.sockets)} connections got their first answer")
     return held
 
@@ -302,6 +325,10 @@ def refused(count: int, request: bytes) -> Callable[[Target], Held]:
     return start
 
 
+#: Seconds without a byte after which a pipelining connection counts as having stopped answering.
+PIPELINE_QUIET = 3.0
+
+
 def pipelining_flood(target: Target) -> Held:
     """4 connections each sending 250 requests in one go, read only after the normal calls."""
     held = Held(open_connections(target, 4))
@@ -310,21 +337,32 @@ def pipelining_flood(target: Target) -> Held:
         threading.Thread(target=send_all, args=(sock, burst, 30.0), daemon=True).start()
 
     def collect(held: Held) -> None:
+        # All four read at once, until each has its 250 answers, or closed, or every one of them has been
+        # silent for PIPELINE_QUIET (werkzeug drops what follows a request): the 15 s deadline is the backstop.
         deadline = time.monotonic() + 15.0
+        received = dict.fromkeys(held.sockets, b"")
+        selector = selectors.DefaultSelector()
         for sock in held.sockets:
-            answers = 0
-            sock.settimeout(max(0.01, deadline - time.monotonic()))
-            buffered = b""
-            try:
-                while answers < 250:
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ)
+        while selector.get_map() and (left := deadline - time.monotonic()) > 0:
+            ready = selector.select(timeout=min(PIPELINE_QUIET, left))
+            if not ready:
+                break
+            for key, _ in ready:
+                sock = key.fileobj  # type: ignore[assignment]
+                try:
                     chunk = sock.recv(1 << 20)
-                    if not chunk:
-                        break
-                    buffered += chunk
-                    answers = buffered.count(b"HTTP/1.1 200")
-            except OSError:
-                pass
-            held.statuses[200 if answers == 250 else 0] += 1
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    chunk = b""
+                received[sock] += chunk
+                if not chunk or received[sock].count(b"HTTP/1.1 200") >= 250:
+                    selector.unregister(sock)
+        selector.close()
+        for answers in received.values():
+            held.statuses[200 if answers.count(b"HTTP/1.1 200") == 250 else 0] += 1
         held.notes.append("each connection's 250 answers, in order" if held.statuses[0] == 0 else f"{held.statuses[0]} connection(s) lost answers")
 
     held.collect = collect
@@ -495,7 +533,8 @@ def timed_get(target: Target, path: str, timeout: float) -> tuple[int, float]:
     return status, took
 
 
-def run_attack(served: Served, attack: Attack, calls: int = NORMAL_CALLS) -> dict[str, Any]:
+def run_attack(served: Served, attack: Attack, calls: int = NORMAL_CALLS, give_up_after_a_miss: bool = False) -> dict[str, Any]:
+    """The attack's row; with ``give_up_after_a_miss`` its normal calls stop at the first one not answered in time."""
     began = time.monotonic()
     held = attack.start(served.target)
     try:
@@ -503,6 +542,8 @@ def run_attack(served: Served, attack: Attack, calls: int = NORMAL_CALLS) -> dic
         latencies = []
         for _ in range(calls):
             latencies.append(normal_call(served.target))
+            if latencies[-1] is None and give_up_after_a_miss:
+                break
             time.sleep(0.1)
         if held.collect is not None:
             held.collect(held)
@@ -638,13 +679,14 @@ def run_adapter(
     overload_seconds: float = 4.0,
     log: Callable[[str], None] = print,
     leak_wait: float = LEAK_WAIT,
+    give_up_after_a_miss: bool = False,
 ) -> dict[str, Any]:
     with serving(adapter) as served:
         warm_up(served)
         before = served.figures()
         rows = []
         for attack in attacks:
-            row = run_attack(served, attack, calls)
+            row = run_attack(served, attack, calls, give_up_after_a_miss)
             log(f"{adapter:9} {attack.name:22} {'answered' if row['answered'] else 'NOT ANSWERED':13} {row['worst_ms'] or '-':>7} ms  {row.get('statuses', '')}")
             rows.append(row)
         leaks = leak_check(served, before, leak_wait)
