@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { currentCall } from './calls.js';
 import { fromEnv, http2On, otlpMetricsEndpoint } from './config.js';
+import { heapLine } from './heap.js';
 import { HTTP2_GAPS } from './http2.js';
 import { reportAndExit, StartupError } from './errors.js';
 import { loadFunction } from './loader.js';
@@ -41,6 +42,7 @@ async function main() {
   const runtime = new Runtime(config, loaded, { tracing, monitor, faas });
   writeLines(lines.slice(1));
   log.info(`Middleware stack: ${describeSteps(config).join(' > ')}`);
+  log.info(heapLine());
   // A throw or rejection in a callback the function left behind belongs to the call it
   // came from when the call's context reached it: that call is answered 500 at once.
   const stray = (error, what) => {
@@ -108,7 +110,7 @@ async function runHook(loaded, name, fatal) {
 /** SERVER_RELOAD: run the runtime under `node --watch`, restarted when the function's folder changes. */
 function watch(config) {
   const script = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, ['--watch-path', path.resolve(config.handlerFolder), '--watch-preserve-output', script], { stdio: 'inherit', env: { ...process.env, [WATCHED]: '1' } });
+  const child = spawn(process.execPath, [...process.execArgv, '--watch-path', path.resolve(config.handlerFolder), '--watch-preserve-output', script], { stdio: 'inherit', env: { ...process.env, [WATCHED]: '1' } });
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
 }
