@@ -142,10 +142,6 @@ class CallThread:
         self.thread = threading.Thread(target=self.loop, name=f"funcwsgi-call-{number}", daemon=True)
         self.thread.start()
 
-    def start(self, call: Call) -> None:
-        self.call = call
-        self.go.ring()
-
     def abandon(self, call: Call) -> bool:
         """Give up on ``call``; False if it finished after all (its doorbell rings soon)."""
         with self.state:
@@ -201,7 +197,10 @@ class CallThread:
             self.pool.release(self)
         else:
             self.call = None
-            self.pool.release(self)
+            pool = self.pool
+            pool.idle.append(self)  # pool.release(self), spelled out for every call's sake
+            if pool.waiting:
+                pool.wake_one()
             call.done.ring()
 
 
@@ -286,8 +285,12 @@ class CallThreads:
     def release(self, worker: CallThread) -> None:
         self.idle.append(worker)
         if self.waiting:
-            with self.changed:
-                self.changed.notify()
+            self.wake_one()
+
+    def wake_one(self) -> None:
+        """Wake one caller waiting in :meth:`acquire` (it appended itself to ``waiting`` first)."""
+        with self.changed:
+            self.changed.notify()
 
     def stuck_one(self) -> None:
         with self.changed:
@@ -342,7 +345,8 @@ class PooledCalls:
         if environ.get("CONTENT_LENGTH") or environ.get("wsgi.input_terminated"):
             stream = environ["wsgi.input"]
             environ["wsgi.input"] = CallInput(stream, call)
-        worker.start(call)
+        worker.call = call  # worker.start(call), spelled out for every call's sake
+        worker.go.ring()
         if not done.wait_ms(milliseconds):
             if worker.abandon(call):
                 raise Expired("the function did not return")
