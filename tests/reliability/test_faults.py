@@ -261,6 +261,11 @@ def _burst(running: Served, path: str, count: int = 20) -> list[requests.Respons
         return list(pool.map(lambda _: running.get(path), range(count)))
 
 
+#: Seconds an export of spans may take, retries included (the exporter's default is 10): at exit the
+#: spans still batched are exported too, and stopping a server waited that long for each batch.
+EXPORT_TIMEOUT = "1"
+
+
 @pytest.mark.parametrize("adapter", ADAPTERS)
 def test_publisher_proxy_and_trace_collector_down(adapter, tmp_path):
     closed = free_port()  # nothing listens there
@@ -270,6 +275,7 @@ def test_publisher_proxy_and_trace_collector_down(adapter, tmp_path):
         PUBLISHER_PROXY_ADDRESS=f"http://127.0.0.1:{closed}/publish",
         TRACE_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{closed}/v1/traces",
         OTEL_BSP_SCHEDULE_DELAY="200",
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=EXPORT_TIMEOUT,
     )
     try:
         began = time.monotonic()
@@ -301,6 +307,7 @@ def test_publisher_proxy_and_trace_collector_slow(adapter, tmp_path, blackhole):
         PUBLISHER_PROXY_TIMEOUT="0.2",
         TRACE_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{blackhole.port}/v1/traces",
         OTEL_BSP_SCHEDULE_DELAY="200",
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=EXPORT_TIMEOUT,
     )
     try:
         for response in _burst(running, "/publish", 8):
