@@ -54,6 +54,30 @@ def test_the_image_serves_a_mounted_function_as_a_non_root_user(docker: Docker, 
         docker("rm", "--force", name, check=False)
 
 
+def heap_line(docker: Docker, name: str) -> str:
+    """The start-up log's line on V8's heap bounds (nodejs26/lib/heap.js)."""
+    records = [json.loads(line) for line in docker("logs", name).stdout.splitlines() if line.startswith("{")]
+    return next(record["message"] for record in records if record["message"].startswith("V8 heap: "))
+
+
+def test_v8s_heap_is_bounded_without_a_memory_limit_and_sized_by_v8_under_one(docker: Docker, nodejs26_image: str):
+    """bin/serve reads the container's cgroup: no limit, its own bounds; a limit, V8's sizes (docs/nodejs26.md#memory)."""
+    unlimited, limited = "funcwsgi-test-nodejs26-heap", "funcwsgi-test-nodejs26-heap-512m"
+    try:
+        run_container(docker, nodejs26_image, unlimited, "--volume", f"{FIXTURE}:/function:ro")
+        assert heap_line(docker, unlimited).startswith(
+            "V8 heap: young generation at most 4 MB per semi-space (--max-semi-space-size=4), "
+            "old generation grown 2x its live data between full collections (--heap-growing-percent=100), heap limit "
+        )
+        url = run_container(docker, nodejs26_image, limited, "--memory", "512m", "--volume", f"{FIXTURE}:/function:ro")
+        assert requests.get(url + "/hello").text == "hello"
+        line = heap_line(docker, limited)
+        assert line.startswith("V8 heap: young generation sized by V8 from the container's memory limit, old generation grown as V8 chooses, heap limit "), line
+        assert int(line.rsplit(" ", 2)[1]) < 512, f"V8's heap limit under a 512 MB container: {line}"
+    finally:
+        docker("rm", "--force", unlimited, limited, check=False)
+
+
 def test_the_image_stops_on_sigterm_with_status_0(docker: Docker, nodejs26_image: str):
     name = "funcwsgi-test-nodejs26-stop"
     run_container(docker, nodejs26_image, name, "--volume", f"{FIXTURE}:/function:ro")
