@@ -67,19 +67,23 @@ _instances: weakref.WeakSet[Watchdog] = weakref.WeakSet()
 
 
 class TimedCall:
-    """One call being timed: when it must end, and how to answer its client if it does not."""
+    """One call being timed: when it must end, and how to answer its client if it does not.
 
-    __slots__ = ("deadline", "thread", "environ", "start_response", "active", "answered", "timed", "in_time")
+    No ``__init__`` and no ``__slots__``: the class attributes are the defaults, and
+    :meth:`Watchdog.run` sets the call's own (a Python ``__init__`` would cost every call a frame).
+    """
 
-    def __init__(self, deadline: float, environ: WSGIEnvironment, start_response: StartResponse, active: dict[TimedCall, TimedCall]) -> None:
-        self.deadline = deadline
-        self.thread = threading.get_ident()
-        self.environ = environ
-        self.start_response = start_response
-        self.active = active
-        self.answered = False  # set by the watchdog once it answered and interrupted
-        self.timed = True
-        self.in_time = True
+    deadline: float
+    #: The function's thread, which the watchdog interrupts.
+    thread: int
+    environ: WSGIEnvironment
+    start_response: StartResponse
+    #: The watchdog's calls: whichever of the function's thread and the watchdog pops the call first decides.
+    active: dict[TimedCall, TimedCall]
+    #: Set by the watchdog once it answered and interrupted.
+    answered = False
+    timed = True
+    in_time = True
 
     def finish(self) -> bool:
         """Stop timing the call (on the function's thread); False if the watchdog had taken it already."""
@@ -128,7 +132,12 @@ class Watchdog:
         deadline = time.monotonic() + self.seconds
         if self.stuck >= self.limit:
             self._wait_for_a_thread(deadline)
-        call = TimedCall(deadline, environ, start_response, self.active)
+        call = TimedCall()
+        call.deadline = deadline
+        call.thread = threading.get_ident()
+        call.environ = environ
+        call.start_response = start_response
+        call.active = self.active
         self.active[call] = call
         result: Iterable[bytes] | None = None
         error: BaseException | None = None
