@@ -29,6 +29,7 @@ from ..process import on_worker_start
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
     from opentelemetry.propagators.textmap import Getter, TextMapPropagator
+    from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
 
     from ..process import Service
@@ -65,7 +66,7 @@ def _set_up(config: Config, loaded: LoadedFunction) -> TracerProvider:
         ours["k8s.namespace.name"] = config.func_namespace
     # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the function's metadata.
     resource = Resource.create({}).merge(Resource(ours)).merge(OTELResourceDetector().detect())
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=hashed_once(resource))
     trace.set_tracer_provider(provider)
     # urllib3 carries every requests call too: one instrumentation covers both, and funcwsgi
     # depends on one contrib package only (two can lag each other's releases, which pip 23.2
@@ -82,6 +83,28 @@ def _set_up(config: Config, loaded: LoadedFunction) -> TracerProvider:
     on_worker_start(export_from_this_worker)
     logs.span_ids = span_ids
     return provider
+
+
+def hashed_once(resource: Resource) -> Resource:
+    """``resource``, hashed once rather than each time it is hashed.
+
+    The OTLP exporter groups the spans of a batch by resource, hashing the
+    resource of every span it encodes, and OpenTelemetry hashes a resource by
+    writing its attributes out as JSON each time: some 50 Python lines per
+    span, on every call when tracing is on. A resource's attributes never
+    change (OpenTelemetry makes them immutable), so neither does its hash.
+    """
+    from opentelemetry.sdk.resources import Resource
+
+    class HashedResource(Resource):
+        def __init__(self, attributes: Any, schema_url: str | None = None) -> None:
+            super().__init__(attributes, schema_url)
+            self.hashed = super().__hash__()
+
+        def __hash__(self) -> int:
+            return self.hashed
+
+    return HashedResource(resource.attributes, resource.schema_url)
 
 
 def function_attributes(config: Config, loaded: LoadedFunction) -> dict[str, str]:

@@ -177,3 +177,21 @@ def test_propagators_are_checked_at_start_up_not_while_the_settings_are_read():
         build_propagator(("tracecontext", "zipkin"))
     assert str(refused.value) == expected
     assert resolve(Config.from_env({"HANDLER_FOLDER": function_folder("hello"), "OTEL_PROPAGATORS": "b3,none"})).otel_propagators == ("b3", "none")
+
+
+def test_the_resource_is_hashed_once(monkeypatch):
+    """The exporter hashes the resource of every span; OpenTelemetry would write its attributes out as JSON each time."""
+    from opentelemetry.sdk import resources
+
+    from funcwsgi.middleware.tracing import hashed_once
+
+    resource = resources.Resource({"service.name": "orders", "service.namespace": "shop"}, "https://opentelemetry.io/schemas/1.21.0")
+    hashed = hashed_once(resource)
+    assert (dict(hashed.attributes), hashed.schema_url) == (dict(resource.attributes), resource.schema_url)
+    assert hashed == resource and hash(hashed) == hash(resource)
+
+    def dumps(*args, **kwargs):
+        raise AssertionError("the resource was hashed again")
+
+    monkeypatch.setattr(resources, "dumps", dumps)
+    assert {hashed: 1}[hashed] == 1
