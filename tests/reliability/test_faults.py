@@ -138,7 +138,10 @@ def test_function_leaking_memory_is_recycled_by_max_requests_on_gunicorn(tmp_pat
         for kept in leaked.values():
             assert kept == [4096 * (n + 1) for n in range(len(kept))] and len(kept) <= 5
         first, second = list(rss)[:2]
-        assert rss[second][0] < max(rss[first]) - 2 * 4096
+        # The new worker's first call holds one leak: had it inherited the old worker's leaks, it would
+        # stand a leak above the old one's peak. One leak below it leaves room for the few MB a fresh
+        # worker's own footprint differs by (two leaks did not: 32,268 against 39,336 KB in CI).
+        assert rss[second][0] < max(rss[first]) - 4096
         assert_still_serving(running)
     finally:
         running.server.stop()
