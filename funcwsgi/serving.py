@@ -24,10 +24,13 @@ draws it, and says how to add a server.
 from __future__ import annotations
 
 import enum
+import importlib
 import logging
+import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
+from .adapters.specs import ADAPTERS
 from .middleware.reserved import PROBE_PATHS
 from .replies import BUSY_TEXT, Reply
 
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
     from .config import Config
+    from .errors import StartupError
 
 log = logging.getLogger("funcwsgi")
 
@@ -162,6 +166,34 @@ RETRY_AFTER_SECONDS = 1
 BUSY = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS))])
 #: A server's answer to a request whose head or body did not arrive in time.
 REQUEST_TIMEOUT = Reply(408, "the request did not arrive in time")
+
+
+class OwnCommandHook(Protocol):
+    """What an adapter gives ``funcwsgi:app``'s lookup when its server runs by its own command.
+
+    ``gunicorn funcwsgi:app`` reads none of our settings and runs none of our
+    hooks: the app's lazy lookup asks :func:`loaded_by_its_own_command`, which
+    finds the hook in the server's row of :mod:`funcwsgi.adapters.specs`.
+    """
+
+    def loading_alone(self) -> bool:
+        """Whether the server is loading the app without our adapter's settings."""
+
+    def build_app(self, config: Config) -> Core:
+        """The app for a server run with its own options only."""
+
+    def startup_failed(self, error: StartupError) -> NoReturn:
+        """Report a start-up error as that server wants it (one line, the exit status it stops on)."""
+
+
+def loaded_by_its_own_command() -> OwnCommandHook | None:
+    """The hook of the server loading ``funcwsgi:app`` by its own command, if one is; else None."""
+    for spec in ADAPTERS.values():
+        if spec.own_command is not None and spec.own_command.running in sys.modules:
+            hook: OwnCommandHook = importlib.import_module(spec.own_command.hook)
+            if hook.loading_alone():
+                return hook
+    return None
 
 
 def exempt_paths(config: Config) -> frozenset[str]:

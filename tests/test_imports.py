@@ -5,7 +5,11 @@
 - the core (``funcwsgi`` outside its wings ``cli/``, ``compat/`` and
   ``devtools/``) imports no module of the wings, except ``funcwsgi.compat``
   itself, the one place that chooses a contract (and ``funcwsgi.__main__``,
-  which is the CLI's entry point), and no module of ``funcwsgi/adapters/``;
+  which is the CLI's entry point), and no module of ``funcwsgi/adapters/``
+  but one: ``funcwsgi.adapters.specs``, the table of data that says what each
+  server can do, which the configuration checks settings against and the
+  server interface (``funcwsgi.serving``) reads to find a server run by its
+  own command;
 - nothing outside ``funcwsgi.cli`` imports the CLI;
 - the top level of ``funcwsgi/`` is the request's path: at most
   ``CORE_LIMIT`` modules, each named in docs/architecture.md. The only other
@@ -27,6 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("funcwsgi", "sdk")
 #: The servers' package: it serves the core, and the core never imports it.
 ADAPTERS = "funcwsgi.adapters"
+#: The one adapter module the core may import: data only (what each server can do), importing nothing of ours.
+ADAPTER_TABLE = "funcwsgi.adapters.specs"
 CHOOSING_PLACE = "funcwsgi.compat"
 CLI_ENTRY = "funcwsgi.__main__"
 WINGS = ("funcwsgi.cli", "funcwsgi.compat", "funcwsgi.devtools")
@@ -138,7 +144,8 @@ def test_the_graph_sees_the_imports(graph):
     assert "funcwsgi.stack" in graph["funcwsgi.application"]
     assert "funcwsgi.compat" in graph["funcwsgi.function_app"]
     assert "funcwsgi.compat.flask" in graph["funcwsgi.compat"]  # imported inside a function
-    assert "funcwsgi.config" in graph[ADAPTERS]
+    assert "funcwsgi.config" in graph[ADAPTERS]  # under TYPE_CHECKING
+    assert ADAPTER_TABLE in graph["funcwsgi.config.settings"]
     assert graph["funcwsgi.testing"] == {"funcwsgi.devtools.testing"}
     assert graph["funcwsgi.gunicorn_conf"] == {"funcwsgi.adapters.gunicorn_conf"}
 
@@ -164,8 +171,19 @@ def test_the_core_reaches_the_wings_only_through_the_choosing_place(graph):
 
 def test_the_core_imports_no_adapter(graph):
     # The adapters serve the core; gunicorn's settings module is an adapter's, under a public name.
-    crossings = [(name, target) for name, targets in graph.items() if is_core(name) for target in targets if is_adapter(target)]
+    crossings = [
+        (name, target)
+        for name, targets in graph.items()
+        if is_core(name)
+        for target in targets
+        if is_adapter(target) and target != ADAPTER_TABLE
+    ]
     assert crossings == []
+
+
+def test_the_adapter_table_is_data_only(graph):
+    # Importing it must not pull an adapter (nor a server) into the core.
+    assert graph[ADAPTER_TABLE] == set()
 
 
 def test_only_the_cli_imports_the_cli(graph):

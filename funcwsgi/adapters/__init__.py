@@ -6,7 +6,8 @@ it loads the function (printing the start-up lines once), runs
 serves until SIGTERM or SIGINT, lets in-flight calls finish within
 ``SERVER_GRACEFUL_TIMEOUT``, runs :func:`funcwsgi.process.stop_process`
 and returns the exit status. :func:`load_adapter` is the one place that
-turns ``SERVER_ADAPTER`` into a module; servers are imported only then, so a
+turns ``SERVER_ADAPTER`` into a module, by the table of
+:mod:`funcwsgi.adapters.specs`; servers are imported only then, so a
 missing optional server is a one-line error naming the extra to install.
 """
 
@@ -17,12 +18,12 @@ import importlib.util
 import logging
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from funcwsgi.bodies import ClosingBody
-from funcwsgi.config import SERVER_ADAPTERS
 from funcwsgi.errors import StartupError
+
+from .specs import ADAPTERS, HTTP_ADAPTERS, AdapterSpec
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -32,39 +33,6 @@ if TYPE_CHECKING:
 
 class Adapter(Protocol):
     def serve(self, config: Config) -> int: ...
-
-
-@dataclass(frozen=True)
-class AdapterSpec:
-    module: str  # the adapter module in this package
-    server: str  # the server's import name
-    extra: str | None  # the funcwsgi extra that installs it; None when always installed
-    http: bool = True  # False: the function is not called over HTTP (kafka consumes a topic)
-    #: Hostile-client attacks (tests/reliability/hostile.py) under which this server stops
-    #: answering other callers whatever it is configured with: `funcwsgi serve` warns.
-    hostile_gaps: tuple[str, ...] = ()
-
-
-ADAPTERS: dict[str, AdapterSpec] = {
-    "gunicorn": AdapterSpec("funcwsgi.adapters.gunicorn", "gunicorn", None),
-    # Stops accepting at SERVER_MAX_CONNECTIONS and closes nothing to make room.
-    "waitress": AdapterSpec("funcwsgi.adapters.waitress", "waitress", "waitress", hostile_gaps=("idle-keep-alive", "connection-flood")),
-    # A request body is read on the call's thread, so stalled bodies take every call thread.
-    "werkzeug": AdapterSpec(
-        "funcwsgi.adapters.werkzeug", "werkzeug", None, hostile_gaps=("stalled-bodies", "trickling-bodies", "expect-100-never-sent")
-    ),
-    # As werkzeug, and its accept queue overflows under a flood of connections.
-    "granian": AdapterSpec(
-        "funcwsgi.adapters.granian",
-        "granian",
-        "granian",
-        hostile_gaps=("stalled-bodies", "trickling-bodies", "connection-flood", "expect-100-never-sent", "invalid-chunked"),
-    ),
-    "kafka": AdapterSpec("funcwsgi.adapters.kafka", "confluent_kafka", "kafka", http=False),
-}
-#: The adapters that serve the function over HTTP (the contract suite runs on each).
-HTTP_ADAPTERS = tuple(name for name, spec in ADAPTERS.items() if spec.http)
-assert tuple(ADAPTERS) == SERVER_ADAPTERS, "config.SERVER_ADAPTERS and ADAPTERS name the same servers"
 
 
 def load_adapter(name: str) -> Adapter:
@@ -125,3 +93,6 @@ class InFlight:
         """Wait until no call is in flight; False if some still were after ``timeout`` seconds."""
         with self.changed:
             return self.changed.wait_for(lambda: self.count <= 0, timeout)
+
+
+__all__ = ["ADAPTERS", "HTTP_ADAPTERS", "Adapter", "AdapterSpec", "InFlight", "host_port", "load_adapter", "warn_about_hostile_gaps"]

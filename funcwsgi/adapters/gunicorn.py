@@ -22,14 +22,14 @@ from gunicorn.util import parse_address
 
 from funcwsgi.adapters import host_port
 from funcwsgi.adapters._requests import HEAD_LIMIT
+from funcwsgi.adapters.gunicorn_bind import Listening, listening_config
 from funcwsgi.application import FunctionService, default_app
-from funcwsgi.config import listening_config
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
 from funcwsgi.process import start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls
 
 if TYPE_CHECKING:
-    from funcwsgi.config import Config, Listening
+    from funcwsgi.config import Config
 
 log = logging.getLogger("funcwsgi")
 

@@ -6,7 +6,7 @@ repository's ``gunicorn.conf.py`` that star-imports it, serves exactly like
 the gunicorn adapter (``SERVER_ADAPTER=gunicorn funcwsgi serve``): both take
 their settings and hooks from :func:`funcwsgi.adapters.gunicorn.gunicorn_settings`.
 The environment is parsed once, here, into :data:`runtime_config`.
-:func:`funcwsgi.application.in_plain_gunicorn` looks for this module among
+:func:`funcwsgi.adapters.plain_gunicorn.loading_alone` looks for this module among
 the imported ones to know that gunicorn read these settings.
 """
 

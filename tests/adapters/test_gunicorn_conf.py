@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from funcwsgi.application import GUNICORN_COMMAND
+from funcwsgi.adapters.plain_gunicorn import GUNICORN_COMMAND
 
 from ..support.paths import BIN, function_folder
 from ..support.ports import free_port

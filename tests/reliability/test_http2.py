@@ -33,7 +33,7 @@ from ..support.processes import SERVE, Server, base_env, children, debian_tool, 
 from .h2_client import PREFACE, PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
 from .harness import CALL_TIMEOUT, CANARY, LEAKS, MAX_BODY, Served, serve
 
-#: Every HTTP server adapter; HTTP2_ADAPTERS (funcwsgi/config.py) names those serving HTTP/2: adding one there runs it here.
+#: Every HTTP server adapter; HTTP2_ADAPTERS (read from funcwsgi/adapters/specs.py) names those serving HTTP/2: marking one there runs it here.
 HTTP_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
 MAX_STREAMS = 20
 #: SERVER_NUMTHREADS of the servers tests/reliability/harness.py starts.

@@ -1,258 +1,47 @@
-"""Every setting of the runtime, declared once and read once.
+"""The :class:`Config` object: every setting's declaration, the rules between them, and reading them once.
 
-Each field of :class:`Config` is one setting: its environment name, type,
-default, one-line description and compatibility aliases live in the field's
-declaration. :meth:`Config.from_env` reads a mapping (``os.environ`` by
-default) once into a frozen object; everything else in the runtime reads that
-object, never the environment. Reading does no I/O: what depends on the files
-is found at start-up, by :func:`funcwsgi.compat.resolve`: where an unset
-function folder is (:func:`funcwsgi.loader.find_sources`) and whether the
-``OTEL_PROPAGATORS`` are installed
-(:func:`funcwsgi.middleware.tracing.check_propagators`). The settings table in
-the docs is generated from these declarations (``make settings-doc``, which
-runs :mod:`funcwsgi.cli.settings_doc`).
+The package's docstring (:mod:`funcwsgi.config`) says how settings are read.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import json
 import os
-import re
-import socket
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError
-
-Parser = Callable[[str], Any]
-
-
-@dataclass(frozen=True)
-class Alias:
-    """Another environment name for a setting, read when the main name is unset."""
-
-    name: str
-    origin: str  # which platform used this name, for the docs
-    parse: Parser | None = None  # when the alias has another unit, e.g. megabytes
-    expected: str = ""
-
-
-@dataclass(frozen=True)
-class Spec:
-    env: str
-    parse: Parser
-    expected: str
-    description: str
-    aliases: tuple[Alias, ...] = ()
-    default_doc: str | None = None
-    secret: bool = False  # shown masked by `funcwsgi settings`
-
-
-def setting(
-    env: str,
-    default: Any,
-    parse: Parser,
-    expected: str,
-    description: str,
-    *,
-    aliases: tuple[Alias, ...] = (),
-    default_doc: str | None = None,
-    secret: bool = False,
-) -> Any:
-    spec = Spec(env, parse, expected, description, aliases, default_doc, secret)
-    if isinstance(default, dict):
-        return field(default_factory=lambda: dict(default), metadata={"spec": spec})
-    return field(default=default, metadata={"spec": spec})
-
-
-# -- parsers: each raises ValueError; the caller turns it into a ConfigError ----
-
-
-def parse_str(raw: str) -> str:
-    return raw
-
-
-def parse_optional_str(raw: str) -> str | None:
-    return raw or None
-
-
-def parse_port(raw: str) -> int:
-    port = int(raw.strip())
-    if not 1 <= port <= 65535:
-        raise ValueError(raw)
-    return port
-
-
-def parse_port_or_zero(raw: str) -> int:
-    return 0 if raw.strip() == "0" else parse_port(raw)
-
-
-def positive_int(raw: str) -> int:
-    number = int(raw.strip())
-    if number < 1:
-        raise ValueError(raw)
-    return number
-
-
-def non_negative_int(raw: str) -> int:
-    number = int(raw.strip())
-    if number < 0:
-        raise ValueError(raw)
-    return number
-
-
-def optional_non_negative_int(raw: str) -> int | None:
-    return non_negative_int(raw) if raw.strip() else None
-
-
-def positive_float(raw: str) -> float:
-    number = float(raw.strip())
-    if not number > 0 or number != number or number == float("inf"):
-        raise ValueError(raw)
-    return number
-
-
-def non_negative_float(raw: str) -> float:
-    number = float(raw.strip())
-    if not number >= 0 or number == float("inf"):
-        raise ValueError(raw)
-    return number
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def optional_bool(raw: str) -> bool | None:
-    return parse_bool(raw) if raw.strip() else None
-
-
-def parse_bool(raw: str) -> bool:
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ValueError(raw)
-
-
-def parse_mapping(raw: str) -> dict[str, str]:
-    """A JSON object, or ``k=v,k2=v2`` as Kubernetes label selectors write it."""
-    text = raw.strip()
-    if not text:
-        return {}
-    if text.startswith("{"):
-        loaded = json.loads(text)
-        if not isinstance(loaded, dict):
-            raise ValueError(raw)
-        return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in loaded.items()}
-    result: dict[str, str] = {}
-    for item in text.split(","):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(raw)
-        result[key.strip()] = value.strip()
-    return result
-
-
-def parse_path(raw: str) -> str:
-    path = raw.strip()
-    if not path.startswith("/") or any(c.isspace() for c in path):
-        raise ValueError(raw)
-    return path
-
-
-def parse_host(raw: str) -> str:
-    """An IP address to bind to: every server accepts those (granian accepts nothing else)."""
-    return str(ipaddress.ip_address(raw.strip()))
-
-
-_QUANTITY = re.compile(r"\d+(\.\d+)?([KMGTPE]i?|k|m)?")
-
-
-def parse_quantity(raw: str) -> str:
-    """A Kubernetes memory quantity such as ``128Mi`` or ``1G``; empty means unset."""
-    value = raw.strip()
-    if value and not _QUANTITY.fullmatch(value):
-        raise ValueError(raw)
-    return value
-
-
-_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?|\*")
-#: An HTTP header name (RFC 9110 token).
-TOKEN = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")
-
-
-def parse_origins(raw: str) -> tuple[str, ...]:
-    """Origins as browsers send them (``https://shop.example``, no path), or ``*``."""
-    origins = parse_list(raw)
-    if not all(_ORIGIN.fullmatch(origin) for origin in origins):
-        raise ValueError(raw)
-    return origins
-
-
-def parse_header_names(raw: str) -> tuple[str, ...]:
-    names = parse_list(raw)
-    if not all(name == "*" or TOKEN.fullmatch(name) for name in names):
-        raise ValueError(raw)
-    return names
-
-
-def parse_list(raw: str) -> tuple[str, ...]:
-    """Comma-separated items, blanks dropped: ``"a, b,"`` is ``("a", "b")``."""
-    return tuple(item.strip() for item in raw.split(",") if item.strip())
-
-
-def parse_folders(raw: str) -> tuple[str, ...]:
-    """``:``-separated absolute folder paths, as ``PATH`` writes them; blanks dropped."""
-    folders = tuple(item.strip() for item in raw.split(":") if item.strip())
-    if not all(folder.startswith("/") for folder in folders):
-        raise ValueError(raw)
-    return folders
-
-
-def parse_methods(raw: str) -> tuple[str, ...]:
-    methods = tuple(item.upper() for item in parse_list(raw))
-    if not all(method.isalpha() for method in methods):
-        raise ValueError(raw)
-    return methods
-
-
-def parse_brokers(raw: str) -> tuple[str, ...]:
-    brokers = parse_list(raw)
-    for broker in brokers:
-        host, sep, port = broker.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise ValueError(raw)
-    return brokers
-
-
-def choice(*names: str) -> Parser:
-    def parse(raw: str) -> str:
-        value = raw.strip().lower()
-        if value not in names:
-            raise ValueError(raw)
-        return value
-
-    return parse
-
-
-def optional_choice(*names: str) -> Parser:
-    inner = choice(*names)
-
-    def parse(raw: str) -> str | None:
-        return inner(raw) if raw.strip() else None
-
-    return parse
-
-
-def megabytes(raw: str) -> int:
-    return int(non_negative_float(raw) * 1024 * 1024)
-
+from ..adapters.specs import ADAPTERS
+from ..errors import ConfigError
+from .declarations import AWS_LAMBDA, FISSION, FUNCTIONS_FRAMEWORK, KNATIVE, KUBELESS, KYMA, OPENFAAS, Alias, Spec, lookup, setting
+from .parsers import (
+    choice,
+    megabytes,
+    non_negative_float,
+    non_negative_int,
+    optional_bool,
+    optional_choice,
+    optional_non_negative_int,
+    parse_bool,
+    parse_brokers,
+    parse_folders,
+    parse_header_names,
+    parse_host,
+    parse_list,
+    parse_mapping,
+    parse_methods,
+    parse_optional_str,
+    parse_origins,
+    parse_path,
+    parse_port,
+    parse_port_or_zero,
+    parse_quantity,
+    parse_str,
+    positive_float,
+    positive_int,
+)
 
 SIGNATURES = ("req-res", "req", "none", "event-context", "asgi")
 #: The contracts HANDLER_PLATFORM can force (docs/platforms.md); unset, funcwsgi/compat chooses.
@@ -267,26 +56,20 @@ QUEUE_TARGET = 1.0
 #: Functions Framework signature types served (background ``event`` functions are not).
 FRAMEWORK_SIGNATURES = ("http", "cloudevent", "typed")
 DEFAULT_PROPAGATORS = ("tracecontext", "baggage", "b3multi")
-#: The servers ``SERVER_ADAPTER`` can name; :mod:`adapters` maps each to its module.
-SERVER_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian", "kafka")
+# What each server can do is its adapter's data (funcwsgi/adapters/specs.py); these read it.
+#: The servers ``SERVER_ADAPTER`` can name.
+SERVER_ADAPTERS = tuple(ADAPTERS)
 #: The adapters that serve HTTP/2 when SERVER_HTTP2 is true (docs/servers.md#http2).
-HTTP2_ADAPTERS = ("gunicorn", "granian")
+HTTP2_ADAPTERS = tuple(name for name, spec in ADAPTERS.items() if spec.http2)
 #: Those serving it unless SERVER_HTTP2=false: the ones that bound it as they bound HTTP/1.1.
-HTTP2_BY_DEFAULT = ("gunicorn",)
+HTTP2_BY_DEFAULT = tuple(name for name, spec in ADAPTERS.items() if spec.http2_by_default)
+#: The adapters that recycle a worker after SERVER_MAX_REQUESTS calls.
+RECYCLING_ADAPTERS = tuple(name for name, spec in ADAPTERS.items() if spec.recycles_workers)
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
 #: What the Kafka client uses when KAFKA_SECURITY_PROTOCOL is unset (librdkafka's default).
 KAFKA_DEFAULT_PROTOCOL = "plaintext"
-
-KYMA = "Kyma python314"
-KUBELESS = "Kyma <=3.12 / Kubeless"
-FUNCTIONS_FRAMEWORK = "Functions Framework"
-AWS_LAMBDA = "AWS Lambda"
-AZURE = "Azure Functions"
-OPENFAAS = "OpenFaaS watchdog"
-FISSION = "Fission"
-KNATIVE = "Knative func-python"
 
 #: Where the sources are looked for when no HANDLER_FOLDER (nor an alias) is set:
 #: the reference document's '/' first, then the volume Kubeless and Kyma <=3.12
@@ -715,7 +498,7 @@ class Config:
                 origins[item.name] = item.name
                 continue
             spec: Spec = item.metadata["spec"]
-            found = _lookup(spec, environ)
+            found = lookup(spec, environ)
             if found is None:
                 continue
             name, raw, parse, expected = found
@@ -769,10 +552,10 @@ class Config:
                 "SERVER_METRICS_OTLP=true is refused without TRACE_COLLECTOR_ENDPOINT: "
                 "expected the trace collector to send metrics to, or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
             )
-        if self.server_max_requests and self.server_adapter != "gunicorn":
+        if self.server_max_requests and self.server_adapter not in RECYCLING_ADAPTERS:
             raise ConfigError(
                 f"SERVER_MAX_REQUESTS='{self.server_max_requests}' is refused with SERVER_ADAPTER={self.server_adapter!r}: "
-                "only gunicorn recycles a worker after a number of calls"
+                f"only {', '.join(RECYCLING_ADAPTERS)} recycles a worker after a number of calls"
             )
         if self.server_http2 and self.server_adapter not in HTTP2_ADAPTERS:
             raise ConfigError(
@@ -839,68 +622,6 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
-#: An address a server listens on: (host, port) for TCP, else its own words (``unix:/run/fn.sock``).
-Listening = tuple[str, int] | str
-
-
-def listening_config(config: Config, listening: Sequence[Listening], environ: Mapping[str, str] | None = None) -> Config:
-    """``config`` with the address a server's own options made it listen on (gunicorn's ``--bind``).
-
-    The server's options are the user's words and win over the defaults of
-    ``SERVER_HOST`` and ``SERVER_PORT``; an explicitly set one (or an alias,
-    such as a platform's ``PORT``) that no listening address matches is a
-    contradiction: :class:`ConfigError`, naming both.
-    """
-    if environ is None:
-        environ = os.environ
-    tcp = [item for item in listening if not isinstance(item, str)]
-    explicit: dict[str, tuple[str, Any]] = {}
-    for item in dataclasses.fields(Config):
-        if item.name in ("server_host", "server_port"):
-            found = _lookup(item.metadata["spec"], environ)
-            if found is not None:
-                explicit[item.name] = (f"{found[0]}={found[1]!r}", getattr(config, item.name))
-
-    def agrees(host: str, port: int) -> bool:
-        wanted_host = explicit.get("server_host", (None, None))[1]
-        wanted_port = explicit.get("server_port", (None, None))[1]
-        return (wanted_host is None or wanted_host in _ip_addresses(host)) and (wanted_port is None or wanted_port == port)
-
-    if explicit and not any(agrees(host, port) for host, port in tcp):
-        said = " and ".join(words for words, _ in explicit.values())
-        raise ConfigError(
-            f"{said} {'contradict' if len(explicit) > 1 else 'contradicts'} gunicorn's bind "
-            f"{', '.join(listening_words(item) for item in listening)}: bind where {'they say' if len(explicit) > 1 else 'it says'}, "
-            f"or unset {'them' if len(explicit) > 1 else 'it'}"
-        )
-    if not tcp:
-        return config
-    host, port = next(((host, port) for host, port in tcp if agrees(host, port)), tcp[0])
-    return config.replace(server_host=sorted(_ip_addresses(host))[0], server_port=port)
-
-
-def listening_words(item: Listening) -> str:
-    """An address as servers print it: ``127.0.0.1:8080``, ``[::]:8080``, ``unix:/run/fn.sock``."""
-    if isinstance(item, str):
-        return item
-    host, port = item
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _ip_addresses(host: str) -> set[str]:
-    """The IP addresses ``host`` stands for (a server may be told to bind a name such as localhost)."""
-    if not host:  # gunicorn's ``--bind :8000``: every interface
-        return {"0.0.0.0"}
-    try:
-        return {str(ipaddress.ip_address(host))}
-    except ValueError:
-        pass
-    try:
-        return {str(ipaddress.ip_address(info[4][0])) for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
-    except (OSError, ValueError):
-        return {host}
-
-
 def _split_handler_string(values: dict[str, Any], origins: dict[str, str]) -> None:
     """``FUNC_HANDLER=module.function``, as Kubeless hands handlers to custom runtimes."""
     handler = values.get("handler_function_name")
@@ -925,17 +646,6 @@ def _is_http_url(url: str) -> bool:
     parts = urllib.parse.urlsplit(url)
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
-
-def _lookup(spec: Spec, environ: Mapping[str, str]) -> tuple[str, str, Parser, str] | None:
-    """The first of the setting's names that is set: main name, then aliases in order."""
-    raw = environ.get(spec.env)
-    if raw is not None:
-        return spec.env, raw, spec.parse, spec.expected
-    for alias in spec.aliases:
-        raw = environ.get(alias.name)
-        if raw is not None:
-            return alias.name, raw, alias.parse or spec.parse, alias.expected or spec.expected
-    return None
 
 
 def specs() -> list[tuple[str, Any, Spec]]:

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib.metadata
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
-from funcwsgi.config import Config, known_env_names, listening_config, specs
+import funcwsgi.config
+from funcwsgi.config import Config, known_env_names, specs
 from funcwsgi.errors import ConfigError
 
 
@@ -244,42 +247,6 @@ def test_bad_kafka_settings_are_refused(environ, message):
     assert message in str(caught.value)
 
 
-# -- a server's own bind (gunicorn --bind) against SERVER_HOST and SERVER_PORT ---------------
-
-
-@pytest.mark.parametrize(
-    ("environ", "listening", "host", "port"),
-    [
-        pytest.param({}, [("127.0.0.1", 9000)], "127.0.0.1", 9000, id="defaults-yield"),
-        pytest.param({"SERVER_PORT": "9000"}, [("localhost", 9000)], "127.0.0.1", 9000, id="a-name-bound"),
-        pytest.param({"SERVER_HOST": "::"}, [("127.0.0.1", 9000), ("::", 9001)], "::", 9001, id="the-agreeing-one-of-two"),
-        pytest.param({"LISTEN_ADDRESS": "0.0.0.0:9000"}, [("", 9000)], "0.0.0.0", 9000, id="every-interface"),
-        pytest.param({}, ["unix:/run/fn.sock"], "0.0.0.0", 8080, id="a-unix-socket"),
-    ],
-)
-def test_a_bind_wins_where_no_explicit_setting_contradicts_it(environ, listening, host, port):
-    config = listening_config(Config.from_env(environ), listening, environ)
-    assert (config.server_host, config.server_port) == (host, port)
-
-
-@pytest.mark.parametrize(
-    ("environ", "listening", "message"),
-    [
-        ({"SERVER_PORT": "8080"}, [("127.0.0.1", 9000)], "SERVER_PORT='8080' contradicts gunicorn's bind 127.0.0.1:9000: bind where it says, or unset it"),
-        ({"FUNC_PORT": "8080"}, ["unix:/run/fn.sock"], "FUNC_PORT='8080' contradicts gunicorn's bind unix:/run/fn.sock: bind where it says, or unset it"),
-        (
-            {"SERVER_HOST": "::", "SERVER_PORT": "9000"},
-            [("::", 9001), ("0.0.0.0", 9000)],
-            "SERVER_HOST='::' and SERVER_PORT='9000' contradict gunicorn's bind [::]:9001, 0.0.0.0:9000: bind where they say, or unset them",
-        ),
-    ],
-)
-def test_an_explicit_setting_the_bind_contradicts_is_refused(environ, listening, message):
-    with pytest.raises(ConfigError) as raised:
-        listening_config(Config.from_env(environ), listening, environ)
-    assert str(raised.value) == message
-
-
 # -- reading does no I/O -----------------------------------------------------------------
 
 
@@ -326,3 +293,16 @@ def test_reading_the_environment_does_no_io(environ, monkeypatch):
     monkeypatch.undo()
     assert touched == []
     assert config.handler_folder == "/"  # the declared default: nothing was looked up
+
+
+def test_the_configuration_holds_no_code_that_could_do_io():
+    """What resolves host names or reads the environment itself (gunicorn's --bind) is the gunicorn adapter's."""
+    package = Path(funcwsgi.config.__file__).parent
+    imported = {
+        alias.name
+        for path in package.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    assert imported.isdisjoint({"socket", "subprocess", "urllib.request", "http.client"}), imported
