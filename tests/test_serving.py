@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import re
 import socket
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -258,3 +260,17 @@ def test_the_private_name_check_sees_each_kind_of_use(tmp_path):
     )
     found = server_private_uses(source)
     assert [line.split(": ", 1)[1] for line in found] == ["overrides _cap_keepalive", "self._lock", "self.tpool._max_workers"]
+
+
+def test_a_server_run_by_its_own_command_is_found_through_its_adapter_row(monkeypatch):
+    """`gunicorn funcwsgi:app` (gunicorn's master module loaded, funcwsgi's gunicorn settings not): the adapter's hook builds the app."""
+    import funcwsgi.adapters.plain_gunicorn as plain_gunicorn
+    from funcwsgi.serving import loaded_by_its_own_command
+
+    monkeypatch.delitem(sys.modules, "gunicorn.arbiter", raising=False)
+    assert loaded_by_its_own_command() is None  # a test client, waitress, `funcwsgi serve` on werkzeug...
+    monkeypatch.setitem(sys.modules, "gunicorn.arbiter", types.ModuleType("gunicorn.arbiter"))
+    monkeypatch.delitem(sys.modules, plain_gunicorn.GUNICORN_SETTINGS_MODULE, raising=False)
+    assert loaded_by_its_own_command() is plain_gunicorn
+    monkeypatch.setitem(sys.modules, plain_gunicorn.GUNICORN_SETTINGS_MODULE, types.ModuleType("settings"))
+    assert loaded_by_its_own_command() is None  # gunicorn read our settings: its hooks do the work
