@@ -80,6 +80,8 @@ class Platform:
     #: What recognises it, as docs/platforms.md says (tests/compat/test_platforms.py checks the table).
     signals: str
     module: str | None = None
+    #: Host variables that alone mark it, as its host sets them (nodejs26/lib/platforms/registry.js names the same).
+    variables: tuple[str, ...] = ()
     #: Its place in the order the signals are asked, first first; None: HANDLER_PLATFORM or the parameters only.
     precedence: int | None = None
     own_loader: bool = False
@@ -102,12 +104,12 @@ PLATFORMS: dict[str, Platform] = {
     "aws-lambda": Platform(
         "AWS Lambda", "migration-aws-lambda.md",
         "`_HANDLER`, `AWS_LAMBDA_FUNCTION_NAME` or `AWS_EXECUTION_ENV`; or a SAM `template.yaml` declaring an `AWS::Serverless::Function`",
-        module="aws_lambda", precedence=2, template="aws-lambda",
+        module="aws_lambda", precedence=2, template="aws-lambda", variables=("_HANDLER", "AWS_LAMBDA_FUNCTION_NAME", "AWS_EXECUTION_ENV"),
     ),
     "azure": Platform(
         "Azure Functions", "migration-azure.md",
         "`FUNCTIONS_WORKER_RUNTIME=python`; or `host.json` beside `function_app.py` or `*/function.json`",
-        module="azure", precedence=3, own_loader=True, template="azure",
+        module="azure", precedence=3, own_loader=True, template="azure", variables=("FUNCTIONS_WORKER_RUNTIME",),
     ),
     "openfaas": Platform(
         "OpenFaaS", "migration-openfaas.md",
@@ -117,7 +119,7 @@ PLATFORMS: dict[str, Platform] = {
     "fission": Platform(
         "Fission", "migration-fission.md",
         "`USERFUNCVOL`, or `/userfunc` existing while no `handler.py` does",
-        module="fission", precedence=5, own_loader=True, template="fission",
+        module="fission", precedence=5, own_loader=True, template="fission", variables=("USERFUNCVOL",),
     ),
     "knative": Platform(
         "Knative func-python", "migration-knative.md",

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { ConfigError, pyRepr } from './errors.js';
+import { PLATFORM_NAMES } from './platforms/registry.js';
 
 // -- parsers: each throws on a bad value; fromEnv turns that into a ConfigError ----
 
@@ -111,6 +112,9 @@ const KYMA_NODE = 'Kyma nodejs26';
 const KYMA_NODE_OLD = 'Kyma nodejs20-24';
 const KUBELESS = 'Kyma <=3.12 / Kubeless';
 const FUNCTIONS_FRAMEWORK = 'Functions Framework';
+const AWS_LAMBDA = 'AWS Lambda';
+const FISSION = 'Fission';
+export const LAMBDA_PAYLOAD_FORMATS = ['1.0', '2.0'];
 
 /** Folders looked in when nothing sets HANDLER_FOLDER: the reference document's '/', then
  * the folder Kyma's Node runtimes mount the function at. */
@@ -208,6 +212,19 @@ export const SETTINGS = Object.freeze([
   }),
   setting('HANDLER_SIGNATURE', null, optionalChoice(...SIGNATURES), `one of ${SIGNATURES.join(', ')}`, 'Force the calling convention instead of detecting it from the parameters.', { defaultDoc: 'detected' }),
   setting('HANDLER_SECRETS_PATH', DEFAULT_SECRET_FOLDERS, parseFolders, "a ':'-separated list of absolute folder paths", 'Folders sdk.secret(name) reads the file name from, the first holding it winning (docs/sdk.md#secrets).', { defaultDoc: DEFAULT_SECRET_FOLDERS.join(':') }),
+  setting('HANDLER_PLATFORM', null, optionalChoice(...PLATFORM_NAMES), `one of ${PLATFORM_NAMES.join(', ')}`, 'Force the platform whose contract the function is called with instead of recognising it (docs/platforms.md).', { defaultDoc: 'recognised' }),
+  // -- other platforms' signals and their contracts' options (lib/platforms/, docs/platforms.md), as funcwsgi/config.py names them
+  setting('LAMBDA_HANDLER', null, parseOptionalStr, 'file.export or dir/file.export', "AWS Lambda's handler string; names the file and export to load.", { aliases: [alias('_HANDLER', AWS_LAMBDA)], defaultDoc: 'unset' }),
+  setting('LAMBDA_TASK_ROOT', null, parseOptionalStr, 'a folder path', "Folder AWS Lambda's handler string is relative to.", { defaultDoc: 'unset' }),
+  setting('AWS_LAMBDA_FUNCTION_NAME', null, parseOptionalStr, 'a string', 'AWS Lambda function name: context.functionName.', { defaultDoc: 'unset' }),
+  setting('AWS_EXECUTION_ENV', null, parseOptionalStr, 'a string', "AWS Lambda's runtime name, such as AWS_Lambda_nodejs22.x.", { defaultDoc: 'unset' }),
+  setting('AWS_LAMBDA_FUNCTION_VERSION', '$LATEST', parseStr, 'a string', 'AWS Lambda function version: context.functionVersion.'),
+  setting('AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 128, positiveInt, 'a positive integer of megabytes', 'AWS Lambda memory size: context.memoryLimitInMB.'),
+  setting('AWS_LAMBDA_LOG_GROUP_NAME', null, parseOptionalStr, 'a string', 'context.logGroupName; unset: /aws/lambda/ and the function name.', { defaultDoc: 'derived' }),
+  setting('AWS_LAMBDA_LOG_STREAM_NAME', null, parseOptionalStr, 'a string', 'context.logStreamName; unset: made from the date and process.', { defaultDoc: 'derived' }),
+  setting('AWS_REGION', 'us-east-1', parseStr, 'an AWS region name', 'Region in context.invokedFunctionArn.'),
+  setting('LAMBDA_PAYLOAD_FORMAT', null, optionalChoice(...LAMBDA_PAYLOAD_FORMATS), '1.0 or 2.0', 'API Gateway payload format of Lambda events: 2.0 (HTTP API, function URLs) or 1.0 (REST API).', { defaultDoc: "template.yaml's event type, else 2.0" }),
+  setting('FISSION_USERFUNC_VOLUME', null, parseOptionalStr, 'a folder path', "Folder Fission's fetcher puts the function in; marks a Fission environment.", { aliases: [alias('USERFUNCVOL', FISSION)], defaultDoc: 'unset (/userfunc when it exists)' }),
   // -- endpoints the controller injects
   setting('TRACE_COLLECTOR_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where spans are exported (OTLP/HTTP); unset disables tracing.', { defaultDoc: 'unset' }),
   setting('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where the FaaS metrics (faas.invoke_duration, ...) are exported over OTLP/HTTP, beside /metrics; unset: not exported.', { defaultDoc: 'unset' }),
@@ -263,6 +280,26 @@ export function fromEnv(environ = process.env, overrides = {}) {
   if (!('serverQueueTarget' in origins) && values.serverCallTimeout > 0 && values.serverCallTimeout < values.serverQueueTarget) values.serverQueueTarget = values.serverCallTimeout;
   check(values);
   for (const value of Object.values(values)) if (value && typeof value === 'object') Object.freeze(value);
+  Object.defineProperty(values, SET_BY, { value: Object.freeze(origins) });
+  return Object.freeze(values);
+}
+
+const SET_BY = Symbol('the variable that set each field');
+
+/** The variable that set `field` (HANDLER_FOLDER, or an alias such as FUNCTION_TARGET), or undefined when it has its default. */
+export const setBy = (config, field) => config[SET_BY]?.[field];
+
+/**
+ * `config` with `changes` (field -> value) applied, frozen again; the fields changed count as set
+ * by `by` (a platform's locate() says where a handler came from: `_HANDLER`, `template.yaml`).
+ */
+export function withValues(config, changes, by) {
+  const unknown = Object.keys(changes).filter((key) => !(key in config));
+  if (unknown.length) throw new Error(`unknown setting field(s) ${unknown.join(', ')}`);
+  const values = { ...config, ...changes };
+  const origins = { ...config[SET_BY] };
+  if (by !== undefined) for (const key of Object.keys(changes)) origins[key] = by;
+  Object.defineProperty(values, SET_BY, { value: Object.freeze(origins) });
   return Object.freeze(values);
 }
 

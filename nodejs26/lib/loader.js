@@ -73,7 +73,7 @@ function checkFolder(configured, folder, moduleName) {
   throw new LoadError(`no ${wanted} in ${folder}; the folder holds: ${entries.slice(0, LISTED_ENTRIES).join(', ')}${more}`);
 }
 
-async function importModule(file) {
+export async function importModule(file) {
   try {
     return await import(pathToFileURL(file).href);
   } catch (error) {

@@ -14,9 +14,9 @@ import { fromEnv, http2On, otlpMetricsEndpoint } from './config.js';
 import { heapLine } from './heap.js';
 import { HTTP2_GAPS } from './http2.js';
 import { reportAndExit, StartupError } from './errors.js';
-import { loadFunction } from './loader.js';
 import { captureConsole, configureLogging, getLogger } from './logs.js';
 import { LoopMonitor } from './monitor.js';
+import { describe as describePlatform, loadForPlatform, resolve as resolvePlatform } from './platforms/index.js';
 import { describeSteps, Runtime } from './server.js';
 import { startupLines, writeLines } from './startup.js';
 import { setActiveConfig } from '../sdk/index.js';
@@ -25,18 +25,22 @@ const log = getLogger('funcwsgi');
 const WATCHED = 'FUNCWSGI_NODEJS26_WATCHED';
 
 async function main() {
-  const config = fromEnv(process.env);
-  configureLogging(config);
-  setActiveConfig(config);
+  const settings = fromEnv(process.env);
+  configureLogging(settings);
   captureConsole();
+  // The platform the function was written for, from its host's variables and files (lib/platforms/).
+  const { config, platform, why } = await resolvePlatform(settings);
   if (config.serverReload && !process.env[WATCHED]) return watch(config);
+  setActiveConfig(config);
   const lines = startupLines(config);
   writeLines(lines.slice(0, 1));
+  const recognised = describePlatform(platform, why);
+  if (recognised) log.info(recognised);
   if (config.serverDebugPort) listenForDebugger(config);
   const tracing = config.traceCollectorEndpoint ? new (await import('./tracing.js')).Tracing(config, config.handlerFunctionName) : null;
   const metricsEndpoint = config.serverMetrics ? otlpMetricsEndpoint(config) : null;
   const faas = metricsEndpoint ? new (await import('./faas-metrics.js')).FaasMetrics(config, metricsEndpoint, config.handlerFunctionName) : null;
-  const loaded = await loadFunction(config);
+  const loaded = await loadForPlatform(config, platform);
   await runHook(loaded, 'start', true);
   const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
   const runtime = new Runtime(config, loaded, { tracing, monitor, faas });

@@ -515,6 +515,7 @@ function isThenable(value) {
 
 /** The function of `call` for the loaded function's signature: no inspection per call. */
 export function makeInvoker(loaded, config) {
+  if (loaded.invoke !== undefined) return loaded.invoke; // a platform's contract (lib/platforms/)
   const fn = loaded.fn;
   switch (loaded.signature) {
     case Signature.REQ_RES: {

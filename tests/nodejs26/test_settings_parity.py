@@ -26,10 +26,9 @@ INTENDED: dict[tuple[str, str], str] = {
     ("FUNC_RUNTIME", "default"): "each runtime reports its own name (python314, nodejs26)",
     ("SERVER_ADAPTER", "default"): "Node has one server, node:http ('node'); gunicorn, waitress, werkzeug, granian and kafka are Python's",
     ("SERVER_MAX_BODY_SIZE", "aliases"): "nodejs26 also reads REQ_MB_LIMIT, the name Kyma's nodejs20-24 runtimes used",
-    # Other platforms' contracts (docs/platforms.md) are Python's: their functions are Python files.
+    # Platforms whose contracts only the Python runtime has (docs/platforms.md); nodejs26's are in lib/platforms/.
     ("SERVER_HOST", "aliases"): "LISTEN_ADDRESS is Knative func-python's, a Python platform's signal",
     ("SERVER_PORT", "aliases"): "RUNTIME_PORT, LISTEN_ADDRESS and upstream_url are Fission's, Knative's and OpenFaaS's Python contracts'",
-    ("HANDLER_PLATFORM", "python only"): "the other platforms' contracts are Python's",
     ("HANDLER_FRAMEWORK_SIGNATURE", "python only"): "Google's Functions Framework for Python",
     # Node serves every call on its event loop already; the choice and its watch are the Python loop path's.
     ("SERVER_EVENT_LOOP", "python only"): "Node always serves on its event loop",
