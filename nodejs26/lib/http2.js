@@ -68,6 +68,7 @@ export function sniffing(toHttp1, toHttp2) {
       if (preface && length < PREFACE.length) return; // a part of the preface: wait for the rest
       socket.off('data', onData);
       socket.off('error', failed);
+      socket.off('end', failed);
       socket.pause();
       socket.unshift(seen);
       if (preface) {
@@ -80,6 +81,7 @@ export function sniffing(toHttp1, toHttp2) {
       }
     };
     socket.on('error', failed); // a client gone before it said anything: nothing to answer
+    socket.on('end', failed); // node:http's sockets stay half-open when their client closes: nobody is left to answer
     socket.on('data', onData);
   };
 }
@@ -114,6 +116,9 @@ export function http2Server(config, onRequest, onSession) {
   return {
     server,
     handOver(socket) {
+      // node:http accepts its sockets half-open-capable (allowHalfOpen), for its own end handling;
+      // node:http2 has none: a client's close would leave the socket open (CLOSE-WAIT) until a timeout.
+      socket.allowHalfOpen = false;
       handing = socket;
       try {
         server.emit('connection', socket);

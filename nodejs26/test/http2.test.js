@@ -11,7 +11,7 @@ import { loadFunction } from '../lib/loader.js';
 import { configureLogging } from '../lib/logs.js';
 import { PREFACE } from '../lib/http2.js';
 import { Runtime } from '../lib/server.js';
-import { freePort, functions, rawRequest } from './helpers.js';
+import { freePort, functions, rawRequest, startRuntime } from './helpers.js';
 
 const { NGHTTP2_CANCEL } = http2.constants;
 
@@ -239,6 +239,99 @@ describe('h2c limits in time', () => {
       session.destroy();
     }
   });
+});
+
+/** An HTTP/2 frame (RFC 9113 section 4.1). */
+function frame(type, flags, streamId, payload = Buffer.alloc(0)) {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(streamId, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/** A GET of `path` on stream 1, its header block HPACK-encoded by hand: indexed :method and :scheme, literal :path. */
+function getFrame(path) {
+  const block = Buffer.concat([Buffer.from([0x82, 0x86, 0x44, path.length]), Buffer.from(path), Buffer.from([0x41, 1, 0x61])]);
+  return frame(1, 0x5, 1, block); // HEADERS, END_STREAM | END_HEADERS
+}
+
+/** SETTINGS_INITIAL_WINDOW_SIZE = 0: the client takes no DATA until it says so. */
+const SHUT_WINDOW = frame(4, 0, 0, Buffer.from([0, 4, 0, 0, 0, 0]));
+
+/**
+ * A client on a raw socket that opens an HTTP/2 connection, sends `frames`, waits until the server has
+ * written `bytes` to it, then closes its side (a FIN) and reads on, as a client that left would.
+ */
+async function openAndLeave(port, frames, bytes) {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(Buffer.concat([PREFACE, frame(4, 0, 0), ...frames]));
+  let received = 0;
+  await new Promise((resolve) => {
+    socket.on('data', (chunk) => {
+      received += chunk.length;
+      if (received >= bytes) resolve();
+    });
+  });
+  socket.end();
+  return socket;
+}
+
+describe('h2c lets go of a connection its client closed', () => {
+  let served;
+  before(async () => { served = await serve(); });
+  after(async () => { await served.runtime.stop(); });
+
+  // The cases of issue 46: held half-open (CLOSE-WAIT) about 10 s, 30 s and 60 s before.
+  const cases = [
+    ['with no stream opened', [], 9],
+    ['after a stream was answered', [getFrame('/hello')], 60],
+    ['while its answer waits on a window it keeps shut', [SHUT_WINDOW, getFrame('/large?bytes=100000')], 40],
+  ];
+  test('before its first bytes told its protocol', async () => {
+    const socket = net.connect(served.port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.end(PREFACE.subarray(0, 10));
+    await new Promise((resolve) => socket.once('finish', resolve));
+    try {
+      await eventually(() => served.runtime.connections.open.size === 0, 'the connection released', 1000);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  for (const [name, frames, bytes] of cases) {
+    test(name, async () => {
+      const socket = await openAndLeave(served.port, frames, bytes);
+      try {
+        await eventually(() => served.runtime.connections.open.size === 0 && served.runtime.inflight === 0, 'the connection released', 1000);
+      } finally {
+        socket.destroy();
+      }
+    });
+  }
+});
+
+test('SIGTERM after HTTP/2 clients that left exits at once: nobody is waited for', async () => {
+  const runtime = await startRuntime({ HANDLER_FOLDER: functions('paths'), SERVER_HTTP2: 'true', SERVER_GRACEFUL_TIMEOUT: '20' });
+  const sockets = [];
+  try {
+    sockets.push(await openAndLeave(runtime.port, [], 9));
+    sockets.push(await openAndLeave(runtime.port, [getFrame('/hello')], 60));
+    sockets.push(await openAndLeave(runtime.port, [SHUT_WINDOW, getFrame('/large?bytes=100000')], 40));
+    const began = performance.now();
+    const exited = await runtime.stop();
+    const took = performance.now() - began;
+    assert.deepEqual(exited, { code: 0, signal: null });
+    assert.ok(took < 1000, `exited ${took.toFixed(0)} ms after SIGTERM`);
+    assert.doesNotMatch(runtime.stdout, /still in flight/);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await runtime.stop('SIGKILL');
+  }
 });
 
 test('SERVER_HTTP2 unset (the default) or false: HTTP/1.1 only, the preface is refused', async () => {
