@@ -18,8 +18,10 @@ ERROR_KEY = "funcwsgi.error"
 FAILURE_KEY = "funcwsgi.failure"
 #: The CloudEvent the request carries, decoded once: ``req.cloud_event`` and ``sdk.get_cloud_event()`` read it.
 CLOUD_EVENT_KEY = "funcwsgi.cloud_event"
-#: What started the call when it was not an HTTP request (``"kafka"``).
-TRIGGER_KEY = "funcwsgi.trigger"
+#: Attributes a trigger other than HTTP gives the call's server span (OpenTelemetry's messaging conventions).
+SPAN_ATTRIBUTES_KEY = "funcwsgi.span_attributes"
+#: Attributes a trigger other than HTTP gives the call's FaaS metrics (``{"faas.trigger": "pubsub"}``).
+METRIC_ATTRIBUTES_KEY = "funcwsgi.metric_attributes"
 #: The Kafka record a triggered call serves.
 KAFKA_RECORD_KEY = "funcwsgi.kafka.record"
 #: Set when the call is served on the event loop (:mod:`funcwsgi.eventloop.asgi`): the call's ASGI scope.

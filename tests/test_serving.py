@@ -19,13 +19,14 @@ from funcwsgi.middleware.reserved import PROBE_PATHS
 from funcwsgi.serving import SERVER_CALL_KEY, TASK, THREAD
 
 REPO = Path(__file__).resolve().parent.parent
-#: The code that may know servers only through funcwsgi.serving.
+#: The code that may know servers only through funcwsgi.serving, and triggers only through the environ.
 SERVER_NEUTRAL = ("funcwsgi/middleware", "funcwsgi/timeouts", "funcwsgi/eventloop")
-SERVER_NAMES = re.compile(r"gunicorn|granian|waitress|uvicorn", re.IGNORECASE)
+#: The servers, and the triggers other than HTTP (the Kafka consumer and its client library).
+SERVER_NAMES = re.compile(r"gunicorn|granian|waitress|uvicorn|kafka|confluent", re.IGNORECASE)
 
 
-def test_the_layers_timeouts_and_event_loop_code_name_no_server():
-    """Comments and docstrings included: a server named there is a server the code was written around."""
+def test_the_layers_timeouts_and_event_loop_code_name_no_server_nor_trigger():
+    """Comments and docstrings included: a server or trigger named there is one the code was written around."""
     found = [
         f"{path.relative_to(REPO)}:{number}: {line.strip()}"
         for folder in SERVER_NEUTRAL
@@ -38,6 +39,7 @@ def test_the_layers_timeouts_and_event_loop_code_name_no_server():
 
 def test_the_check_sees_a_server_named_in_a_comment(tmp_path):
     assert SERVER_NAMES.search("# as Gunicorn does")
+    assert SERVER_NAMES.search('if environ.get(TRIGGER_KEY) == "kafka":')
     assert not SERVER_NAMES.search("# as the default server does")
 
 

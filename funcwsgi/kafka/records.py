@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..environ import KAFKA_RECORD_KEY, TRIGGER_KEY
+from ..environ import KAFKA_RECORD_KEY, METRIC_ATTRIBUTES_KEY, SPAN_ATTRIBUTES_KEY
 
 #: CloudEvent type and source pattern of a record that is not a CloudEvent: the
 #: names Knative's KafkaSource uses, so functions written for it run unchanged.
@@ -52,6 +52,21 @@ class Record:
         return f"{self.topic}[{self.partition}]@{self.offset}"
 
 
+def span_attributes(record: Record) -> dict[str, Any]:
+    """The messaging attributes (OpenTelemetry's conventions) the tracing layer gives the call a record triggered."""
+    attributes = {
+        "faas.trigger": "pubsub",
+        "messaging.system": "kafka",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": record.topic,
+        "messaging.destination.partition.id": str(record.partition),
+        "messaging.kafka.offset": record.offset,
+    }
+    if record.key is not None:
+        attributes["messaging.kafka.message.key"] = record.key.decode("utf-8", "replace")
+    return attributes
+
+
 def base_environ(server_port: int) -> dict[str, Any]:
     """The keys every record's environ shares, built once at start-up."""
     return {
@@ -69,7 +84,8 @@ def base_environ(server_port: int) -> dict[str, Any]:
         "wsgi.multithread": True,
         "wsgi.multiprocess": False,
         "wsgi.run_once": False,
-        TRIGGER_KEY: "kafka",
+        # The conventions' trigger for a message from a queue or topic.
+        METRIC_ATTRIBUTES_KEY: {"faas.trigger": "pubsub"},
     }
 
 
@@ -90,6 +106,7 @@ def record_environ(record: Record, base: Mapping[str, Any]) -> dict[str, Any]:
     environ["wsgi.input"] = io.BytesIO(body)
     environ["CONTENT_LENGTH"] = str(len(body))
     environ[KAFKA_RECORD_KEY] = record
+    environ[SPAN_ATTRIBUTES_KEY] = span_attributes(record)
     is_event = False
     for name, raw in record.headers:
         # WSGI carries header values as the raw bytes decoded as latin-1, as HTTP servers do.

@@ -43,7 +43,7 @@ class ErrorMiddleware:
             body = self.app(environ, start_response)
         except Exception as error:
             failure = sys.exc_info()
-            # For triggers that report the failure elsewhere (a Kafka dead-letter record).
+            # For triggers that report the failure elsewhere (a dead-letter record).
             environ[ERROR_KEY] = error
             log_failure(environ)
             request_id = environ.get(REQUEST_ID_KEY)

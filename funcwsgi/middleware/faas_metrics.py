@@ -2,7 +2,8 @@
 
 ``faas.invocations``, ``faas.invoke_duration`` (seconds), ``faas.errors``,
 ``faas.timeouts`` and ``faas.coldstarts`` (the first call a process serves),
-each with ``faas.trigger`` (``http``, or ``pubsub`` for a Kafka record), as
+each with ``faas.trigger`` (``http``, or what the trigger that started the
+call put in the environ, such as ``pubsub`` for a message), as
 the semantic conventions name them, so a vendor-neutral FaaS dashboard reads
 them. The metrics layer records them with its Prometheus series; they leave
 through a periodic reader (``OTEL_METRIC_EXPORT_INTERVAL``, default 60 s)
@@ -21,7 +22,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
-from ..environ import FAILURE_KEY, TRIGGER_KEY
+from ..environ import FAILURE_KEY, METRIC_ATTRIBUTES_KEY
 from ..loader import LoadedFunction
 from ..metrics.calls import BUCKETS
 from ..process import on_worker_start
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from ..process import Service
 
 HTTP = {"faas.trigger": "http"}
-PUBSUB = {"faas.trigger": "pubsub"}  # the conventions' trigger for a message from a queue or topic
 
 
 def enabled(config: Config) -> bool:
@@ -49,7 +49,7 @@ class FaasMetrics:
         if instruments is None:
             return
         invocations, duration, errors, timeouts, coldstarts = instruments
-        trigger = PUBSUB if environ.get(TRIGGER_KEY) == "kafka" else HTTP
+        trigger = environ.get(METRIC_ATTRIBUTES_KEY, HTTP)
         if next(self.calls) == 0:
             coldstarts.add(1, trigger)
         invocations.add(1, trigger)

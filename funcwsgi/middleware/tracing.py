@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import logs
 from ..bodies import StreamedBody
 from ..config import DEFAULT_PROPAGATORS, Config
-from ..environ import KAFKA_RECORD_KEY, REQUEST_ID_KEY, SPAN_KEY, TRIGGER_KEY
+from ..environ import REQUEST_ID_KEY, SPAN_ATTRIBUTES_KEY, SPAN_KEY
 from ..errors import ConfigError
 from ..loader import LoadedFunction
 from ..process import on_worker_start
@@ -112,21 +112,6 @@ def function_attributes(config: Config, loaded: LoadedFunction) -> dict[str, str
     attributes = {"faas.name": config.func_name or loaded.name}
     if config.func_version:
         attributes["faas.version"] = config.func_version
-    return attributes
-
-
-def kafka_attributes(record: Any) -> dict[str, Any]:
-    """The messaging attributes of a call a Kafka record triggered."""
-    attributes = {
-        "faas.trigger": "pubsub",
-        "messaging.system": "kafka",
-        "messaging.operation.type": "process",
-        "messaging.destination.name": record.topic,
-        "messaging.destination.partition.id": str(record.partition),
-        "messaging.kafka.offset": record.offset,
-    }
-    if record.key is not None:
-        attributes["messaging.kafka.message.key"] = record.key.decode("utf-8", "replace")
     return attributes
 
 
@@ -257,8 +242,9 @@ class TracingMiddleware:
         # OpenTelemetry's FaaS conventions: the invocation is the call its request id names.
         attributes["faas.invocation_id"] = environ.get(REQUEST_ID_KEY, "")
         attributes["faas.coldstart"] = next(self.calls) == 0
-        if environ.get(TRIGGER_KEY) == "kafka":
-            attributes.update(kafka_attributes(environ[KAFKA_RECORD_KEY]))
+        triggered = environ.get(SPAN_ATTRIBUTES_KEY)  # a call another trigger than HTTP started
+        if triggered is not None:
+            attributes.update(triggered)
         name = f"{method} {path}" if method in KNOWN_METHODS else "HTTP"
         span = self.tracer.start_span(name, context=parent, kind=self.server, attributes=attributes)
         environ[SPAN_KEY] = span  # records made after the span ends (the access log) still carry its ids

@@ -4,7 +4,7 @@ import wsgiref.validate
 
 import pytest
 
-from funcwsgi.environ import KAFKA_RECORD_KEY
+from funcwsgi.environ import KAFKA_RECORD_KEY, METRIC_ATTRIBUTES_KEY, SPAN_ATTRIBUTES_KEY
 from funcwsgi.kafka.records import (
     ERROR_HEADER,
     PLAIN_RECORD_TYPE,
@@ -99,6 +99,22 @@ def test_a_tombstone_is_an_empty_body_and_the_record_is_reachable():
     assert environ["CONTENT_LENGTH"] == "0"
     assert environ[KAFKA_RECORD_KEY] is record
     assert environ["REQUEST_METHOD"] == "POST" and environ["PATH_INFO"] == "/"
+
+
+def test_the_record_gives_the_layers_generic_span_and_metric_attributes():
+    """The tracing and FaaS metrics layers name no trigger: what they add comes from the environ."""
+    record = Record(topic="orders", partition=2, offset=41, value=b"x", key=b"customer-1")
+    environ = record_environ(record, base_environ(8080))
+    assert environ[METRIC_ATTRIBUTES_KEY] == {"faas.trigger": "pubsub"}
+    assert environ[SPAN_ATTRIBUTES_KEY] == {
+        "faas.trigger": "pubsub",
+        "messaging.system": "kafka",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": "orders",
+        "messaging.destination.partition.id": "2",
+        "messaging.kafka.offset": 41,
+        "messaging.kafka.message.key": "customer-1",
+    }
 
 
 def test_the_shared_base_is_not_changed():
