@@ -5,6 +5,13 @@ text/plain``, ``Content-Length``, and no body for ``HEAD``. Like werkzeug's
 ``HTTPException`` it is itself a WSGI app, so a layer that must answer
 (500, 408, 413, 400, a health probe, a CORS preflight, a reserved route) just
 returns ``reply(environ, start_response)``.
+
+Every refusal the runtime writes (its ``400``, ``408``, ``413``, ``431``,
+``503``), from a layer, from a server's own loop or from the event loop, is
+one of the objects at the end of this module: a layer returns it, a server
+that writes to the socket itself sends :meth:`Reply.closing_wire`, and the
+event loop sends :meth:`Reply.with_headers` ``("Connection", "close")``.
+The platforms' own answers (funcwsgi/compat/) keep their platforms' words.
 """
 
 from __future__ import annotations
@@ -99,6 +106,16 @@ class Reply:
         """The body to send: none for ``HEAD``."""
         return [self.body] if self.body and environ.get("REQUEST_METHOD") != "HEAD" else []
 
+    def with_headers(self, *extra: tuple[str, str]) -> Reply:
+        """The same reply with ``extra`` headers, encoded once more."""
+        copy = Reply.__new__(Reply)
+        copy.status, copy.body, copy.headers = self.status, self.body, (*self.headers, *extra)
+        return copy
+
+    def closing_wire(self) -> bytes:
+        """The whole reply as HTTP/1.1 bytes that close the connection: what a server writes to a socket itself."""
+        return self.http_head(("Connection", "close")) + self.body
+
     def http_head(self, *extra: tuple[str, str]) -> bytes:
         """The status line and headers as an HTTP/1.1 response head, for writing to a socket directly."""
         lines = [f"HTTP/1.1 {self.status}", *(f"{name}: {value}" for name, value in (*self.headers, *extra))]
@@ -115,3 +132,41 @@ def probe_reply(code: int, text: str) -> Reply:
     adapter makes it, so none can leave the header out.
     """
     return Reply(code, text, headers=NO_STORE)
+
+
+# -- the refusals: every 400, 408, 413, 431 and 503 the runtime writes, on every server and on the loop --
+
+#: Seconds a client told to come back later should wait.
+RETRY_AFTER_SECONDS = 1
+#: Past ``SERVER_MAX_INFLIGHT`` or ``SERVER_QUEUE_TARGET``, and to a connection past ``SERVER_MAX_CONNECTIONS``.
+BUSY = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS))])
+#: A request whose head or body did not arrive in time (``SERVER_HEADER_TIMEOUT``, ``SERVER_BODY_TIMEOUT``).
+REQUEST_TIMEOUT = Reply(408, "the request did not arrive in time")
+#: A call the function did not finish within ``SERVER_CALL_TIMEOUT`` (the timeout layer, its watchdog, the loop).
+CALL_TIMEOUT = Reply(408, "Timeout while processing the function")
+#: A request line longer than a server reads.
+URI_TOO_LONG = Reply(414, "the request line is too long")
+#: A request head larger than a server reads.
+HEAD_TOO_LARGE = Reply(431, "the request head is too large")
+#: RFC 9112 sections 3, 5 and 6: a request whose target, fields or framing cannot be read one way only.
+MALFORMED_REQUEST = Reply(400, "the request is malformed")
+MALFORMED_FRAMING = Reply(400, "the request's Content-Length or Transfer-Encoding is malformed")
+MISSING_HOST = Reply(400, "an HTTP/1.1 request needs exactly one Host field")
+#: A chunked body a server refuses before a thread reads it.
+MALFORMED_CHUNKS = Reply(400, "the chunked request body is malformed")
+#: A chunked body the body-limit layer found malformed while the function read it.
+MALFORMED_BODY = Reply(400, "Bad Request: the chunked request body is malformed")
+#: An HTTP/2 request RFC 9113 section 8.1.1 calls malformed.
+MALFORMED_HTTP2 = Reply(400, "the HTTP/2 request is malformed")
+#: A transfer coding other than chunked (RFC 9112 section 6.1).
+UNKNOWN_CODING = Reply(501, "the request's transfer coding is not supported")
+
+
+def body_too_large(max_bytes: int) -> Reply:
+    """The 413 for a body over ``SERVER_MAX_BODY_SIZE``; made once per limit, when the layer is built."""
+    return Reply(413, f"Request Entity Too Large: the request body is larger than {max_bytes} bytes")
+
+
+def bad_request(reason: str) -> Reply:
+    """A 400 saying why (a malformed CloudEvent); ``reason`` is the runtime's own words, never an exception's."""
+    return Reply(400, f"Bad Request: {reason}")

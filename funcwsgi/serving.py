@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from .adapters.specs import ADAPTERS
 from .middleware.reserved import PROBE_PATHS
-from .replies import BUSY_TEXT, Reply
+from .replies import BUSY as BUSY
+from .replies import REQUEST_TIMEOUT as REQUEST_TIMEOUT
+from .replies import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -160,12 +162,9 @@ class Core(Protocol):
         """The same service as an ASGI application."""
 
 
-#: Seconds a client told to come back later should wait.
-RETRY_AFTER_SECONDS = 1
-#: A server's answer past ``SERVER_MAX_INFLIGHT`` (and to a connection past ``SERVER_MAX_CONNECTIONS``).
-BUSY = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS))])
-#: A server's answer to a request whose head or body did not arrive in time.
-REQUEST_TIMEOUT = Reply(408, "the request did not arrive in time")
+# A server's refusals are the runtime's, from funcwsgi/replies.py: BUSY past SERVER_MAX_INFLIGHT (and to
+# a connection past SERVER_MAX_CONNECTIONS), REQUEST_TIMEOUT for a head or body that did not arrive in time,
+# and the 400s, 414 and 431 of a server that reads the request itself.
 
 
 class OwnCommandHook(Protocol):

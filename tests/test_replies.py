@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import ast
 import sys
+from pathlib import Path
 
 import pytest
 
-from funcwsgi.replies import Reply, bodiless, status_line
+from funcwsgi.replies import BUSY, BUSY_TEXT, REQUEST_TIMEOUT, Reply, bodiless, status_line
 
 from .support.wsgi import StartResponse
 
@@ -126,3 +128,58 @@ def test_the_body_goes_to_every_method_but_head(method):
 def test_bodiless_reads_the_status_line(status, expected):
     """RFC 9112 section 6.3: every 1xx, 204 and 304 ends at its head; a status that is not a number is not bodiless."""
     assert bodiless(status) is expected
+
+
+# -- one source for the runtime's refusals -----------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+#: The refusals issue 45 puts in one place (funcwsgi/replies.py).
+REFUSAL_CODES = frozenset({400, 408, 413, 431, 503})
+#: Where another platform's own words are kept (its contract), and where the refusals are made.
+MAY_MAKE_THEM = ("funcwsgi/replies.py", "funcwsgi/compat/")
+#: Issue 42 (the new default worker) moves this module's refusals onto funcwsgi.replies; until then it wraps its own.
+NOT_YET = ("funcwsgi/adapters/_requests.py",)
+
+
+def refusals_made_in(path: Path) -> list[str]:
+    """Each ``Reply(code, ...)``/``Refusal(code, ...)`` with a refusal's literal code: a refusal built in place."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("Reply", "Refusal")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in REFUSAL_CODES
+        ):
+            found.append(f"line {node.lineno}: {node.args[0].value}")
+    return found
+
+
+def test_every_refusal_the_runtime_writes_comes_from_replies():
+    made = [
+        f"{path.relative_to(REPO)} {found}"
+        for path in sorted((REPO / "funcwsgi").rglob("*.py"))
+        if "data" not in path.parts and not str(path.relative_to(REPO)).startswith(MAY_MAKE_THEM + NOT_YET)
+        for found in refusals_made_in(path)
+    ]
+    assert made == []
+
+
+def test_a_refusal_built_in_place_is_caught(tmp_path):
+    layer = tmp_path / "layer.py"
+    layer.write_text('OK = Reply(200, "fine")\nBUSY = replies.Reply(503, "busy")\nSLOW = Refusal(408, "late")\n', encoding="utf-8")
+    assert refusals_made_in(layer) == ["line 2: 503", "line 3: 408"]
+
+
+def test_a_server_writes_the_same_refusal_as_a_layer_and_the_loop():
+    """The raw bytes a server sends itself are the reply's, with the connection closed."""
+    wire = BUSY.closing_wire()
+    head, _, body = wire.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0] == b"HTTP/1.1 503 Service Unavailable"
+    assert b"Retry-After: 1" in head and head.endswith(b"Connection: close")
+    assert body == BUSY.body == BUSY_TEXT.encode()
+    on_the_loop = BUSY.with_headers(("Connection", "close"))
+    assert (on_the_loop.status, on_the_loop.body) == (BUSY.status, BUSY.body)
+    assert on_the_loop.headers == (*BUSY.headers, ("Connection", "close"))
+    assert REQUEST_TIMEOUT.closing_wire().startswith(b"HTTP/1.1 408 Request Timeout\r\n")

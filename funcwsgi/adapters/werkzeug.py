@@ -22,7 +22,7 @@ from funcwsgi.compat import load_function, resolve
 from funcwsgi.errors import StartupError, print_startup_error
 from funcwsgi.loader import find_sources
 from funcwsgi.process import print_startup_lines, start_process, stop_process
-from funcwsgi.replies import Reply
+from funcwsgi.replies import BUSY, Reply
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -123,7 +123,7 @@ class LoadErrorPage:
 
 
 #: What the reloader's outer process would answer; it never serves, the reloaded child does.
-_never_called = Reply(503, "reloading")
+_never_called = BUSY
 
 
 def _files_under(folder: str) -> Iterable[str]:

@@ -25,8 +25,8 @@ from typing import Any, Protocol
 from ..admission import admission_for
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY
 from ..middleware.http_rules import HttpRulesMiddleware, without_content_headers
-from ..replies import BUSY_TEXT, Reply, bodiless
-from ..serving import RETRY_AFTER_SECONDS, SERVER_CALL_KEY, TASK, Lent, exempt_paths, rejected_counter, run_after_response
+from ..replies import BUSY, Reply, bodiless
+from ..serving import SERVER_CALL_KEY, TASK, Lent, exempt_paths, rejected_counter, run_after_response
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH
 
@@ -349,7 +349,7 @@ class AsgiService:
         self.admission = admission_for(config, 0)
         self.lag_pid = 0  # the process whose loop the lag is measured on (a forked worker starts again)
         # The threads' refusal, word for word: the connection closed after it, the call counted as refused.
-        self.busy = Reply(503, BUSY_TEXT, headers=[("Retry-After", str(RETRY_AFTER_SECONDS)), ("Connection", "close")])
+        self.busy = BUSY.with_headers(("Connection", "close"))
         self.rejected = rejected_counter(config)
         self.exempt = exempt_paths(config)
         self.watch = LOOP_WATCH if config.server_loop_blocked_seconds > 0 else None

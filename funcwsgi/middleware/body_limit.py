@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import IO, TYPE_CHECKING
 
 from ..bodies import ReleasingBody
-from ..replies import Reply
+from ..replies import MALFORMED_BODY, body_too_large
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -17,7 +17,6 @@ CHUNK = 64 * 1024
 SPOOL_IN_MEMORY = 1024 * 1024
 # Methods whose requests carry no body unless they say so with a header.
 BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE", "TRACE"})
-MALFORMED_BODY = Reply(400, "Bad Request: the chunked request body is malformed")
 
 
 class BodyLimitMiddleware:
@@ -33,7 +32,7 @@ class BodyLimitMiddleware:
     def __init__(self, app: WSGIApplication, *, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.too_large = Reply(413, f"Request Entity Too Large: the request body is larger than {max_bytes} bytes")
+        self.too_large = body_too_large(max_bytes)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         declared = environ.get("CONTENT_LENGTH")

@@ -11,7 +11,7 @@ from werkzeug.wsgi import get_input_stream
 from ..cloudevents import STRUCTURED, MalformedCloudEvent
 from ..cloudevents import from_http as decode
 from ..environ import CLOUD_EVENT_KEY
-from ..replies import Reply
+from ..replies import bad_request
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -51,7 +51,7 @@ class CloudEventsMiddleware:
         try:
             environ[CLOUD_EVENT_KEY] = decode(headers, body)
         except MalformedCloudEvent as error:
-            return Reply(400, f"Bad Request: {error}")(environ, start_response)
+            return bad_request(str(error))(environ, start_response)
         return self.app(environ, start_response)
 
     def __repr__(self) -> str:

@@ -26,7 +26,7 @@ import io
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..replies import Reply
+from ..replies import MALFORMED_HTTP2
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -38,7 +38,6 @@ CONNECTION_SPECIFIC = ("HTTP_CONNECTION", "HTTP_KEEP_ALIVE", "HTTP_PROXY_CONNECT
 FORBIDDEN = ("\r", "\n", "\0")
 EDGE_WHITESPACE = " \t"
 
-MALFORMED = Reply(400, "the HTTP/2 request is malformed")
 
 
 class Http2RequestsMiddleware:
@@ -52,7 +51,7 @@ class Http2RequestsMiddleware:
         if environ.get("SERVER_PROTOCOL") != HTTP2:
             return self.app(environ, start_response)
         if not well_formed(environ) or not self.body_as_sent(environ):
-            return MALFORMED(environ, start_response)
+            return MALFORMED_HTTP2(environ, start_response)
         cookie = environ.get("HTTP_COOKIE")
         if cookie is not None and ";" in cookie:
             environ["HTTP_COOKIE"] = "; ".join(part.strip(EDGE_WHITESPACE) for part in cookie.split(";"))

@@ -14,7 +14,7 @@ import weakref
 from typing import Any, Protocol
 
 from ..logs import call_fields
-from ..replies import Reply
+from ..replies import CALL_TIMEOUT
 
 log = logging.getLogger("funcwsgi.timeout")
 
@@ -65,7 +65,7 @@ def cancel_interrupt(ident: int) -> None:
 
 
 #: The answer to a call that outlived ``SERVER_CALL_TIMEOUT``, on both timeout paths.
-TIMED_OUT = Reply(408, "Timeout while processing the function")
+TIMED_OUT = CALL_TIMEOUT
 
 
 def log_timeout(seconds: float, why: str, environ: dict[str, Any]) -> None:
