@@ -16,7 +16,8 @@ import { HTTP2_GAPS } from './http2.js';
 import { reportAndExit, StartupError } from './errors.js';
 import { captureConsole, configureLogging, getLogger } from './logs.js';
 import { LoopMonitor } from './monitor.js';
-import { describe as describePlatform, loadForPlatform, resolve as resolvePlatform } from './platforms/index.js';
+import { loadForPlatform, resolve as resolvePlatform } from './platforms/index.js';
+import { PLATFORMS } from './platforms/registry.js';
 import { describeSteps, Runtime } from './server.js';
 import { startupLines, writeLines } from './startup.js';
 import { setActiveConfig } from '../sdk/index.js';
@@ -33,9 +34,9 @@ async function main() {
   if (config.serverReload && !process.env[WATCHED]) return watch(config);
   setActiveConfig(config);
   const lines = startupLines(config);
-  writeLines(lines.slice(0, 1));
-  const recognised = describePlatform(platform, why);
-  if (recognised) log.info(recognised);
+  const first = lines.length - 3; // the import line (and the contract's): before the function loads
+  writeLines(lines.slice(0, first));
+  if (why) log.info(`Recognised ${PLATFORMS[platform].title} from ${why}`);
   if (config.serverDebugPort) listenForDebugger(config);
   const tracing = config.traceCollectorEndpoint ? new (await import('./tracing.js')).Tracing(config, config.handlerFunctionName) : null;
   const metricsEndpoint = config.serverMetrics ? otlpMetricsEndpoint(config) : null;
@@ -44,7 +45,7 @@ async function main() {
   await runHook(loaded, 'start', true);
   const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
   const runtime = new Runtime(config, loaded, { tracing, monitor, faas });
-  writeLines(lines.slice(1));
+  writeLines(lines.slice(first));
   log.info(`Middleware stack: ${describeSteps(config).join(' > ')}`);
   log.info(heapLine());
   // A throw or rejection in a callback the function left behind belongs to the call it

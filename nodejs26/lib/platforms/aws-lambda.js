@@ -16,6 +16,7 @@ import { getLogger } from '../logs.js';
 import { givenByUser } from './index.js';
 import { makeInvoker } from './aws-lambda/front.js';
 import { findTemplate, readTemplate } from './aws-lambda/template.js';
+import { runtimeVersion } from './aws-lambda/versions.js';
 
 const log = getLogger('funcwsgi.aws_lambda');
 /** The Lambda console's own default, when no _HANDLER or template names one. */
@@ -107,12 +108,6 @@ function findIn(module, name) {
   let found = module;
   for (const key of name.split('.')) found = found !== null && (typeof found === 'object' || typeof found === 'function') ? found[key] : undefined;
   return found;
-}
-
-/** The runtime version AWS_EXECUTION_ENV names (AWS_Lambda_nodejs22.x -> 22), else null. */
-export function runtimeVersion(executionEnv) {
-  const match = /^AWS_Lambda_nodejs(\d+)\.x$/.exec(executionEnv ?? '');
-  return match ? Number(match[1]) : null;
 }
 
 /** From nodejs24.x on, a handler declaring a callback is refused at start-up, as the runtime refuses it. */

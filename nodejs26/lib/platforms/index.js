@@ -10,7 +10,7 @@
 //                              where no HANDLER_ or FUNC_ setting gave them (config.setBy says which did)
 //   load(config)            -> (optional, async) the loaded function, for a platform with its own loader
 //   invoker(loaded, config) -> (call) => void: the contract's call, answering through `call`
-import { fromEnv, setBy } from '../config.js';
+import { fromEnv, setBy, withValues } from '../config.js';
 import { getLogger } from '../logs.js';
 import { loadFunction } from '../loader.js';
 import { PLATFORMS, RECOGNITION_ORDER } from './registry.js';
@@ -47,16 +47,11 @@ export async function resolve(config) {
   const { platform, why, others } = await recognise(config);
   const record = PLATFORMS[platform];
   if (record.module === null) return { config, platform, why };
-  const located = await (await contract(platform)).locate(config);
+  const located = await (await contract(platform)).locate(withValues(config, { handlerPlatform: platform }));
   if (others.length) {
     log.warning(`Signals of several platforms (${[platform, ...others].join(', ')}): calling the function with the ${platform} contract (${why}); set HANDLER_PLATFORM to one of ${others.join(', ')} to choose another`);
   }
   return { config: located, platform, why };
-}
-
-/** The line start-up logs: which contract the function is called with, and why. */
-export function describe(platform, why) {
-  return why ? `Calling the function with the ${PLATFORMS[platform].title} contract (${why})` : null;
 }
 
 /**

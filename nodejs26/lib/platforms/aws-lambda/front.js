@@ -10,6 +10,7 @@ import { STATUS_CODES } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { getLogger } from '../../logs.js';
 import { matchRoute } from './template.js';
+import { runtimeVersion } from './versions.js';
 
 const log = getLogger('funcwsgi.aws_lambda');
 const JSON_TYPE = 'application/json';
@@ -294,6 +295,8 @@ export function makeInvoker(loaded, config, template) {
   const toResponse = v2 ? responseV2 : responseV1;
   const fn = loaded.fn;
   const takesCallback = fn.length >= 3;
+  const version = runtimeVersion(config.awsExecutionEnv);
+  const awaitsReturn = version !== null && version >= 24;
   const where = `${loaded.name}() in ${loaded.path}`;
   return (call) => {
     const [target] = splitTarget(call.incoming.url);
@@ -331,10 +334,13 @@ export function makeInvoker(loaded, config, template) {
       return done(error);
     }
     if (isThenable(result)) return void result.then((value) => done(null, value), (error) => done(error ?? 'handled'));
-    // A handler that neither returns a promise nor takes the callback: the runtime sends null once the
-    // event loop is empty; the loop of a server never empties, so null goes at the next turn, unless
-    // context.succeed/done answered by then.
-    if (!takesCallback) setImmediate(() => done(null, null));
+    if (takesCallback) return;
+    // nodejs24.x's runtime awaits what the handler returned (src/runtime/buffered-invoke-processor.ts).
+    // Up to nodejs22.x, a handler that neither returns a promise nor takes the callback gets null sent once
+    // the event loop is empty (src/Runtime.js): a server's loop never empties, so null goes at the next turn,
+    // unless context.succeed/done answered by then. Without AWS_EXECUTION_ENV, a value returned is used.
+    if (awaitsReturn || (result !== undefined && version === null)) return done(null, result);
+    setImmediate(() => done(null, null));
   };
 }
 

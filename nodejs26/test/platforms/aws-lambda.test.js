@@ -1,0 +1,235 @@
+// AWS Lambda's Node.js functions served unchanged (lib/platforms/aws-lambda.js):
+// the handler string, .js/.mjs/.cjs, async and callback handlers, the context,
+// the SAM template's routes and payload format, results turned into HTTP, errors.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { functions, runToExit, startRuntime } from '../helpers.js';
+
+const json = async (response) => JSON.parse(await response.text());
+
+describe('payload format 2.0 (function URL, HTTP API), _HANDLER=index.handler', () => {
+  let runtime;
+  before(async () => {
+    runtime = await startRuntime({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: functions('aws-lambda-http'), AWS_LAMBDA_FUNCTION_NAME: 'orders', AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512', SERVER_CALL_TIMEOUT: '30' });
+  });
+  after(() => runtime.stop());
+
+  it('says which contract it calls, after the import line', () => {
+    const lines = runtime.stdout.split('\n');
+    assert.equal(lines[0], `Importing function sources from ${functions('aws-lambda-http')}/index.mjs:handler`);
+    assert.equal(lines[1], 'Calling it with the aws-lambda contract (HANDLER_PLATFORM chooses another)');
+  });
+
+  it('sends the 2.0 event: lower-case headers, cookies apart, joined query values', async () => {
+    const response = await runtime.fetch('/orders/7?a=1&a=2&b=x', { method: 'POST', body: '{"n": 1}', headers: { 'Content-Type': 'application/json', 'X-Custom': 'v', Cookie: 'c1=v1; c2=v2' } });
+    assert.equal(response.status, 200);
+    const { event, body } = await json(response);
+    assert.equal(event.version, '2.0');
+    assert.equal(event.routeKey, '$default');
+    assert.equal(event.rawPath, '/orders/7');
+    assert.equal(event.rawQueryString, 'a=1&a=2&b=x');
+    assert.deepEqual(event.queryStringParameters, { a: '1,2', b: 'x' });
+    assert.deepEqual(event.cookies, ['c1=v1', 'c2=v2']);
+    assert.equal(event.headers['x-custom'], 'v');
+    assert.equal(event.headers.cookie, undefined);
+    assert.ok(Object.keys(event.headers).every((name) => name === name.toLowerCase()));
+    assert.deepEqual([event.requestContext.http.method, event.requestContext.http.path, event.requestContext.http.sourceIp], ['POST', '/orders/7', '127.0.0.1']);
+    assert.equal(event.requestContext.stage, '$default');
+    assert.equal(event.isBase64Encoded, false);
+    assert.equal(body, '{"n": 1}');
+  });
+
+  it('base64-encodes a binary request body', async () => {
+    const { event, body } = await json(await runtime.fetch('/', { method: 'POST', body: Buffer.from([0, 0xff, 0x62]), headers: { 'Content-Type': 'application/octet-stream' } }));
+    assert.equal(event.isBase64Encoded, true);
+    assert.equal(body, '00ff62');
+  });
+
+  for (const [target, status, type, body] of [
+    ['/plain', 200, 'application/json', '{"hello":"world"}'],
+    ['/text', 200, 'application/json', '"just a string"'],
+    ['/unicode', 200, 'application/json', '{"name":"Zoë"}'],
+    ['/number', 200, 'application/json', '42'],
+    ['/list', 200, 'application/json', '[1,"two",null]'],
+    ['/none', 200, 'application/json', 'null'],
+    ['/bigint', 500, 'application/json', '{"message":"Internal Server Error"}'],
+    ['/cookies', 201, 'application/json', 'set'],
+    ['/fail', 500, 'application/json', '{"message":"Internal Server Error"}'],
+    ['/reject', 500, 'application/json', '{"message":"Internal Server Error"}'],
+  ]) {
+    it(`turns ${target}'s result into ${status} ${body}`, async () => {
+      const response = await runtime.fetch(target);
+      assert.deepEqual([response.status, response.headers.get('content-type'), await response.text()], [status, type, body]);
+    });
+  }
+
+  it('decodes a base64 response body', async () => {
+    const response = await runtime.fetch('/binary');
+    assert.equal(response.headers.get('content-type'), 'image/png');
+    assert.deepEqual([...new Uint8Array(await response.arrayBuffer())], [0x89, 0x50, 0x4e, 0x47, 0x00, 0xff]);
+  });
+
+  it('sends cookies as Set-Cookie fields, one each', async () => {
+    const response = await runtime.fetch('/cookies');
+    assert.deepEqual(response.headers.getSetCookie(), ['a=1; Path=/', 'b=2']);
+  });
+
+  it('sends no body with a 204', async () => {
+    const response = await runtime.fetch('/no-content');
+    assert.deepEqual([response.status, await response.text()], [204, '']);
+  });
+
+  it('logs the error and never sends it', async () => {
+    const response = await runtime.fetch('/fail');
+    assert.ok(!(await response.text()).includes('hunter2'));
+    await runtime.waitFor((r) => r.stdout.includes('the database password is hunter2'), 'the error in the log');
+  });
+
+  it('gives the context the Lambda runtime gives', async () => {
+    const got = await json(await runtime.fetch('/remaining', { headers: { 'X-Request-Id': '0123456789abcdef0123456789abcdef' } }));
+    assert.ok(got.first > 28000 && got.first <= 30000, String(got.first));
+    assert.deepEqual([got.name, got.version, got.memory, got.group, got.waits], ['orders', '$LATEST', '512', '/aws/lambda/orders', true]);
+    assert.equal(got.arn, 'arn:aws:lambda:us-east-1:123456789012:function:orders');
+    assert.equal(got.id, '01234567-89ab-cdef-0123-456789abcdef');
+    assert.match(got.stream, /^\d{4}\/\d{2}\/\d{2}\/\[\$LATEST\][0-9a-f]{32}$/);
+  });
+
+  it('still answers the probes and counts the calls', async () => {
+    assert.equal((await runtime.fetch('/health/readiness')).status, 200);
+    const metrics = await (await runtime.fetch('/metrics')).text();
+    assert.match(metrics, /function_calls_total\{method="GET"\} \d+/);
+  });
+});
+
+describe('payload format 1.0 (REST API)', () => {
+  let runtime;
+  before(async () => {
+    runtime = await startRuntime({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: functions('aws-lambda-http'), LAMBDA_PAYLOAD_FORMAT: '1.0' });
+  });
+  after(() => runtime.stop());
+
+  it('sends the 1.0 event: single and multi values, the proxy resource', async () => {
+    const { event, body } = await json(await runtime.fetch('/a/b?x=1&x=2', { headers: { 'X-Custom': 'v' } }));
+    assert.deepEqual([event.httpMethod, event.path, event.resource], ['GET', '/a/b', '/{proxy+}']);
+    assert.deepEqual(event.pathParameters, { proxy: 'a/b' });
+    assert.deepEqual(event.queryStringParameters, { x: '2' });
+    assert.deepEqual(event.multiValueQueryStringParameters, { x: ['1', '2'] });
+    assert.equal(event.headers['X-Custom'], 'v');
+    assert.deepEqual(event.multiValueHeaders['X-Custom'], ['v']);
+    assert.equal(body, null);
+  });
+
+  it('merges multiValueHeaders and headers', async () => {
+    const response = await runtime.fetch('/multi');
+    assert.equal(response.headers.get('x-many'), 'one, two, three');
+    assert.equal(response.headers.get('x-one'), '1');
+  });
+
+  for (const target of ['/fail', '/bad', '/plain']) {
+    it(`answers ${target} with the REST API's 502`, async () => {
+      const response = await runtime.fetch(target);
+      assert.deepEqual([response.status, await response.text()], [502, '{"message": "Internal server error"}']);
+    });
+  }
+});
+
+describe("`sam init`'s hello world: nothing set but the folder", () => {
+  let runtime;
+  before(async () => { runtime = await startRuntime({ HANDLER_FOLDER: functions('aws-lambda-sam') }); });
+  after(() => runtime.stop());
+
+  it('serves the template\'s route with the 1.0 event', async () => {
+    const response = await runtime.fetch('/hello');
+    assert.deepEqual([response.status, await response.text()], [200, '{"message":"hello world"}']);
+  });
+
+  it("answers what the REST API has no route for as it does", async () => {
+    for (const [method, target] of [['GET', '/nowhere'], ['POST', '/hello']]) {
+      const response = await runtime.fetch(target, { method });
+      assert.deepEqual([response.status, await response.text()], [403, '{"message":"Missing Authentication Token"}']);
+    }
+  });
+});
+
+describe('an HTTP API from the template: routes, path parameters, greedy paths', () => {
+  let runtime;
+  before(async () => { runtime = await startRuntime({ HANDLER_FOLDER: functions('aws-lambda-httpapi') }); });
+  after(() => runtime.stop());
+
+  it('gives routeKey, pathParameters and cookies', async () => {
+    const got = await json(await runtime.fetch('/orders/42?tag=a', { headers: { Cookie: 'session=s1' } }));
+    assert.deepEqual(got, { routeKey: 'GET /orders/{id}', pathParameters: { id: '42' }, cookies: ['session=s1'], query: { tag: 'a' }, memory: '256', remaining: got.remaining });
+    assert.ok(got.remaining > 0 && got.remaining <= 10000, String(got.remaining)); // the template's Timeout: 10
+  });
+
+  it('matches a greedy path for any method', async () => {
+    const got = await json(await runtime.fetch('/files/a/b/c.txt', { method: 'DELETE' }));
+    assert.deepEqual([got.routeKey, got.pathParameters], ['ANY /files/{proxy+}', { proxy: 'a/b/c.txt' }]);
+  });
+
+  it("answers what the HTTP API has no route for as it does", async () => {
+    for (const [method, target] of [['GET', '/nowhere'], ['POST', '/orders/1']]) {
+      const response = await runtime.fetch(target, { method });
+      assert.deepEqual([response.status, await response.text()], [404, '{"message":"Not Found"}']);
+    }
+  });
+});
+
+describe('module kinds and handler shapes', () => {
+  it('loads a .js ES module where package.json says "type": "module"', async () => {
+    const runtime = await startRuntime({ _HANDLER: 'app.handler', LAMBDA_TASK_ROOT: functions('aws-lambda-esm-js') });
+    try {
+      assert.equal(await (await runtime.fetch('/')).text(), '"Hello from Lambda!"');
+    } finally {
+      await runtime.stop();
+    }
+  });
+
+  it('loads a .cjs module and a nested export', async () => {
+    const runtime = await startRuntime({ _HANDLER: 'handler.api.get', LAMBDA_TASK_ROOT: functions('aws-lambda-cjs') });
+    try {
+      assert.equal(await (await runtime.fetch('/', { method: 'PUT' })).text(), 'cjs PUT');
+    } finally {
+      await runtime.stop();
+    }
+  });
+
+  for (const executionEnv of [undefined, 'AWS_Lambda_nodejs20.x', 'AWS_Lambda_nodejs22.x']) {
+    it(`answers a callback handler from its callback (AWS_EXECUTION_ENV=${executionEnv})`, async () => {
+      const runtime = await startRuntime({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: functions('aws-lambda-callback'), ...(executionEnv ? { AWS_EXECUTION_ENV: executionEnv } : {}) });
+      try {
+        const later = await runtime.fetch('/later?name=ann');
+        assert.deepEqual([later.status, later.headers.get('content-type'), await later.text()], [200, 'text/plain', 'later for ann']);
+        assert.equal(await (await runtime.fetch('/succeed')).text(), 'succeeded');
+        const failed = await runtime.fetch('/error');
+        assert.deepEqual([failed.status, await failed.text()], [500, '{"message":"Internal Server Error"}']);
+      } finally {
+        await runtime.stop();
+      }
+    });
+  }
+
+  for (const [executionEnv, body] of [['AWS_Lambda_nodejs22.x', 'null'], ['AWS_Lambda_nodejs24.x', 'returned'], [undefined, 'returned']]) {
+    it(`answers a plain return with ${body} (AWS_EXECUTION_ENV=${executionEnv})`, async () => {
+      const runtime = await startRuntime({ _HANDLER: 'index.returnsPlainly', LAMBDA_TASK_ROOT: functions('aws-lambda-callback'), ...(executionEnv ? { AWS_EXECUTION_ENV: executionEnv } : {}) });
+      try {
+        assert.equal(await (await runtime.fetch('/')).text(), body);
+      } finally {
+        await runtime.stop();
+      }
+    });
+  }
+
+  it('refuses a callback handler on nodejs24.x, as Lambda does', async () => {
+    const { code, stderr } = await runToExit({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: functions('aws-lambda-callback'), AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x' });
+    assert.equal(code, 2);
+    assert.equal(stderr, `funcwsgi: error: handler() in ${path.join(functions('aws-lambda-callback'), 'index.js')} takes a callback (event, context, callback), which AWS Lambda no longer calls from nodejs24.x on (AWS_EXECUTION_ENV=AWS_Lambda_nodejs24.x): make it an async function that returns its result\n`);
+  });
+
+  it('names what the module exports when the handler is not there', async () => {
+    const { code, stderr } = await runToExit({ _HANDLER: 'index.nope', LAMBDA_TASK_ROOT: functions('aws-lambda-http') });
+    assert.equal(code, 2);
+    assert.equal(stderr, `funcwsgi: error: no function 'nope' in ${functions('aws-lambda-http')}/index.mjs; found: handler\n`);
+  });
+});
