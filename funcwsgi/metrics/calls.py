@@ -22,6 +22,8 @@ OTHER_METHOD = "other"  # any other method string: the label set stays bounded
 CANCELLED_HELP = "Number of calls cancelled: their client left before the answer was complete (client), or they ran past SERVER_CALL_TIMEOUT (timeout)."
 CANCEL_CAUSES = ("client", "timeout")
 REJECTED_HELP = "Number of calls refused with 503 because they would have waited past SERVER_QUEUE_TARGET, or SERVER_MAX_INFLIGHT calls were in flight."
+DROPPED_SPANS_NAME = "function_spans_dropped"
+DROPPED_SPANS_HELP = "Number of spans not delivered to TRACE_COLLECTOR_ENDPOINT: their export failed, or they were unsent when the process stopped."
 QUEUED_NAME = "function_queueing_delay_seconds"
 QUEUED_HELP = "Seconds a call waited to start: for a thread, or behind the event loop (docs/servers.md#admission)."
 #: Queueing delays: from a millisecond to past the longest sensible SERVER_QUEUE_TARGET (nodejs26/lib/metrics.js has the same).
@@ -72,6 +74,18 @@ class LocalCallMetrics:
         self.rejected_lock = threading.Lock()
         self.cancellations = dict.fromkeys(CANCEL_CAUSES, 0)
         self.queued = LocalSeries(QUEUED_BUCKETS)
+        self.spans_dropped: int | None = None  # a series only while spans are exported
+
+    def count_dropped_spans(self) -> None:
+        """Show ``function_spans_dropped`` (tracing is on)."""
+        with self.rejected_lock:
+            if self.spans_dropped is None:
+                self.spans_dropped = 0
+
+    def dropped_spans(self, count: int) -> None:
+        """``count`` spans could not be delivered to the trace collector."""
+        with self.rejected_lock:
+            self.spans_dropped = (self.spans_dropped or 0) + count
 
     def reject(self) -> None:
         """A call the server refused with 503 (docs/servers.md#admission)."""
@@ -123,6 +137,8 @@ class LocalCallMetrics:
         cumulative = list(itertools.accumulate(buckets))
         queued.add_metric([], [(_bound(le), count) for le, count in zip(QUEUED_BUCKETS, cumulative, strict=True)], sum_value=seconds)
         yield queued
+        if self.spans_dropped is not None:
+            yield CounterMetricFamily(DROPPED_SPANS_NAME, DROPPED_SPANS_HELP, value=self.spans_dropped)
 
     def register(self) -> None:
         from prometheus_client import REGISTRY
@@ -169,6 +185,19 @@ class SharedCallMetrics:
         cancelled: Counter = Counter("function_cancelled", CANCELLED_HELP, ["cause"])
         self.cancellations = {cause: cancelled.labels(cause) for cause in CANCEL_CAUSES}
         self.queued: Histogram = Histogram(QUEUED_NAME, QUEUED_HELP, buckets=QUEUED_BUCKETS)
+        self.spans_dropped: Counter | None = None  # a series only while spans are exported
+
+    def count_dropped_spans(self) -> None:
+        """Show ``function_spans_dropped`` (tracing is on)."""
+        from prometheus_client import Counter
+
+        if self.spans_dropped is None:
+            self.spans_dropped = Counter(DROPPED_SPANS_NAME, DROPPED_SPANS_HELP)
+
+    def dropped_spans(self, count: int) -> None:
+        """``count`` spans could not be delivered to the trace collector."""
+        if self.spans_dropped is not None:
+            self.spans_dropped.inc(count)
 
     def reject(self) -> None:
         """A call the server refused with 503 (docs/servers.md#admission)."""

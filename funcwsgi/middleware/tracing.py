@@ -24,7 +24,9 @@ from ..config import DEFAULT_PROPAGATORS, Config
 from ..environ import REQUEST_ID_KEY, SPAN_ATTRIBUTES_KEY, SPAN_KEY
 from ..errors import ConfigError
 from ..loader import LoadedFunction
+from ..metrics.calls import call_metrics
 from ..process import on_worker_start
+from .span_export import span_processor
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -73,12 +75,15 @@ def _set_up(config: Config, loaded: LoadedFunction) -> TracerProvider:
     # cannot resolve around).
     URLLib3Instrumentor().instrument(tracer_provider=provider)
     endpoint = config.trace_collector_endpoint
+    assert endpoint, "the tracing layer is built only when TRACE_COLLECTOR_ENDPOINT is set"
+    dropped = None
+    if config.server_metrics:
+        metrics = call_metrics(config)
+        metrics.count_dropped_spans()
+        dropped = metrics.dropped_spans
 
     def export_from_this_worker(service: Service) -> None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+        provider.add_span_processor(span_processor(endpoint, dropped))
 
     on_worker_start(export_from_this_worker)
     logs.span_ids = span_ids
