@@ -16,7 +16,10 @@
   modules there are the public names in ``PUBLIC_NAMES``: a docstring and a
   re-export of one module that lives in a wing or in ``funcwsgi/adapters/``, nothing
   else, and not counted. Our own code imports the module itself, never its
-  public name.
+  public name;
+- and, from a real server: a plain function's process never imports what it
+  does not use (OpenTelemetry without a collector, CloudEvents, Kafka, the
+  other platforms' contracts, the CLI beyond ``serve``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import re
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import FUNCWSGI, http_get, start
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("funcwsgi", "sdk")
@@ -261,3 +266,51 @@ def test_a_public_name_with_logic_of_its_own_is_caught(tmp_path):
 def test_our_code_imports_the_module_not_its_public_name(graph):
     users = [(name, target) for name, targets in graph.items() for target in targets if target in PUBLIC_NAMES]
     assert users == []
+
+
+# -- what starting a plain function loads -------------------------------------------------
+
+#: Modules a plain function's server never needs (issue 44): OpenTelemetry without a collector, CloudEvents
+#: until an event arrives, Kafka, the other platforms' contracts, the CLI beyond parsing `serve`. Prefixes.
+NEVER_LOADED = (
+    "opentelemetry",
+    "cloudevents",
+    "funcwsgi.cloudevents",
+    "funcwsgi.kafka",
+    "funcwsgi.adapters.kafka",
+    "confluent_kafka",
+    "funcwsgi.devtools",
+    "yaml",
+)
+#: The compat package chooses the contract from these alone; every other module of it is a contract.
+COMPAT_RECOGNITION = {"funcwsgi.compat", "funcwsgi.compat.signals", "funcwsgi.compat.sources"}
+#: What `funcwsgi serve` needs of the CLI: its parser and the serve command.
+CLI_FOR_SERVE = {"funcwsgi.cli", "funcwsgi.cli.commands", "funcwsgi.cli.commands.serve"}
+
+
+def needless(loaded: list[str]) -> list[str]:
+    """The modules of ``loaded`` that a plain function's server should not have imported."""
+    return [
+        name
+        for name in loaded
+        if name.startswith(NEVER_LOADED)
+        or (name.startswith("funcwsgi.compat") and name not in COMPAT_RECOGNITION)
+        or (name.startswith("funcwsgi.cli") and name not in CLI_FOR_SERVE)
+    ]
+
+
+def test_needless_names_what_it_should():
+    assert needless(["funcwsgi.compat", "funcwsgi.compat.signals", "funcwsgi.cli.commands.serve", "json", "werkzeug"]) == []
+    loaded = ["funcwsgi.compat.azure", "funcwsgi.cli.commands.build", "opentelemetry.trace", "funcwsgi.cloudevents", "yaml"]
+    assert needless(loaded) == loaded
+
+
+@pytest.mark.parametrize("adapter", ["gunicorn", "granian"])
+def test_a_plain_function_loads_only_what_it_uses(adapter):
+    """`funcwsgi serve` with the default settings, asked by the function itself what its process has imported."""
+    with start(FUNCWSGI + ["serve"], "modules_loaded", SERVER_ADAPTER=adapter) as server:
+        status, body = http_get(server.host, server.port, "/")
+    assert status == 200
+    loaded = body.decode().split("\n")
+    assert "funcwsgi.function_app" in loaded  # the function really answered from the serving process
+    assert needless(loaded) == [], f"a plain function's server on {adapter} imported {needless(loaded)}"

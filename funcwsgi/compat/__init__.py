@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config import PLATFORMS as PLATFORM_NAMES
 from ..signatures import Invoker, Signature
-from .cloudevents_lib import is_cloud_event, to_binary
+from . import signals
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -66,8 +67,9 @@ class Platform:
     """One platform whose functions are called with its contract: everything funcwsgi knows of it, in one place.
 
     A platform with a ``module`` (under this package) is recognised from its
-    signals: the module has ``signal(config)`` (why the function is that
-    platform's, or ``None``), ``locate(config)`` (where its files are), and
+    signals: :mod:`.signals` has a function of the module's name (why the
+    function is that platform's, or ``None``), so that recognising never
+    imports a contract; the module has ``locate(config)`` (where its files are), and
     ``invoker(loaded, config, function)`` (the contract's call); with
     ``own_loader``, ``load(config)`` too (several functions, or a package).
     A platform without a module is called through funcwsgi's own loader and
@@ -139,6 +141,27 @@ TEMPLATES = tuple(platform.template for platform in PLATFORMS.values() if platfo
 _warned: set[str] = set()
 
 
+def is_cloud_event(value: Any) -> bool:
+    """Whether ``value`` is a CloudEvent, funcwsgi's or the ``cloudevents`` library's.
+
+    Neither kind can exist before a module that makes it is imported (by the
+    function, or by the CloudEvents layer for an event that arrived), so until
+    then the answer imports nothing: a plain function never loads CloudEvents.
+    """
+    if "funcwsgi.cloudevents" not in sys.modules and "cloudevents" not in sys.modules:
+        return False
+    from .cloudevents_lib import is_cloud_event as check
+
+    return check(value)
+
+
+def to_binary(event: Any) -> tuple[dict[str, str], bytes]:
+    """``event`` (funcwsgi's or the library's) in binary content mode: (its headers, its data)."""
+    from .cloudevents_lib import to_binary as encode
+
+    return encode(event)
+
+
 def uses_flask(imports: frozenset[str]) -> bool:
     return not imports.isdisjoint(FLASK_MODULES)
 
@@ -151,7 +174,7 @@ def recognise(config: Config) -> tuple[str, str, list[str]]:
     """(platform, why, other platforms whose signals are present too) for ``config``'s function."""
     if config.handler_platform:
         return config.handler_platform, "HANDLER_PLATFORM", []
-    found = [(name, why) for name in RECOGNITION_ORDER if (why := PLATFORMS[name].contract().signal(config))]
+    found = [(name, why) for name in RECOGNITION_ORDER if (why := getattr(signals, PLATFORMS[name].module or "")(config))]
     if not found:
         return "funcwsgi", "", []
     return found[0][0], found[0][1], [name for name, _ in found[1:]]

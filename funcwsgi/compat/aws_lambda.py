@@ -30,6 +30,7 @@ from ..errors import LoadError
 from ..replies import BODILESS, Reply, status_line
 from ..request import read_body
 from ..signatures import Invoker
+from .signals import SAM_TEMPLATE_NAMES as TEMPLATE_NAMES
 from .sources import project_root
 
 if TYPE_CHECKING:
@@ -48,29 +49,10 @@ NOT_FOUND_V1 = Reply(403, '{"message":"Missing Authentication Token"}', content_
 #: Lambda's own limit when no call timeout is set.
 LAMBDA_MAX_SECONDS = 900.0
 DEFAULT_CALL_TIMEOUT = 180.0
-TEMPLATE_NAMES = ("template.yaml", "template.yml")
 ACCOUNT = "123456789012"
 JSON = "application/json"
 #: Content types HTTP APIs and function URLs pass as text; any other body arrives base64-encoded.
 _TEXTUAL = re.compile(r"(text/.*|application/(json|javascript|xml|yaml|x-www-form-urlencoded|[\w.+-]*\+(json|xml)))(;.*)?", re.I)
-
-
-def signal(config: Config) -> str | None:
-    if config.lambda_handler:
-        return f"_HANDLER={config.lambda_handler}"
-    if config.aws_lambda_function_name:
-        return f"AWS_LAMBDA_FUNCTION_NAME={config.aws_lambda_function_name}"
-    if config.aws_execution_env:
-        return f"AWS_EXECUTION_ENV={config.aws_execution_env}"
-    root = config.lambda_task_root or project_root(config)
-    for name in TEMPLATE_NAMES:
-        try:
-            with open(os.path.join(root, name), encoding="utf-8") as handle:
-                if "AWS::Serverless::Function" in handle.read():
-                    return f"{os.path.join(root, name)} declares an AWS::Serverless::Function"
-        except OSError:
-            continue
-    return None
 
 
 # -- the SAM template ------------------------------------------------------------------

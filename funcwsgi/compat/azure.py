@@ -34,6 +34,7 @@ from ..errors import LoadError
 from ..replies import Reply
 from ..request import read_body
 from ..signatures import Invoker, Signature
+from .signals import entries as _entries
 from .sources import project_root
 
 if TYPE_CHECKING:
@@ -59,30 +60,6 @@ CONSTRAINTS = {
     "decimal": r"-?\d+(?:\.\d+)?",
     "datetime": r"[0-9T:.\-+Z]+",
 }
-
-
-def _is_app(root: str) -> bool:
-    if not os.path.isfile(os.path.join(root, "host.json")):
-        return False
-    if os.path.isfile(os.path.join(root, "function_app.py")):
-        return True
-    return any(os.path.isfile(os.path.join(root, entry, "function.json")) for entry in _entries(root))
-
-
-def _entries(root: str) -> list[str]:
-    try:
-        return sorted(os.listdir(root))
-    except OSError:
-        return []
-
-
-def signal(config: Config) -> str | None:
-    root = project_root(config)
-    if (config.functions_worker_runtime or "").lower() == "python":
-        return "FUNCTIONS_WORKER_RUNTIME=python"
-    if _is_app(root):
-        return f"{os.path.join(root, 'host.json')} beside function_app.py or */function.json"
-    return None
 
 
 def locate(config: Config) -> Config:

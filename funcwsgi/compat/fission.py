@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LoadError
 from ..replies import Reply
 from ..signatures import Invoker, Signature
+from .signals import FISSION_VOLUME as DEFAULT_VOLUME
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi.fission")
 
-DEFAULT_VOLUME = "/userfunc"
 NOT_SPECIALISED = Reply(500, "Internal Server Error")
 SPECIALISED = Reply(200)
 FAILED = Reply(500, "Internal Server Error")
@@ -43,14 +43,6 @@ BAD_REQUEST = Reply(400, "expected a JSON object with filepath and functionName"
 
 def volume(config: Config) -> str:
     return config.fission_userfunc_volume or DEFAULT_VOLUME
-
-
-def signal(config: Config) -> str | None:
-    if config.fission_userfunc_volume:
-        return f"USERFUNCVOL={config.fission_userfunc_volume}"
-    if os.path.isdir(DEFAULT_VOLUME) and not os.path.isfile(config.handler_path):
-        return f"{DEFAULT_VOLUME} exists and {config.handler_path} does not"
-    return None
 
 
 def locate(config: Config) -> Config:

@@ -29,6 +29,10 @@ from ..errors import LoadError
 from ..replies import Reply
 from ..request import read_body
 from ..signatures import Invoker, is_async
+from .signals import FUNCTION_PACKAGE as PACKAGE
+from .signals import func_yaml as _func_yaml
+from .signals import knative_module_file as _module_file
+from .signals import knative_package_folder as _package_folder
 from .sources import defines, project_root
 
 if TYPE_CHECKING:
@@ -36,53 +40,6 @@ if TYPE_CHECKING:
     from ..loader import LoadedFunction
 
 log = logging.getLogger("funcwsgi.knative")
-
-PACKAGE = "function"
-
-
-def _module_file(folder: str) -> str | None:
-    for name in ("func.py", "__init__.py"):
-        path = os.path.join(folder, name)
-        if defines(path, "new") or defines(path, "handle"):
-            return path
-    return None
-
-
-def _package_folder(root: str) -> str:
-    if os.path.basename(os.path.normpath(root)) == PACKAGE and _module_file(root):
-        return root  # already located
-    return os.path.join(root, PACKAGE)
-
-
-def _func_yaml(root: str, key: str) -> str | None:
-    """A top-level value of the project's ``func.yaml`` (``runtime``, ``invoke``), if there is one."""
-    path = os.path.join(root, "func.yaml")
-    if not os.path.isfile(path):
-        return None
-    import yaml  # only when there is a func.yaml: recognising platforms must not import it for every function
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError):
-        return None
-    value = document.get(key) if isinstance(document, dict) else None
-    return str(value) if value else None
-
-
-def signal(config: Config) -> str | None:
-    root = project_root(config)
-    folder = _package_folder(root)
-    path = _module_file(folder)
-    if path is None:
-        return None
-    if config.knative_listen_address:
-        return f"LISTEN_ADDRESS={config.knative_listen_address} and {path} defines new or handle"
-    project = os.path.dirname(folder)
-    if _func_yaml(project, "runtime") == "python":
-        return f"{os.path.join(project, 'func.yaml')} names the python runtime and {path} defines new or handle"
-    return None
-
 
 def locate(config: Config) -> Config:
     folder = _package_folder(project_root(config))

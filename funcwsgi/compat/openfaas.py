@@ -31,33 +31,16 @@ from werkzeug.wrappers import Response
 from ..replies import Reply
 from ..request import get_or_create_request
 from ..signatures import Invoker, Signature
-from .sources import defines, project_root
+from .signals import FUNCTION_PACKAGE as PACKAGE
+from .sources import project_root
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..loader import LoadedFunction
 
-PACKAGE = "function"
 #: The methods each template routes; Flask adds HEAD to GET and answers OPTIONS itself.
 HTTP_METHODS = frozenset({"GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"})
 FLASK_METHODS = frozenset({"GET", "HEAD", "POST"})
-
-
-def _handler_file(root: str) -> str:
-    return os.path.join(root, PACKAGE, "handler.py")
-
-
-def signal(config: Config) -> str | None:
-    root = project_root(config)
-    located = os.path.basename(os.path.normpath(root)) == PACKAGE and os.path.isfile(os.path.join(root, "handler.py"))
-    path = os.path.join(root, "handler.py") if located else _handler_file(root)
-    if not defines(path, "handle"):
-        return None
-    if config.openfaas_fprocess:
-        return f"fprocess={config.openfaas_fprocess!r} and {path} defines handle"
-    if config.openfaas_mode == "http":
-        return f"mode=http and {path} defines handle"
-    return f"{path} defines handle (the python3-http/python3-flask layout)"
 
 
 def locate(config: Config) -> Config:

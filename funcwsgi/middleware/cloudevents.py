@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 
 from werkzeug.wsgi import get_input_stream
 
-from ..cloudevents import STRUCTURED, MalformedCloudEvent
-from ..cloudevents import from_http as decode
 from ..environ import CLOUD_EVENT_KEY
 from ..replies import bad_request
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+#: ``funcwsgi.cloudevents.STRUCTURED``, spelled out: that module is imported when an event arrives, not at start.
+STRUCTURED = "application/cloudevents+json"
 
 
 class CloudEventsMiddleware:
@@ -45,6 +46,9 @@ class CloudEventsMiddleware:
                 headers["content-type"] = content_type
         else:
             return self.app(environ, start_response)
+        from ..cloudevents import MalformedCloudEvent
+        from ..cloudevents import from_http as decode
+
         body = get_input_stream(environ).read()
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterable
-from importlib.metadata import EntryPoint, entry_points, version
 from typing import TYPE_CHECKING, Any
 
 from .. import logs
@@ -29,6 +28,8 @@ from ..process import on_worker_start
 from .span_export import span_processor
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
     from opentelemetry.propagators.textmap import Getter, TextMapPropagator
     from opentelemetry.sdk.resources import Resource
@@ -122,6 +123,8 @@ def function_attributes(config: Config, loaded: LoadedFunction) -> dict[str, str
 
 def installed_propagators() -> dict[str, EntryPoint]:
     """The propagators installed packages register, by name (reads the packages' metadata)."""
+    from importlib.metadata import entry_points
+
     return {point.name: point for point in entry_points(group=PROPAGATOR_GROUP)}
 
 
@@ -212,6 +215,8 @@ class TracingMiddleware:
     """
 
     def __init__(self, app: WSGIApplication, provider: TracerProvider, function: dict[str, str] | None = None) -> None:
+        from importlib.metadata import version
+
         from opentelemetry import context, propagate, trace
         from opentelemetry.trace import SpanKind, Status, StatusCode
 

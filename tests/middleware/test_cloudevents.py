@@ -152,3 +152,11 @@ def test_the_400_has_its_body_except_for_head(method):
     body = b"".join(CloudEventsMiddleware(lambda environ, start_response: [])(environ, start))
     assert start.status == "400 Bad Request"
     assert body == (b"" if method == "HEAD" else b"Bad Request: the structured CloudEvent is not valid JSON")
+
+
+def test_the_layer_spells_the_structured_type_as_the_codec_does():
+    """The layer names the structured content type itself, so that a plain call never imports the codec."""
+    from funcwsgi import cloudevents
+    from funcwsgi.middleware import cloudevents as layer
+
+    assert layer.STRUCTURED == cloudevents.STRUCTURED
