@@ -1,0 +1,170 @@
+"""What llhttp lets through that RFC 9112 or RFC 9110 forbids, or does not bound: the edge's small checks beside it.
+
+httptools (llhttp) in its strict mode frames every request on the edge; it
+refuses obs-fold, bare CR or LF, bad chunk extensions, Transfer-Encoding with
+Content-Length, a listed Content-Length and control bytes by itself. What it
+accepts, and these checks refuse:
+
+- a head of any size and any number of fields (llhttp has no limit): the
+  request line past gunicorn's ``limit_request_line`` is ``414``, a field
+  past ``limit_request_field_size``, more than ``limit_request_fields``
+  fields, or a head past :data:`HEAD_LIMIT` bytes is ``431``;
+- an HTTP/1.1 request without exactly one ``Host``, or with a ``Host`` that
+  is a list (``Host: x, y``): ``400`` (RFC 9112 section 3.2);
+- chunked framing on HTTP/1.0 (RFC 9112 section 6.1): ``400``;
+- a trailer field that may not be one (RFC 9110 section 6.5.1): ``400``;
+- a chunk whose size alone is past the body limit (llhttp would wait for
+  every byte of ``ffffffffffffffff``): ``413`` at once. httptools does not
+  say a chunk's size, so the edge reads the size line llhttp just took
+  (:class:`ChunkSizes`); it bounds, it does not frame.
+
+The HTTP/2 connection preface (RFC 9113 section 3.4) surfaces in llhttp as a
+generic error: the edge looks for it before llhttp sees a byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from funcwsgi.replies import Reply
+
+#: Longest request head: Node's default is 16 KiB, nginx's 4 x 8 KiB.
+HEAD_LIMIT = 64 * 1024
+#: What an HTTP/2 connection opens with when the client knows the server speaks it.
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#: Fields that may not be sent as trailers: framing, routing, request modifiers and content
+#: metadata (RFC 9110 section 6.5.1); a request that sends one is malformed.
+NOT_TRAILERS = frozenset(
+    {
+        b"content-length",
+        b"transfer-encoding",
+        b"host",
+        b"trailer",
+        b"te",
+        b"expect",
+        b"connection",
+        b"content-type",
+        b"content-encoding",
+        b"content-range",
+        b"authorization",
+        b"cookie",
+    }
+)
+
+
+class Refused(Exception):
+    """Raised from a parser callback: the request is answered with ``reply`` and its connection closed."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.status)
+        self.reply = reply
+
+
+#: The edge's refusals, each a Reply the connection sends before it closes.
+MALFORMED = Reply(400, "the request is malformed")
+BAD_HOST = Reply(400, "an HTTP/1.1 request needs exactly one Host field")
+BAD_FRAMING = Reply(400, "the request's Content-Length or Transfer-Encoding is malformed")
+BAD_TRAILER = Reply(400, "the request's trailers hold a field that may not be a trailer")
+URI_TOO_LONG = Reply(414, "the request line is too long")
+HEAD_TOO_LARGE = Reply(431, "the request head is too large")
+BODY_TOO_LARGE = Reply(413, "the request body is too large")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of one worker, read once from gunicorn's settings and the runtime's."""
+
+    request_line: int  # gunicorn's limit_request_line (0: none) -> 414
+    fields: int  # gunicorn's limit_request_fields -> 431
+    field_size: int  # gunicorn's limit_request_field_size (0: none) -> 431
+    body: int  # SERVER_MAX_BODY_SIZE (0: none) -> 413
+
+
+class HeadMeter:
+    """Counts a request head as llhttp hands it over: the target's bytes, each field."""
+
+    __slots__ = ("limits", "size", "fields", "target")
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.size = 0
+        self.fields = 0
+        self.target = 0
+
+    def url(self, part: bytes) -> None:
+        self.target += len(part)
+        self.size += len(part)
+        if self.limits.request_line and self.target > self.limits.request_line:
+            raise Refused(URI_TOO_LONG)
+        if self.size > HEAD_LIMIT:
+            raise Refused(HEAD_TOO_LARGE)
+
+    def field(self, name: bytes, value: bytes) -> None:
+        self.fields += 1
+        length = len(name) + len(value)
+        self.size += length + 4
+        limits = self.limits
+        if self.fields > limits.fields or (limits.field_size and length > limits.field_size) or self.size > HEAD_LIMIT:
+            raise Refused(HEAD_TOO_LARGE)
+
+
+def check_head(version: str, headers: list[tuple[bytes, bytes]]) -> None:
+    """Host and Transfer-Encoding as RFC 9112 wants them (llhttp has checked the rest of the framing)."""
+    hosts = 0
+    for name, value in headers:
+        if name == b"host":
+            hosts += 1
+            if b"," in value:
+                raise Refused(BAD_HOST)
+        elif name == b"transfer-encoding" and version != "1.1":
+            raise Refused(BAD_FRAMING)
+    if hosts > 1 or (hosts == 0 and version == "1.1"):
+        raise Refused(BAD_HOST)
+
+
+def check_trailer(name: bytes) -> None:
+    if name in NOT_TRAILERS:
+        raise Refused(BAD_TRAILER)
+
+
+class ChunkSizes:
+    """Reads the size line of each chunk llhttp takes, and refuses a chunk past the body limit at once.
+
+    The connection feeds llhttp a chunked body line by line (:meth:`pieces`);
+    when llhttp reports a chunk's head, the line it just took is that chunk's
+    size line.
+    """
+
+    __slots__ = ("limit", "tail")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.tail = b""  # the current line, from its start, as far as it has arrived
+
+    @staticmethod
+    def pieces(data: bytes) -> list[bytes]:
+        """``data`` cut after each LF, so llhttp reports a chunk's head while its line is the last one fed."""
+        pieces = []
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            pieces.append(data[start : end + 1])
+            start = end + 1
+        if start < len(data):
+            pieces.append(data[start:])
+        return pieces
+
+    def fed(self, piece: bytes) -> None:
+        """Remember the line ``piece`` belongs to (the last line fed, when llhttp saw a chunk's head)."""
+        self.tail = piece if self.tail.endswith(b"\n") or not self.tail else self.tail + piece
+        if len(self.tail) > 4096:
+            self.tail = self.tail[-4096:]
+
+    def check(self, received: int) -> None:
+        """llhttp took a chunk's size line: 413 if that size, with what came before it, is past the limit."""
+        size = self.tail.split(b";", 1)[0].strip(b" \t\r\n")
+        try:
+            declared = int(size, 16)
+        except ValueError:
+            return  # llhttp's to refuse
+        if self.limit and received + declared > self.limit:
+            raise Refused(BODY_TOO_LARGE)

@@ -1,0 +1,412 @@
+"""Running one call, whatever protocol carried it: the edge's half that knows WSGI, ASGI and the threads.
+
+A connection protocol (HTTP/1.1 in :mod:`.http1`, HTTP/2 in :mod:`.http2`)
+reads a request and hands the :class:`CallRunner` an :class:`Exchange`: the
+request's head and body, and the way to send its answer. The runner decides
+where the call runs and never sees a byte of framing:
+
+- a plain function runs on a thread of :class:`~.threads.CallThreads`; the
+  answer goes back to the loop with one ``call_soon_threadsafe`` when the
+  body is a list (a streamed body, chunk by chunk, waiting while the client
+  has more than :data:`OUTBOX_LIMIT` bytes to take);
+- an ``async def`` function runs as a task on the loop, through the
+  service's ASGI side (:class:`funcwsgi.eventloop.asgi.AsgiService`).
+
+Each threaded call gets an :class:`EdgeCall`, its
+:class:`~funcwsgi.serving.ServerCall`. Everything an exchange is asked is
+asked on the loop's thread; the runner is the one place that hops threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote_to_bytes
+
+from funcwsgi.admission import admission_for
+from funcwsgi.serving import BUSY, SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
+
+from .threads import CallThreads
+
+if TYPE_CHECKING:
+    from funcwsgi.serving import Core
+
+log = logging.getLogger("funcwsgi")
+
+#: Response bytes one call may leave for a slow client before its thread waits (waitress keeps 16 MiB).
+OUTBOX_LIMIT = 16 * 1024 * 1024
+#: Threads for /healthz, /health/* and /metrics, apart from the calls' threads.
+PROBE_THREADS = 2
+PROBE_METHODS = frozenset({"GET", "HEAD"})
+
+Headers = list[tuple[str, str]]
+Answer = tuple[str, Headers, bytes]
+
+
+class Exchange(Protocol):
+    """One request and its answer, as a connection protocol hands it to the runner (on the loop)."""
+
+    method: str
+    target: bytes  # as sent: origin-form, or the path of an absolute-form target
+    http_version: str  # "1.0", "1.1" or "2"
+    headers: list[tuple[bytes, bytes]]  # names lower-cased, in the order sent
+    peer: tuple[str, int] | None
+    server: tuple[str, int] | None
+    #: Set on the loop once the client closed or reset its connection (HTTP/2: its stream).
+    client_gone: bool
+    #: The client will get no body it declared (past the body limit): the call is answered and the connection ends.
+    body_skipped: bool
+
+    def body(self) -> IO[bytes]:
+        """The request's body, whole (a call starts once it has arrived)."""
+
+    def respond(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
+        """Send the head (the first time) and ``chunks``; ``end``: the answer is complete."""
+
+    def pending(self) -> int:
+        """Answer bytes the client has not taken yet."""
+
+    def on_drained(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (once) when :meth:`pending` is low again, or the exchange ended."""
+
+    def abort(self, answer: Answer | None) -> None:
+        """End the exchange now: ``answer`` first if no head went out yet."""
+
+    def finished(self) -> None:
+        """The call is over: the protocol may read or serve what comes next."""
+
+    async def disconnected(self) -> None:
+        """Return once :attr:`client_gone`."""
+
+
+class EdgeCall:
+    """What the edge gives a call on a thread (:class:`funcwsgi.serving.ServerCall`)."""
+
+    __slots__ = ("exchange", "runner", "later", "stuck")
+    lent: Lent = THREAD
+    answers_now = True
+
+    def __init__(self, exchange: Exchange, runner: CallRunner) -> None:
+        self.exchange = exchange
+        self.runner = runner
+        self.later: list[Callable[[], object]] | None = None
+        self.stuck = False
+
+    def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
+        # The loop serialises this with the function's own answer: whichever reaches it first goes out.
+        if self.exchange.client_gone:
+            raise OSError("the client has gone")
+        self.runner.call_on_loop(self.exchange.abort, (status, list(headers), body))
+
+    def client_connected(self) -> bool:
+        return not self.exchange.client_gone
+
+    def peer(self) -> tuple[str, int] | None:
+        return self.exchange.peer
+
+    def after_response(self, work: Callable[[], object]) -> None:
+        if self.later is None:
+            self.later = []
+        self.later.append(work)
+
+    def thread_stuck(self, extra_threads: int) -> None:
+        self.stuck = True
+        self.runner.threads.keep_extra(extra_threads)
+        self.runner.call_on_loop(self.runner.uncount, 1)
+
+    def thread_back(self, extra_threads: int) -> None:
+        self.stuck = False
+        self.runner.threads.keep_extra(extra_threads)
+        self.runner.call_on_loop(self.runner.uncount, -1)
+
+
+class StreamState:
+    """A response streamed from a thread: waits while the client is behind."""
+
+    __slots__ = ("drained",)
+
+    def __init__(self) -> None:
+        self.drained = threading.Event()
+
+
+class CallRunner:
+    """Runs each exchange's call: plain functions on the threads, ``async def`` ones as tasks; admission first."""
+
+    def __init__(self, service: Core, threads: int, loop: asyncio.AbstractEventLoop, send_timeout: float) -> None:
+        config = service.config
+        self.service = service
+        self.loop = loop
+        self.call_on_loop = loop.call_soon_threadsafe
+        self.send_timeout = send_timeout
+        self.on_loop = service.on_loop
+        self.asgi = service.asgi if service.on_loop else None
+        self.threads = CallThreads(threads, "funcwsgi-call")
+        self.probe_threads = CallThreads(PROBE_THREADS, "funcwsgi-probe")
+        self.admission = admission_for(config, threads)
+        self.max_inflight = config.max_inflight
+        self.exempt = frozenset(path.encode() for path in exempt_paths(config))
+        self.rejected = rejected_counter(config)
+        self.inflight = 0  # calls admitted and not answered, stuck ones excepted
+        self.calls = 0  # calls started, for gunicorn's max_requests
+        self.exit_status: int | None = None  # set when a function called sys.exit()
+        self.on_exit: Callable[[], None] = lambda: None
+        self.base_environ: dict[str, Any] = {
+            "SCRIPT_NAME": "",
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            "wsgi.input_terminated": True,
+        }
+
+    # -- on the loop -------------------------------------------------------------------
+
+    def start(self, exchange: Exchange) -> None:
+        """The exchange's request is complete: run its call (or refuse it past the bounds)."""
+        self.calls += 1
+        if self.asgi is not None:
+            self.inflight += 1
+            task = self.loop.create_task(self.run_task(exchange))
+            task.add_done_callback(lambda _: self.task_done(exchange))
+            return
+        path = exchange.target.split(b"?", 1)[0]
+        if path in self.exempt and exchange.method in PROBE_METHODS:
+            self.probe_threads.submit(lambda: self.run_thread(exchange, False, 0.0))
+            return
+        busy = self.inflight
+        if (self.max_inflight and busy >= self.max_inflight) or not self.admission.admit(busy):
+            self.refuse(exchange)
+            return
+        self.inflight += 1
+        arrived = time.monotonic()
+        self.threads.submit(lambda: self.run_thread(exchange, True, arrived))
+
+    def refuse(self, exchange: Exchange) -> None:
+        self.rejected()
+        exchange.abort((BUSY.status, [*BUSY.headers, ("Connection", "close")], b"" if exchange.method == "HEAD" else BUSY.body))
+        exchange.finished()
+
+    def uncount(self, change: int) -> None:
+        self.inflight -= change
+
+    def task_done(self, exchange: Exchange) -> None:
+        self.inflight -= 1
+        exchange.finished()
+
+    def answered(self, exchange: Exchange, call: EdgeCall | None, answer: tuple[str, Headers, Iterable[bytes]] | None) -> None:
+        """On the loop, once per threaded call: its answer (None: it was aborted or streamed) and its end."""
+        if call is None or not call.stuck:
+            self.inflight -= 1 if call is not None else 0
+        if answer is not None:
+            exchange.respond(answer[0], answer[1], answer[2], True)
+        exchange.finished()
+
+    # -- on a thread ---------------------------------------------------------------------
+
+    def run_thread(self, exchange: Exchange, admitted: bool, arrived: float) -> None:
+        """A plain function's call, on one of the threads; ends with one hand-off to the loop."""
+        call = EdgeCall(exchange, self) if admitted else None
+        if exchange.client_gone:  # it gave up while the call waited for a thread: nobody to answer
+            self.call_on_loop(self.answered, exchange, call, None)
+            return
+        started = time.monotonic()
+        if admitted and not self.admission.start(started - arrived):
+            # It waited past SERVER_QUEUE_TARGET after all: its caller gets the 503 now.
+            self.rejected()
+            self.call_on_loop(self.answered, exchange, call, (BUSY.status, [*BUSY.headers, ("Connection", "close")], [BUSY.body]))
+            return
+        environ = self.environ(exchange)
+        if call is not None:
+            environ[SERVER_CALL_KEY] = call
+        answer = None
+        try:
+            answer = self.call_wsgi(exchange, environ)
+        except SystemExit as ended:
+            # A function's sys.exit(): its caller's connection is closed, the worker stops as on SIGTERM
+            # (the other calls finish) and exits with the status asked for; the master starts a new one.
+            code = ended.code
+            self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
+            log.warning("The function called sys.exit(%r): the worker stops", code)
+            self.call_on_loop(exchange.abort, None)
+            self.call_on_loop(self.on_exit)
+        except BaseException:
+            log.exception("The call failed outside the function's stack")
+            self.call_on_loop(exchange.abort, None)
+        finally:
+            if admitted:
+                self.admission.finished(time.monotonic() - started)
+            self.call_on_loop(self.answered, exchange, call, answer)
+        if call is not None and call.later:
+            run_after_response(call.later)
+
+    def call_wsgi(self, exchange: Exchange, environ: dict[str, Any]) -> tuple[str, Headers, Iterable[bytes]] | None:
+        """The stack's answer: returned whole when its body is a list, else streamed here (None)."""
+        started: list[Any] = []
+
+        def start_response(status: str, headers: Headers, exc_info: Any = None) -> Callable[[bytes], None]:
+            if exc_info is not None:
+                try:
+                    if streamed:
+                        raise exc_info[1].with_traceback(exc_info[2])
+                finally:
+                    exc_info = None
+            started[:] = (status, headers)
+            return write
+
+        streamed: list[bool] = []
+        stream = StreamState()
+
+        def write(chunk: bytes) -> None:
+            streamed.append(True)
+            self.send_from_thread(exchange, started[0], started[1], chunk, False, stream)
+
+        body = self.service(environ, start_response)
+        try:
+            if type(body) is list and not streamed:
+                return started[0], started[1], body
+            for chunk in body:
+                if chunk:
+                    write(chunk)
+            if not started:
+                raise RuntimeError("the application did not call start_response")
+            self.send_from_thread(exchange, started[0], started[1], b"", True, stream)
+            return None
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
+
+    def send_from_thread(self, exchange: Exchange, status: str, headers: Headers, chunk: bytes, end: bool, stream: StreamState) -> None:
+        """One piece of a streamed answer; waits (``SERVER_SEND_TIMEOUT`` at most) while the client is behind."""
+        stream.drained.clear()
+        self.call_on_loop(self.respond_and_watch, exchange, status, headers, chunk, end, stream)
+        if end:
+            return
+        if not stream.drained.wait(self.send_timeout):
+            self.call_on_loop(exchange.abort, None)
+            raise OSError("the client took nothing of the answer for SERVER_SEND_TIMEOUT")
+        if exchange.client_gone:
+            raise OSError("the client has gone")
+
+    def respond_and_watch(self, exchange: Exchange, status: str, headers: Headers, chunk: bytes, end: bool, stream: StreamState) -> None:
+        exchange.respond(status, headers, (chunk,), end)
+        if exchange.pending() > OUTBOX_LIMIT:
+            exchange.on_drained(stream.drained.set)
+        else:
+            stream.drained.set()
+
+    def environ(self, exchange: Exchange) -> dict[str, Any]:
+        """The call's WSGI environ (PEP 3333), built on its thread."""
+        environ = self.base_environ.copy()
+        target = exchange.target
+        path, _, query = target.partition(b"?")
+        environ["REQUEST_METHOD"] = exchange.method
+        environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1")
+        environ["QUERY_STRING"] = query.decode("latin-1")
+        environ["RAW_URI"] = environ["REQUEST_URI"] = target.decode("latin-1")
+        environ["SERVER_PROTOCOL"] = "HTTP/" + exchange.http_version
+        server = exchange.server
+        environ["SERVER_NAME"], environ["SERVER_PORT"] = (str(server[0]), str(server[1])) if server else ("localhost", "80")
+        peer = exchange.peer
+        if peer is not None:
+            environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = peer[0], str(peer[1])
+        for raw_name, raw_value in exchange.headers:
+            name = raw_name.decode("latin-1").upper().replace("-", "_")
+            key = name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + name
+            value = raw_value.decode("latin-1")
+            if key in environ:
+                environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
+            else:
+                environ[key] = value
+        environ["wsgi.input"] = io.BytesIO() if exchange.body_skipped else exchange.body()
+        return environ
+
+    # -- an async def function, on the loop ------------------------------------------------
+
+    async def run_task(self, exchange: Exchange) -> None:
+        """An ``async def`` function's call, through the service's ASGI side, as a task of the loop."""
+        target = exchange.target
+        path, _, query = target.partition(b"?")
+        peer, server = exchange.peer, exchange.server
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.4"},
+            "http_version": exchange.http_version,
+            "method": exchange.method,
+            "scheme": "http",
+            "path": unquote_to_bytes(path).decode("utf-8", "surrogateescape"),
+            "raw_path": path,
+            "query_string": query,
+            "root_path": "",
+            "headers": exchange.headers,
+            "client": peer,
+            "server": server,
+        }
+        body_sent = False
+        status_sent: list[Any] = []
+
+        async def receive() -> dict[str, Any]:
+            nonlocal body_sent
+            if not body_sent:
+                body_sent = True
+                data = b"" if exchange.body_skipped else exchange.body().read()
+                return {"type": "http.request", "body": data, "more_body": False}
+            await exchange.disconnected()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            kind = message["type"]
+            if kind == "http.response.start":
+                headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in message.get("headers", ())]
+                status_sent[:] = (f"{message['status']} {_reason(message['status'])}", headers)
+                return
+            if kind != "http.response.body" or not status_sent:
+                return
+            more = message.get("more_body", False)
+            body = message.get("body", b"")
+            if exchange.client_gone:
+                raise OSError("the client has gone")
+            exchange.respond(status_sent[0], status_sent[1], (body,) if body else (), not more)
+            if more and exchange.pending() > OUTBOX_LIMIT:
+                drained = asyncio.Event()
+                exchange.on_drained(drained.set)
+                try:
+                    await asyncio.wait_for(drained.wait(), self.send_timeout)
+                except TimeoutError:
+                    exchange.abort(None)
+                    raise OSError("the client took nothing of the answer for SERVER_SEND_TIMEOUT") from None
+
+        assert self.asgi is not None
+        try:
+            await self.asgi(scope, receive, send)
+        except Exception:
+            log.exception("The call failed outside the function's stack")
+            exchange.abort(None)
+
+    def shutdown(self) -> None:
+        self.threads.shutdown()
+        self.probe_threads.shutdown()
+
+
+_REASONS: dict[int, str] = {}
+
+
+def _reason(code: int) -> str:
+    reason = _REASONS.get(code)
+    if reason is None:
+        from http import HTTPStatus
+
+        try:
+            reason = HTTPStatus(code).phrase
+        except ValueError:
+            reason = "Unknown"
+        _REASONS[code] = reason
+    return reason

@@ -1,0 +1,654 @@
+"""HTTP/1.1 on the edge: llhttp (httptools, strict) reads each request on the loop; the call runner runs it.
+
+One :class:`Http1Connection` per client connection. It feeds what arrives
+to llhttp, keeps the bounds of :mod:`.bounds` beside it, and turns each
+complete request (head and body, the body in memory and past 256 KiB in a
+temporary file) into an :class:`Http1Exchange` for the
+:class:`~.calls.CallRunner`. So a slow or hostile client costs a
+connection, never a function thread. Around that:
+
+- pipelined requests are answered in order, one call at a time; reading
+  pauses while one waits behind a call, and a malformed request behind
+  valid ones is answered (``400`` and close) only after their answers;
+- ``Expect: 100-continue`` is answered when the edge starts waiting for the
+  body, unless the body is past ``SERVER_MAX_BODY_SIZE`` (then the call is
+  answered at once, normally with the body-limit layer's ``413``, and the
+  connection ends);
+- the answer is framed here: its ``Content-Length`` when the body came
+  whole, chunked when it is streamed (close-delimited on HTTP/1.0), no
+  body for ``HEAD``, ``1xx``, ``204`` and ``304``;
+- a client that closes its connection, or its sending side, is gone for
+  its calls (``client_connected()`` says so; one still waiting for a thread
+  is dropped), and the answer in progress still goes out on a half-closed
+  connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import io
+import logging
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import IO, TYPE_CHECKING
+
+import httptools
+
+from funcwsgi.replies import Reply
+from funcwsgi.serving import REQUEST_TIMEOUT
+
+from .bounds import HEAD_LIMIT, HEAD_TOO_LARGE, MALFORMED, PREFACE, ChunkSizes, HeadMeter, Refused, check_head, check_trailer
+from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
+
+if TYPE_CHECKING:
+    from .calls import Answer, Headers
+    from .edge import Edge
+
+log = logging.getLogger("funcwsgi")
+
+#: Body bytes kept in memory per request; beyond this the body goes to a temporary file.
+BODY_IN_MEMORY = 256 * 1024
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+#: Response fields the edge writes itself, from what it knows of the connection and the answer.
+OWN_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive"})
+BODILESS_CODES = frozenset({204, 304})
+
+
+class Http1Exchange:
+    """One request on an HTTP/1.1 connection, and its answer (:class:`~.calls.Exchange`)."""
+
+    __slots__ = (
+        "conn",
+        "method",
+        "target",
+        "http_version",
+        "headers",
+        "peer",
+        "server",
+        "client_gone",
+        "body_skipped",
+        "keep_alive",
+        "memory",
+        "spool",
+        "received",
+        "continue_wanted",
+        "head_sent",
+        "chunked_out",
+        "bodiless",
+        "length",
+        "sent",
+        "ended",
+        "aborted",
+    )
+
+    def __init__(self, conn: Http1Connection, method: str, target: bytes, version: str, headers: list[tuple[bytes, bytes]]) -> None:
+        self.conn = conn
+        self.method = method
+        self.target = target
+        self.http_version = version
+        self.headers = headers
+        self.peer = conn.peer
+        self.server = conn.server
+        self.client_gone = False
+        self.body_skipped = False
+        self.keep_alive = True
+        self.memory = bytearray()
+        self.spool: IO[bytes] | None = None
+        self.received = 0
+        self.continue_wanted = False
+        self.head_sent = False
+        self.chunked_out = False
+        self.bodiless = False
+        self.length: int | None = None
+        self.sent = 0
+        self.ended = False
+        self.aborted = False
+
+    def store(self, data: bytes) -> None:
+        self.received += len(data)
+        if self.spool is not None:
+            self.spool.write(data)
+            return
+        self.memory += data
+        if len(self.memory) > BODY_IN_MEMORY:
+            self.spool = tempfile.TemporaryFile()
+            self.spool.write(self.memory)
+            self.memory = bytearray()
+
+    def body(self) -> IO[bytes]:
+        if self.spool is not None:
+            self.spool.seek(0)
+            return self.spool
+        return io.BytesIO(self.memory)
+
+    def respond(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
+        self.conn.write_answer(self, status, headers, chunks, end)
+
+    def pending(self) -> int:
+        return self.conn.unsent()
+
+    def on_drained(self, callback: Callable[[], None]) -> None:
+        self.conn.on_drained(callback)
+
+    def abort(self, answer: Answer | None) -> None:
+        self.conn.abort(self, answer)
+
+    def finished(self) -> None:
+        self.conn.exchange_finished(self)
+
+    async def disconnected(self) -> None:
+        await self.conn.gone()
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
+
+
+class Http1Connection(asyncio.Protocol):
+    """One client connection: requests read with llhttp, answered in order."""
+
+    def __init__(self, edge: Edge) -> None:
+        self.edge = edge
+        self.connections = edge.connections
+        self.runner = edge.runner
+        self.limits = edge.limits
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.peer: tuple[str, int] | None = None
+        self.server: tuple[str, int] | None = None
+        # for the sweep (connections.py)
+        self.phase = ACCEPTED
+        self.deadline = 0.0
+        self.progress = 0.0
+        # the request being read
+        self.meter: HeadMeter | None = None  # while a head is read
+        self.head_bytes = 0  # bytes fed while a head was incomplete
+        self.url_parts: list[bytes] = []
+        self.fields: list[tuple[bytes, bytes]] = []
+        self.reading: Http1Exchange | None = None  # its head is complete, its body is not
+        self.chunk_sizes: ChunkSizes | None = None
+        # the requests read
+        self.active: Http1Exchange | None = None  # whose call runs, or whose answer goes out
+        self.queue: deque[Http1Exchange] = deque()  # complete, behind the active one
+        self.refusal: Reply | None = None  # answered once the requests before it are, then the connection ends
+        self.ignoring = False  # what the client sends next is not read (after a refusal, a close, a skipped body)
+        self.read_paused = False
+        self.write_paused = False
+        self.drained: list[Callable[[], None]] = []
+        self.gone_future: asyncio.Future[None] | None = None
+        self.client_gone = False
+        self.closed = False
+        self.stopping = False
+        self.early = b""  # what a held connection sent before it was let in
+        self.opening = edge.http2_prior_knowledge  # the first bytes may be HTTP/2's preface
+
+    # -- the connection ------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # Not asserted to be an asyncio.Transport: uvloop's transports are not its subclasses.
+        self.transport = transport  # type: ignore[assignment]
+        transport.set_write_buffer_limits(high=self.edge.outbox_limit)  # type: ignore[attr-defined]
+        peer = transport.get_extra_info("peername")
+        if isinstance(peer, tuple):
+            self.peer = (str(peer[0]), int(peer[1]))
+        server = transport.get_extra_info("sockname")
+        if isinstance(server, tuple):
+            self.server = (str(server[0]), int(server[1]))
+        self.edge.opened(self)
+        if not self.connections.arrived(self):
+            self.phase = HELD
+            self.pause_reading()
+
+    def let_in(self) -> None:
+        self.resume_reading()
+        early, self.early = self.early, b""
+        if early:
+            self.data_received(early)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.mark_gone()
+        self.connections.closed(self)
+        self.edge.closed(self)
+        for exchange in (self.reading, *self.queue):
+            if exchange is not None:
+                exchange.close()
+        self.queue.clear()
+        self.reading = None
+        self.wake_drained()
+
+    def eof_received(self) -> bool:
+        # A client that shut its sending side is gone for its calls (nginx counts it so: its 499);
+        # an answer in progress still goes out on the half-closed connection.
+        self.mark_gone()
+        if self.active is None and not self.queue:
+            return False  # nothing to answer: the transport closes
+        self.ignoring = True
+        return True
+
+    def mark_gone(self) -> None:
+        if self.client_gone:
+            return
+        self.client_gone = True
+        for exchange in (self.active, *self.queue):
+            if exchange is not None:
+                exchange.client_gone = True
+        if self.gone_future is not None and not self.gone_future.done():
+            self.gone_future.set_result(None)
+
+    async def gone(self) -> None:
+        if self.client_gone:
+            return
+        if self.gone_future is None:
+            self.gone_future = asyncio.get_running_loop().create_future()
+        await self.gone_future
+
+    def pause_reading(self) -> None:
+        if not self.read_paused and self.transport is not None:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.read_paused and self.transport is not None and not self.closed:
+            self.read_paused = False
+            self.transport.resume_reading()
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        self.wake_drained()
+
+    def wake_drained(self) -> None:
+        drained, self.drained = self.drained, []
+        for callback in drained:
+            callback()
+
+    def on_drained(self, callback: Callable[[], None]) -> None:
+        if self.write_paused and not self.closed:
+            self.drained.append(callback)
+        else:
+            callback()
+
+    def unsent(self) -> int:
+        transport = self.transport
+        return 0 if transport is None or self.closed else transport.get_write_buffer_size()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        if self.phase == HELD:
+            self.early += data
+            return
+        if self.ignoring:
+            return
+        if self.opening:
+            data = self.after_opening(data)
+            if not data:
+                return
+        self.progress = time.monotonic()
+        if self.meter is not None:
+            self.head_bytes += len(data)
+            if self.head_bytes > HEAD_LIMIT + 65536:  # far past the limit and still no end: not worth parsing
+                self.refuse(HEAD_TOO_LARGE)
+                return
+        try:
+            self.feed(data)
+        except httptools.HttpParserCallbackError as error:
+            refused = error.__context__
+            self.refuse(refused.reply if isinstance(refused, Refused) else MALFORMED)
+            if not isinstance(refused, Refused):
+                log.exception("The edge failed reading a request", exc_info=refused)
+            return
+        except httptools.HttpParserUpgrade:
+            # Upgrade (other than to HTTP/2, which comes here only when the edge does not speak it) is not
+            # served: the request was answered as HTTP/1.1, and what follows it is not HTTP/1.1.
+            self.ignoring = True
+            for exchange in (self.active, *self.queue):
+                if exchange is not None:
+                    exchange.keep_alive = False
+        except httptools.HttpParserError:
+            self.refuse(MALFORMED)
+            return
+        if self.meter is not None and self.head_bytes > HEAD_LIMIT:
+            self.refuse(HEAD_TOO_LARGE)
+            return
+        if self.active is None and not self.closed:
+            self.await_client(fresh=False)
+
+    def feed(self, data: bytes) -> None:
+        """Feed llhttp a head at a time, and a chunked body line by line (bounds.ChunkSizes reads its size lines)."""
+        parser = self.parser
+        while data:
+            if self.chunk_sizes is not None:
+                data = self.feed_chunked(data)
+                continue
+            end = data.find(b"\r\n\r\n")  # where a head may end: llhttp then knows whether a chunked body follows
+            if end < 0:
+                parser.feed_data(data)
+                return
+            parser.feed_data(data[: end + 4])
+            data = data[end + 4 :]
+
+    def feed_chunked(self, data: bytes) -> bytes:
+        """Line by line until the chunked body ends; what follows it is returned."""
+        pieces = ChunkSizes.pieces(data)
+        for index, piece in enumerate(pieces):
+            sizes = self.chunk_sizes
+            if sizes is None:  # the body ended
+                return b"".join(pieces[index:])
+            sizes.fed(piece)
+            self.parser.feed_data(piece)
+        return b""
+
+    def after_opening(self, data: bytes) -> bytes:
+        """The first bytes of a connection that may speak HTTP/2: held until they tell."""
+        opening = self.early + data
+        if PREFACE.startswith(opening):
+            self.early = opening
+            return b""
+        self.early = b""
+        self.opening = False
+        if opening.startswith(PREFACE) and self.edge.http2 is not None and self.transport is not None:
+            self.connections.called(self)
+            self.edge.http2(self, opening)
+            return b""
+        return opening
+
+    # llhttp's callbacks (httptools calls them by name)
+
+    def on_message_begin(self) -> None:
+        self.meter = HeadMeter(self.limits)
+        self.head_bytes = 0
+        self.url_parts = []
+        self.fields = []
+        if self.active is None and self.phase in (ACCEPTED, IDLE):
+            started_at_accept = self.phase == ACCEPTED
+            if not started_at_accept:  # a kept-alive connection's next request: its head has its own deadline
+                self.connections.wait(self, HEAD, self.edge.timeouts.header)
+            self.phase = HEAD
+
+    def on_url(self, part: bytes) -> None:
+        assert self.meter is not None
+        self.meter.url(part)
+        self.url_parts.append(part)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.meter is None:  # a trailer
+            check_trailer(name.lower())
+            return
+        self.meter.field(name, value)
+        self.fields.append((name.lower(), value.strip(b" \t")))
+
+    def on_headers_complete(self) -> None:
+        parser = self.parser
+        version = parser.get_http_version()
+        fields = self.fields
+        check_head(version, fields)
+        target = b"".join(self.url_parts)
+        method = parser.get_method().decode("ascii")
+        if target[:1] != b"/":
+            target = self.origin_form(target, method)
+        exchange = Http1Exchange(self, method, target, version, fields)
+        exchange.keep_alive = parser.should_keep_alive()
+        self.meter = None
+        self.reading = exchange
+        length = 0
+        chunked = False
+        expect = False
+        for name, value in fields:
+            if name == b"content-length":
+                length = int(value)  # llhttp allows one, of digits only
+            elif name == b"transfer-encoding":
+                chunked = True  # llhttp allows only chunked as the last coding
+            elif name == b"expect" and value.lower() == b"100-continue":
+                expect = True
+        limit = self.limits.body
+        if limit and length > limit:
+            # Not waited for: the call is answered now (the body-limit layer's 413), and the connection ends.
+            exchange.body_skipped = True
+            exchange.keep_alive = False
+            self.ignoring = True
+            self.reading = None
+            self.ready(exchange)
+            return
+        if chunked:
+            self.chunk_sizes = ChunkSizes(limit)
+        if expect and (length or chunked):
+            if self.active is None:
+                self.send_raw(CONTINUE)
+            else:
+                exchange.continue_wanted = True
+
+    def on_body(self, data: bytes) -> None:
+        exchange = self.reading
+        if exchange is None:  # a skipped body
+            return
+        exchange.store(data)
+
+    def on_chunk_header(self) -> None:
+        exchange = self.reading
+        if self.chunk_sizes is not None and exchange is not None:
+            self.chunk_sizes.check(exchange.received)
+
+    def on_message_complete(self) -> None:
+        exchange = self.reading
+        self.reading = None
+        self.chunk_sizes = None
+        if exchange is None:  # its call was started at its head (a skipped body)
+            return
+        if not exchange.keep_alive:
+            self.ignoring = True  # the client said it sends nothing more
+        self.ready(exchange)
+
+    @staticmethod
+    def origin_form(target: bytes, method: str) -> bytes:
+        """The path of an absolute-form target (RFC 9112 section 3.2.2); ``*`` for OPTIONS; else 400."""
+        if target == b"*" and method == "OPTIONS":
+            return target
+        scheme, separator, rest = target.partition(b"://")
+        if separator and scheme.lower() in (b"http", b"https"):
+            slash = rest.find(b"/")
+            query = rest.find(b"?")
+            if slash < 0 or (0 <= query < slash):
+                return b"/" + rest[query:] if query >= 0 else b"/"
+            return rest[slash:]
+        raise Refused(MALFORMED)
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def ready(self, exchange: Http1Exchange) -> None:
+        if self.active is None and not self.queue:
+            self.begin(exchange)
+        else:
+            self.queue.append(exchange)
+            self.pause_reading()  # pipelined: one request waits at most, with what came with it
+
+    def begin(self, exchange: Http1Exchange) -> None:
+        self.active = exchange
+        if self.client_gone:
+            exchange.client_gone = True
+        self.connections.called(self)
+        self.runner.start(exchange)
+
+    def exchange_finished(self, exchange: Http1Exchange) -> None:
+        if exchange is not self.active:
+            return
+        exchange.close()
+        self.active = None
+        if self.closed or exchange.aborted:
+            return
+        if not exchange.ended or not exchange.keep_alive or self.stopping:
+            self.close()
+            return
+        if self.queue:
+            following = self.queue.popleft()
+            if not self.queue and not self.ignoring:
+                self.resume_reading()
+            self.begin(following)
+            return
+        if self.refusal is not None:
+            self.send_refusal(self.refusal)
+            return
+        if self.client_gone:
+            self.close()
+            return
+        self.resume_reading()
+        self.await_client(fresh=True)
+
+    def await_client(self, fresh: bool) -> None:
+        """No call runs: the deadline is the client's, by where its next request is."""
+        timeouts = self.edge.timeouts
+        reading = self.reading
+        if reading is not None:  # the head came, the body has not: a pause, from now
+            if reading.continue_wanted:
+                reading.continue_wanted = False
+                self.send_raw(CONTINUE)
+            self.connections.wait(self, BODY, timeouts.body)
+        elif self.meter is not None:
+            if fresh or self.phase == CALLED:  # a pipelined head began during the call
+                self.connections.wait(self, HEAD, timeouts.header)
+        elif fresh or self.phase == CALLED:
+            self.connections.wait(self, IDLE, timeouts.keepalive)
+
+    # -- refusing, timing out, closing -------------------------------------------------------
+
+    def refuse(self, reply: Reply) -> None:
+        """The request being read is refused: answered after the ones before it, then the connection ends."""
+        self.ignoring = True
+        self.reading = None
+        self.meter = None
+        self.chunk_sizes = None
+        if self.active is None and not self.queue:
+            self.send_refusal(reply)
+        elif self.refusal is None:
+            self.refusal = reply
+
+    def send_refusal(self, reply: Reply) -> None:
+        self.send_raw(reply.http_head(("Connection", "close")) + reply.body)
+        self.close()
+
+    def timed_out(self) -> None:
+        # A 408 for a request begun; an idle connection is closed quietly, since a 408 there could be
+        # read as the answer to the request the client is about to send.
+        if self.phase in (HEAD, BODY) and self.active is None:
+            self.send_refusal(REQUEST_TIMEOUT)
+        else:
+            self.close()
+
+    def evict(self) -> None:
+        self.close()
+
+    def send_stalled(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+
+    def stop(self) -> None:
+        """The worker stops: a connection waiting on its client closes now; one with a call, after its answer."""
+        self.stopping = True
+        if self.active is None:
+            self.close()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def send_raw(self, data: bytes) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.write(data)
+
+    # -- answering ---------------------------------------------------------------------------
+
+    def write_answer(self, exchange: Http1Exchange, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
+        if exchange.aborted or exchange.ended or self.closed or self.transport is None:
+            return
+        parts: list[bytes] = []
+        if not exchange.head_sent:
+            parts.append(self.head(exchange, status, headers, chunks, end))
+        if not exchange.bodiless:
+            if exchange.chunked_out:
+                for chunk in chunks:
+                    if chunk:
+                        parts += (b"%x\r\n" % len(chunk), chunk, b"\r\n")
+                if end:
+                    parts.append(b"0\r\n\r\n")
+            else:
+                for chunk in chunks:
+                    exchange.sent += len(chunk)
+                    parts.append(chunk)
+        if end:
+            exchange.ended = True
+            if exchange.length is not None and exchange.sent != exchange.length and not exchange.bodiless:
+                exchange.keep_alive = False  # the body did not say what its length said: the connection cannot go on
+        self.transport.write(b"".join(parts))
+        self.connections.wrote(self)
+
+    def head(self, exchange: Http1Exchange, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
+        exchange.head_sent = True
+        code = int(status[:3])
+        close = not exchange.keep_alive or self.stopping or self.client_gone
+        lines = ["HTTP/1.1 ", status, "\r\n"]
+        length: int | None = None
+        for name, value in headers:
+            lower = name.lower()
+            if lower in OWN_FIELDS:
+                if lower == "connection" and "close" in value.lower():
+                    close = True
+                continue
+            if lower == "content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    continue
+            lines += (name, ": ", value, "\r\n")
+        if exchange.method == "HEAD" or code in BODILESS_CODES or code < 200:
+            exchange.bodiless = True
+        elif length is None:
+            if end:
+                chunks = chunks if isinstance(chunks, (list, tuple)) else list(chunks)
+                length = sum(len(chunk) for chunk in chunks)
+                lines += ("Content-Length: ", str(length), "\r\n")
+            elif exchange.http_version == "1.1":
+                exchange.chunked_out = True
+                lines.append("Transfer-Encoding: chunked\r\n")
+            else:
+                close = True  # HTTP/1.0: the body ends with the connection
+        exchange.length = length
+        if close:
+            exchange.keep_alive = False
+            lines.append("Connection: close\r\n")
+        elif exchange.http_version == "1.0":
+            lines.append("Connection: keep-alive\r\n")
+        lines += ("Date: ", http_date(), "\r\n\r\n")
+        return "".join(lines).encode("latin-1")
+
+    def abort(self, exchange: Http1Exchange, answer: Answer | None) -> None:
+        """End ``exchange`` now (the watchdog's 408, a failure, a function's exit): ``answer`` if no head went out, then close."""
+        if exchange.aborted or self.closed:
+            return
+        if exchange.ended:
+            return  # the function's own answer went out first
+        exchange.aborted = True
+        if answer is not None and not exchange.head_sent and self.transport is not None:
+            status, headers, body = answer
+            exchange.keep_alive = False
+            exchange.head_sent = False
+            self.transport.write(self.head(exchange, status, headers, (body,), True) + (b"" if exchange.bodiless else body))
+        self.close()
+
+
+_date = ["", -1]
+
+
+def http_date() -> str:
+    """The Date field's value (RFC 9110 section 6.6.1), made once a second."""
+    now = int(time.time())
+    if now != _date[1]:
+        _date[0] = email.utils.formatdate(now, usegmt=True)
+        _date[1] = now
+    return str(_date[0])

@@ -1,0 +1,134 @@
+"""funcwsgi's gunicorn worker: one asyncio loop per process that is the HTTP edge for every function.
+
+``HttpEdgeWorker`` subclasses only gunicorn's public ``Worker`` base (as
+uvicorn's gunicorn worker does): gunicorn's arbiter, settings, hooks,
+``max_requests``, heartbeat and graceful timeout keep their meaning, and
+nothing of a concrete gunicorn worker or of gunicorn's parser is used. Its
+loop (uvloop where it is installed) accepts on gunicorn's listening sockets
+and reads each request with llhttp (:mod:`.http1`, :mod:`.bounds`); a
+complete request goes to the :class:`~.calls.CallRunner`, which runs a plain
+function on one of ``SERVER_NUMTHREADS`` threads and an ``async def`` one as
+a task on the loop. :mod:`.connections` keeps the slow-client deadlines and
+the room at ``SERVER_MAX_CONNECTIONS``.
+
+On SIGTERM (or once ``max_requests`` calls were served, or a function
+called ``sys.exit()``) the worker stops accepting, leaving new connections
+to the other workers, closes the connections that wait on their client,
+lets the calls in flight answer within ``graceful_timeout`` and returns, so
+gunicorn runs ``worker_exit``. TLS is refused at start: it ends at the mesh
+or the ingress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from gunicorn.workers.base import Worker
+
+from funcwsgi.application import FunctionService
+
+from . import WORKER_BOOT_ERROR
+from .connections import SWEEP_SECONDS
+from .edge import Edge
+from .http1 import Http1Connection
+
+
+class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
+    """A gunicorn worker whose event loop is the HTTP edge; see the module's documentation."""
+
+    alive: bool
+    wsgi: Any
+
+    def init_process(self) -> None:
+        if self.cfg.is_ssl:
+            # TLS ends in front of the function (the mesh, the ingress): one line, and the server stops.
+            print("funcwsgi: error: gunicorn's certfile/keyfile are not supported: terminate TLS in front of the function", file=sys.stderr)
+            sys.exit(WORKER_BOOT_ERROR)
+        super().init_process()
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        loaded = self.wsgi
+        service = loaded if isinstance(loaded, FunctionService) else getattr(loaded, "service", None)
+        if not isinstance(service, FunctionService):
+            print(f"funcwsgi: error: the worker serves funcwsgi's application only, not {loaded!r}", file=sys.stderr)
+            sys.exit(WORKER_BOOT_ERROR)
+        self.service = service
+
+    def run(self) -> None:
+        loop = new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            status = loop.run_until_complete(self.serve(loop))
+        finally:
+            loop.close()
+        if status is not None:
+            sys.exit(status)
+
+    async def serve(self, loop: asyncio.AbstractEventLoop) -> int | None:
+        edge = Edge(self.service, self.cfg, loop)
+        runner = edge.runner
+        woken = asyncio.Event()
+        runner.on_exit = woken.set  # a function called sys.exit()
+
+        def signalled() -> None:
+            # gunicorn's signal handlers write to this pipe: the loop looks at `alive` at once.
+            try:
+                while os.read(self.PIPE[0], 4096):
+                    pass
+            except OSError:
+                pass
+            woken.set()
+
+        loop.add_reader(self.PIPE[0], signalled)
+        servers = [await loop.create_server(lambda: Http1Connection(edge), sock=listener.sock, backlog=self.cfg.backlog) for listener in self.sockets]
+        while self.alive and runner.exit_status is None:
+            self.notify()
+            edge.connections.sweep()
+            if self.ppid != os.getppid():
+                self.log.info("Parent changed, shutting down: %s", self)
+                break
+            if runner.calls >= self.max_requests:
+                self.log.info("Autorestarting worker after current request.")
+                break
+            woken.clear()
+            try:
+                await asyncio.wait_for(woken.wait(), SWEEP_SECONDS)
+            except TimeoutError:
+                pass
+        self.alive = False
+        await self.drain(edge, servers)
+        loop.remove_reader(self.PIPE[0])
+        runner.shutdown()
+        return runner.exit_status
+
+    async def drain(self, edge: Edge, servers: Sequence[asyncio.AbstractServer]) -> None:
+        """Stop accepting; close what waits on its client; let the calls answer within graceful_timeout."""
+        for server in servers:
+            server.close()
+        for conn in list(edge.open):
+            conn.stop()
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        while edge.open and time.monotonic() < deadline:
+            self.notify()
+            edge.connections.sweep()
+            await asyncio.sleep(0.05)
+        for conn in list(edge.open):
+            if conn.transport is not None:
+                conn.transport.abort()
+        await asyncio.sleep(0)
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's loop where it is installed, else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    return loop

@@ -1,0 +1,219 @@
+"""funcwsgi's gunicorn worker, the HTTP edge (funcwsgi/adapters/gunicorn/worker.py), on real gunicorn processes.
+
+Each server starts once per module: gunicorn with funcwsgi's settings and the
+edge worker, serving a plain function and an ``async def`` one. What only the
+edge does is checked here on raw sockets; the suites of tests/reliability and
+tests/conformance run on it too.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+import time
+
+import gunicorn.workers.base
+import pytest
+
+from funcwsgi.adapters.gunicorn.worker import HttpEdgeWorker
+
+from ...support.processes import BIN, start
+from ...support.sockets import connect, exchange, one_answer, status_of, until_closed
+
+EDGE = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "-k", "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker", "funcwsgi:app"]
+SETTINGS = {"SERVER_NUMTHREADS": "2", "SERVER_HEADER_TIMEOUT": "1", "SERVER_BODY_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
+
+
+@pytest.fixture(scope="module")
+def plain():
+    with start(EDGE, "hostile", **SETTINGS) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def on_loop():
+    with start(EDGE, "async_fn", **SETTINGS) as server:
+        yield server
+
+
+def get(path: str = "/", extra: bytes = b"", version: bytes = b"HTTP/1.1") -> bytes:
+    return b"GET " + path.encode() + b" " + version + b"\r\nHost: x\r\n" + extra + b"\r\n"
+
+
+def test_the_worker_stands_on_gunicorns_public_worker_class_only():
+    bases = [cls for cls in HttpEdgeWorker.__mro__ if cls.__module__.startswith("gunicorn")]
+    assert bases == [gunicorn.workers.base.Worker]
+
+
+def test_a_plain_function_is_answered_on_a_kept_alive_connection(plain):
+    with connect(plain.port) as sock:
+        for _ in range(3):
+            answer = one_answer(sock, get("/"))
+            assert status_of(answer) == 200 and answer.endswith(b"hello")
+            assert b"content-length: 5" in answer.lower()
+
+
+def test_an_async_function_is_answered_on_the_same_worker(on_loop):
+    with connect(on_loop.port) as sock:
+        answer = one_answer(sock, get("/there"))
+    assert status_of(answer) == 200 and b'"path": "/there"' in answer
+
+
+def test_a_body_reaches_the_function(plain):
+    with connect(plain.port) as sock:
+        answer = one_answer(sock, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        assert answer.endswith(b'{"size": 5}'), answer
+        chunked = b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n"
+        assert one_answer(sock, chunked).endswith(b'{"size": 5}')
+
+
+def test_pipelined_requests_are_answered_in_order(plain):
+    answer = exchange(plain.port, get("/sleep?s=0.05") + get("/") + get("/", b"Connection: close\r\n"))
+    assert answer.count(b"HTTP/1.1 200") == 3
+    assert answer.index(b"slept") < answer.index(b"hello")
+
+
+def test_a_valid_request_followed_by_garbage_is_answered_before_the_400(plain):
+    answer = exchange(plain.port, get("/") + b"\x00garbage\r\n\r\n")
+    assert status_of(answer) == 200
+    assert answer.index(b"hello") < answer.index(b"HTTP/1.1 400")
+
+
+@pytest.mark.parametrize(
+    "request_bytes, status",
+    [
+        pytest.param(b"GET / HTTP/1.1\r\nHost: x, y\r\n\r\n", 400, id="host-list"),
+        pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400, id="host-repeated"),
+        pytest.param(b"GET / HTTP/1.1\r\n\r\n", 400, id="host-missing"),
+        pytest.param(b"POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, id="chunked-on-http-1.0"),
+        pytest.param(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n", 413, id="chunk-size-past-limit"),
+        pytest.param(
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nContent-Length: 1\r\n\r\n", 400, id="trailer-content-length"
+        ),
+        pytest.param(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;\r\na\r\n0\r\n\r\n", 400, id="chunk-extension-empty"),
+        pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 70000 + b"\r\n\r\n", 431, id="head-too-large"),
+        pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X: y\r\n" * 101 + b"\r\n", 431, id="too-many-fields"),
+        pytest.param(b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, id="request-line-too-long"),
+        pytest.param(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, id="http2-preface-without-http2"),
+    ],
+)
+def test_what_llhttp_lets_through_is_refused_and_the_connection_closed(plain, request_bytes, status):
+    began = time.monotonic()
+    answer = exchange(plain.port, request_bytes, timeout=5)
+    assert status_of(answer) == status, answer[:200]
+    assert time.monotonic() - began < 2, "refused at once, the connection closed"
+
+
+def test_a_body_past_the_limit_is_answered_413_without_being_waited_for(plain):
+    with connect(plain.port) as sock:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
+        answer, seconds = until_closed(sock, 5)
+    assert status_of(answer) == 413 and seconds < 2
+
+
+def test_expect_100_continue_is_answered_before_the_body_is_sent(plain):
+    with connect(plain.port) as sock:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+        assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(b"abc")
+        answer = one_answer(sock, b"")
+    assert answer.endswith(b'{"size": 3}')
+
+
+def test_http_1_0_closes_unless_asked_to_keep_alive(plain):
+    assert b"connection: close" in exchange(plain.port, get("/", version=b"HTTP/1.0")).lower()
+    with connect(plain.port) as sock:
+        answer = one_answer(sock, get("/", b"Connection: keep-alive\r\n", version=b"HTTP/1.0"))
+        assert b"connection: keep-alive" in answer.lower()
+        assert status_of(one_answer(sock, get("/"))) == 200
+
+
+def test_a_slow_head_gets_408_and_an_idle_connection_is_closed_quietly(plain):
+    with connect(plain.port) as slow, connect(plain.port) as idle:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost")
+        slow_answer, slow_seconds = until_closed(slow, 5)
+        idle_answer, idle_seconds = until_closed(idle, 5)
+    assert status_of(slow_answer) == 408 and slow_seconds < 3
+    assert idle_answer == b"" and idle_seconds < 3
+
+
+def test_a_stalled_body_gets_408(plain):
+    with connect(plain.port) as sock:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        answer, seconds = until_closed(sock, 5)
+    assert status_of(answer) == 408 and seconds < 3
+
+
+def test_slow_clients_hold_no_thread(plain):
+    """Two threads; ten clients each with half a head: every normal call is still answered at once."""
+    holders = [connect(plain.port) for _ in range(10)]
+    try:
+        for sock in holders:
+            sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab")
+        for _ in range(4):
+            began = time.monotonic()
+            with connect(plain.port) as sock:
+                assert status_of(one_answer(sock, get("/"))) == 200
+            assert time.monotonic() - began < 0.5
+    finally:
+        for sock in holders:
+            sock.close()
+
+
+def test_the_call_timeout_answers_408_on_time_and_the_thread_is_replaced():
+    with start(EDGE, "hostile", SERVER_NUMTHREADS="1", SERVER_CALL_TIMEOUT="1") as server:
+        began = time.monotonic()
+        answer = exchange(server.port, get("/sleep?s=3"), timeout=5)
+        assert status_of(answer) == 408 and time.monotonic() - began < 2.5
+        # the one thread is still in the function: another took its place
+        assert exchange(server.port, get("/", b"Connection: close\r\n"), timeout=2).endswith(b"hello")
+
+
+def test_sigterm_answers_the_call_in_flight_then_the_worker_exits():
+    server = start(EDGE, "hostile", SERVER_GRACEFUL_TIMEOUT="5")
+    try:
+        answers: list[bytes] = []
+        caller = threading.Thread(target=lambda: answers.append(exchange(server.port, get("/sleep?s=1", b"Connection: close\r\n"))))
+        caller.start()
+        time.sleep(0.3)  # the call has started: its thread sleeps for a second
+        server.signal(signal.SIGTERM)
+        caller.join(5)
+        assert answers and answers[0].endswith(b"slept"), answers
+        assert server.process.wait(10) == 0
+    finally:
+        server.stop()
+
+
+def test_tls_is_refused_at_start_in_one_line(tmp_path):
+    (tmp_path / "cert.pem").write_text("not a certificate")
+    server = start(EDGE, "hello", wait=False, GUNICORN_CMD_ARGS=f"--certfile {tmp_path / 'cert.pem'} --keyfile {tmp_path / 'cert.pem'}")
+    try:
+        status = server.process.wait(30)
+        errors = server.stderr
+    finally:
+        server.stop()
+    assert status != 0
+    assert "terminate TLS in front of the function" in errors
+
+
+def test_a_client_that_left_is_not_served(plain):
+    """Two threads busy; a caller leaves while its call waits: the function never runs for it."""
+    busy = [connect(plain.port) for _ in range(2)]
+    try:
+        for sock in busy:
+            sock.sendall(get("/sleep?s=1"))
+        time.sleep(0.2)
+        leaving = socket.create_connection(("127.0.0.1", plain.port))
+        leaving.sendall(get("/sleep?s=5"))
+        time.sleep(0.1)
+        leaving.close()
+        for sock in busy:
+            assert one_answer(sock, b"").endswith(b"slept")
+        began = time.monotonic()
+        with connect(plain.port) as sock:
+            assert status_of(one_answer(sock, get("/"))) == 200
+        assert time.monotonic() - began < 1, "the left caller's 5 s call never took a thread"
+    finally:
+        for sock in busy:
+            sock.close()
