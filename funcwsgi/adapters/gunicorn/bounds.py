@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from funcwsgi.replies import Reply
+from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_FRAMING, MALFORMED_REQUEST, MISSING_HOST, URI_TOO_LONG, Reply, body_too_large
 
 #: Longest request head: Node's default is 16 KiB, nginx's 4 x 8 KiB.
 HEAD_LIMIT = 64 * 1024
@@ -60,14 +60,11 @@ class Refused(Exception):
         self.reply = reply
 
 
-#: The edge's refusals, each a Reply the connection sends before it closes.
-MALFORMED = Reply(400, "the request is malformed")
-BAD_HOST = Reply(400, "an HTTP/1.1 request needs exactly one Host field")
-BAD_FRAMING = Reply(400, "the request's Content-Length or Transfer-Encoding is malformed")
-BAD_TRAILER = Reply(400, "the request's trailers hold a field that may not be a trailer")
-URI_TOO_LONG = Reply(414, "the request line is too long")
-HEAD_TOO_LARGE = Reply(431, "the request head is too large")
-BODY_TOO_LARGE = Reply(413, "the request body is too large")
+#: The edge's refusals are the runtime's own (funcwsgi/replies.py), each sent before the connection closes.
+MALFORMED = MALFORMED_REQUEST
+BAD_HOST = MISSING_HOST
+BAD_FRAMING = MALFORMED_FRAMING
+BAD_TRAILER = MALFORMED_REQUEST
 
 
 @dataclass(frozen=True)
@@ -78,6 +75,10 @@ class Limits:
     fields: int  # gunicorn's limit_request_fields -> 431
     field_size: int  # gunicorn's limit_request_field_size (0: none) -> 431
     body: int  # SERVER_MAX_BODY_SIZE (0: none) -> 413
+
+    @property
+    def body_too_large(self) -> Reply:
+        return body_too_large(self.body)
 
 
 class HeadMeter:
@@ -135,10 +136,11 @@ class ChunkSizes:
     size line.
     """
 
-    __slots__ = ("limit", "tail")
+    __slots__ = ("limit", "tail", "too_large")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, too_large: Reply) -> None:
         self.limit = limit
+        self.too_large = too_large
         self.tail = b""  # the current line, from its start, as far as it has arrived
 
     @staticmethod
@@ -167,4 +169,4 @@ class ChunkSizes:
         except ValueError:
             return  # llhttp's to refuse
         if self.limit and received + declared > self.limit:
-            raise Refused(BODY_TOO_LARGE)
+            raise Refused(self.too_large)

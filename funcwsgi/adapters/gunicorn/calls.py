@@ -30,7 +30,8 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
 from funcwsgi.admission import admission_for
-from funcwsgi.serving import BUSY, SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
+from funcwsgi.replies import BUSY
+from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 
 from .threads import CallThreads
 
@@ -44,6 +45,8 @@ OUTBOX_LIMIT = 16 * 1024 * 1024
 #: Threads for /healthz, /health/* and /metrics, apart from the calls' threads.
 PROBE_THREADS = 2
 PROBE_METHODS = frozenset({"GET", "HEAD"})
+#: The 503 past the bounds; the connection closes after it, as after every refusal.
+CLOSING_BUSY = BUSY.with_headers(("Connection", "close"))
 
 Headers = list[tuple[str, str]]
 Answer = tuple[str, Headers, bytes]
@@ -191,7 +194,7 @@ class CallRunner:
 
     def refuse(self, exchange: Exchange) -> None:
         self.rejected()
-        exchange.abort((BUSY.status, [*BUSY.headers, ("Connection", "close")], b"" if exchange.method == "HEAD" else BUSY.body))
+        exchange.abort((BUSY.status, list(CLOSING_BUSY.headers), b"" if exchange.method == "HEAD" else BUSY.body))
         exchange.finished()
 
     def uncount(self, change: int) -> None:
@@ -221,7 +224,7 @@ class CallRunner:
         if admitted and not self.admission.start(started - arrived):
             # It waited past SERVER_QUEUE_TARGET after all: its caller gets the 503 now.
             self.rejected()
-            self.call_on_loop(self.answered, exchange, call, (BUSY.status, [*BUSY.headers, ("Connection", "close")], [BUSY.body]))
+            self.call_on_loop(self.answered, exchange, call, (BUSY.status, list(CLOSING_BUSY.headers), [BUSY.body]))
             return
         environ = self.environ(exchange)
         if call is not None:

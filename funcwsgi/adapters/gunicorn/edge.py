@@ -23,6 +23,8 @@ class Edge:
             field_size=cfg.limit_request_field_size,
             body=config.server_max_body_size,
         )
+        #: The 413 for a chunk whose size alone is past the body limit (the body-limit layer's words).
+        self.body_too_large = self.limits.body_too_large
         self.timeouts = Timeouts(
             header=config.server_header_timeout,
             body=config.server_body_timeout,

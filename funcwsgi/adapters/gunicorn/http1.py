@@ -37,10 +37,9 @@ from typing import IO, TYPE_CHECKING
 
 import httptools
 
-from funcwsgi.replies import Reply
-from funcwsgi.serving import REQUEST_TIMEOUT
+from funcwsgi.replies import HEAD_TOO_LARGE, REQUEST_TIMEOUT, Reply
 
-from .bounds import HEAD_LIMIT, HEAD_TOO_LARGE, MALFORMED, PREFACE, ChunkSizes, HeadMeter, Refused, check_head, check_trailer
+from .bounds import HEAD_LIMIT, MALFORMED, PREFACE, ChunkSizes, HeadMeter, Refused, check_head, check_trailer
 from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
 
 if TYPE_CHECKING:
@@ -418,7 +417,7 @@ class Http1Connection(asyncio.Protocol):
             self.ready(exchange)
             return
         if chunked:
-            self.chunk_sizes = ChunkSizes(limit)
+            self.chunk_sizes = ChunkSizes(limit, self.edge.body_too_large)
         if expect and (length or chunked):
             if self.active is None:
                 self.send_raw(CONTINUE)
@@ -530,7 +529,7 @@ class Http1Connection(asyncio.Protocol):
             self.refusal = reply
 
     def send_refusal(self, reply: Reply) -> None:
-        self.send_raw(reply.http_head(("Connection", "close")) + reply.body)
+        self.send_raw(reply.closing_wire())
         self.close()
 
     def timed_out(self) -> None:
