@@ -89,7 +89,7 @@ test-node: setup-node
 run: $(VENV)/.installed-serving
 	HANDLER_FOLDER=examples/hello SERVER_PORT=$(RUN_PORT) $(VENV)/bin/funcwsgi serve
 
-# mypy --strict on funcwsgi, sdk and adapters, ruff on every Python file (pyproject.toml).
+# mypy --strict on funcwsgi and sdk, ruff on every Python file (pyproject.toml).
 lint: setup
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff check --quiet .

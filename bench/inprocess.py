@@ -143,7 +143,7 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
 
     from funcwsgi.application import FunctionService, build_service
     from funcwsgi.config import Config
-    from funcwsgi.loader import load_function
+    from funcwsgi.handler.loader import load_function
     from funcwsgi.process import start_worker
     from funcwsgi.stack import LAYERS, build_stack
 

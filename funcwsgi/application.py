@@ -12,7 +12,7 @@ from .config import Config
 from .current import activate
 from .environ import CONFIG_KEY
 from .errors import StartupError, report_and_exit
-from .loader import LoadedFunction, wrap_callable
+from .handler.loader import LoadedFunction, wrap_callable
 from .logs import configure_logging
 from .process import print_startup_lines
 from .serving import loaded_by_its_own_command

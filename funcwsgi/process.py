@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeVar
 
 from .config import Config
 from .errors import StartupError
-from .loader import LoadedFunction, user_traceback
+from .handler.loader import LoadedFunction, user_traceback
 
 log = logging.getLogger("funcwsgi")
 
@@ -197,7 +197,7 @@ def listen_for_debugger(config: Config) -> None:
 def set_gc_threshold(threshold: int) -> None:
     """Collect the youngest generation every ``threshold`` allocations (0: Python's own threshold).
 
-    A call frees what it made by reference counting alone (tests/test_function_app.py
+    A call frees what it made by reference counting alone (tests/handler/test_calling.py
     checks it leaves no cycles), but the collector counts allocations net of frees,
     never below zero: with hundreds of calls in flight on one loop their objects come
     and go in waves, each wave counts, and at Python's 700 every collection scans the

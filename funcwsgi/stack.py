@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Config, specs
 from .eventloop.watch import LOOP_WATCH
-from .function_app import FunctionApp
-from .loader import LoadedFunction
+from .handler.calling import FunctionApp
+from .handler.loader import LoadedFunction
+from .handler.signatures import Signature, is_async
 from .metrics.calls import call_metrics
 from .metrics.endpoint import MetricsEndpoint
 from .middleware import cors, faas_metrics, tracing
@@ -37,7 +38,6 @@ from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import LIVENESS_PATHS, READINESS_PATH, ReservedRoutesMiddleware, default_routes
 from .middleware.timeout import TimeoutMiddleware
 from .probes.health import Check, HealthCheck, hook_check
-from .signatures import Signature, is_async
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication

@@ -1,4 +1,4 @@
-"""The server interface (funcwsgi/serving.py): the layers, the timeouts and the event-loop code know
+"""The server interface (funcwsgi/serving/): the layers, the timeouts and the event-loop code know
 servers only through it, and what it answers for a call whose server gives nothing."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ byte, as :mod:`funcwsgi.adapters.gunicorn_worker` (:mod:`funcwsgi.adapters._requ
   connection is dropped;
 - ``SERVER_MAX_CONNECTIONS``: at the limit an idle kept-alive connection,
   or one without a complete request for
-  :data:`funcwsgi.admission.EVICT_AFTER`, is closed for the new one, the
+  :data:`funcwsgi.serving.admission.EVICT_AFTER`, is closed for the new one, the
   longest-waiting first; when there is none the new one is held unread, as
   the listen backlog would hold it, and let in when a connection closes (an
   idle one gives its place up once answered). No connection is closed
@@ -47,8 +47,8 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from funcwsgi.adapters._requests import ABSOLUTE_FORM, REQUEST_TIMEOUT, SWEEP_SECONDS
-from funcwsgi.admission import EVICT_AFTER
 from funcwsgi.config import Config
+from funcwsgi.serving.admission import EVICT_AFTER
 
 # Where a connection is, from the request's side. The first three have a deadline.
 ACCEPTED = 0  # nothing of a request yet: the head's deadline runs from the accept

@@ -19,7 +19,7 @@ function thread. Around that:
   flood of connections that never send cannot lock out new callers; when
   every connection has a call, the worker stops accepting and the kernel's
   listen backlog holds the rest until one closes.
-- Admission (:mod:`funcwsgi.admission`): a call waits for a thread while its
+- Admission (:mod:`funcwsgi.serving.admission`): a call waits for a thread while its
   predicted wait stays under ``SERVER_QUEUE_TARGET``; otherwise the loop
   answers ``503`` with ``Retry-After`` at once, as it does past
   ``SERVER_MAX_INFLIGHT`` (a memory guard), counted in
@@ -66,9 +66,9 @@ from funcwsgi.adapters._outbox import SpillingSocket, send_some
 from funcwsgi.adapters._requests import OVERLOADED, REQUEST_TIMEOUT, SWEEP_SECONDS, Limits, PendingRequest, Ready, Refusal
 from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.adapters.gunicorn import WORKER_BOOT_ERROR
-from funcwsgi.admission import admission_for
 from funcwsgi.config import Config
 from funcwsgi.serving import SERVER_CALL_KEY, exempt_paths, rejected_counter, run_after_response
+from funcwsgi.serving.admission import admission_for
 
 log = logging.getLogger("funcwsgi")
 

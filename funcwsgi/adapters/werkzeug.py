@@ -20,7 +20,7 @@ from funcwsgi.adapters._signals import StopRequest
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.errors import StartupError, print_startup_error
-from funcwsgi.loader import find_sources
+from funcwsgi.handler.loader import find_sources
 from funcwsgi.process import print_startup_lines, start_process, stop_process
 from funcwsgi.replies import BUSY, Reply
 

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config import PLATFORMS as PLATFORM_NAMES
-from ..signatures import Invoker, Signature
+from ..handler.signatures import Invoker, Signature
 from . import signals
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
 __all__ = [
     "PLATFORMS",
@@ -191,7 +191,7 @@ def resolve(config: Config) -> Config:
     platform and the signal that chose it, and warns once when another
     platform's signals are present too.
     """
-    from ..loader import find_sources
+    from ..handler.loader import find_sources
     from ..middleware.tracing import check_propagators
 
     check_propagators(config.otel_propagators)
@@ -216,7 +216,7 @@ def load_function(config: Config) -> LoadedFunction:
     if platform.own_loader:
         own: LoadedFunction = platform.contract().load(config)
         return own
-    from ..loader import load_function as load_module_function
+    from ..handler.loader import load_function as load_module_function
 
     loaded = load_module_function(config)
     _warn_if_ambiguous(loaded, config)
@@ -254,7 +254,7 @@ def contract_invoker(loaded: LoadedFunction, config: Config, function: Callable[
     """The invoker of the other platform's contract ``function`` was written for, else ``None``.
 
     ``None`` means funcwsgi's own contract (``main(req, res)``, ``main(req)``,
-    ``main()`` without Flask), which :mod:`funcwsgi.function_app` calls itself.
+    ``main()`` without Flask), which :mod:`funcwsgi.handler.calling` calls itself.
     """
     platform = PLATFORMS[config.handler_platform or "funcwsgi"]
     if platform.module is not None:

@@ -61,8 +61,8 @@ if TYPE_CHECKING:
 
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
-    from ..loader import LoadedFunction
-    from ..signatures import Invoker
+    from ..handler.loader import LoadedFunction
+    from ..handler.signatures import Invoker
 
 log = logging.getLogger("funcwsgi.asgi")
 

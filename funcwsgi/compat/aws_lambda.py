@@ -29,7 +29,7 @@ from ..environ import REQUEST_ID_KEY
 from ..errors import LoadError
 from ..replies import BODILESS, Reply, status_line
 from ..request import read_body
-from ..signatures import Invoker
+from ..handler.signatures import Invoker
 from .signals import SAM_TEMPLATE_NAMES as TEMPLATE_NAMES
 from .sources import project_root
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
     from ..config import Config
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
 log = logging.getLogger("funcwsgi.aws_lambda")
 

@@ -33,13 +33,13 @@ from werkzeug.wrappers import Response
 from ..errors import LoadError
 from ..replies import Reply
 from ..request import read_body
-from ..signatures import Invoker, Signature
+from ..handler.signatures import Invoker, Signature
 from .signals import entries as _entries
 from .sources import project_root
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
 NOT_FOUND = Reply(404)
 #: The host's answer when the function set no HTTP output (FunctionInvocationMiddleware's OkResult).
@@ -157,7 +157,7 @@ def _takes_context(function: Callable[..., Any]) -> bool:
 def _v2_routes(root: str, prefix: str) -> tuple[list[Route], str]:
     import azure.functions as func
 
-    from ..loader import _import_module
+    from ..handler.loader import _import_module
 
     path = os.path.join(root, "function_app.py")
     module = _import_module("function_app", root, path)
@@ -220,7 +220,7 @@ def _v1_routes(root: str, prefix: str) -> tuple[list[Route], str]:
 
 
 def load(config: Config) -> LoadedFunction:
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
     try:
         import azure.functions  # noqa: F401 - the app's own dependency; checked before its import fails in user code

@@ -33,8 +33,8 @@ from urllib.parse import quote as url_quote
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import BadRequest
 
+from ..handler.signatures import Invoker
 from ..request import FunctionRequest, get_or_create_request, has_body, loads_json
-from ..signatures import Invoker
 
 if TYPE_CHECKING:
     import bottle

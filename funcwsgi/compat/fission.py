@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LoadError
 from ..replies import Reply
-from ..signatures import Invoker, Signature
+from ..handler.signatures import Invoker, Signature
 from .signals import FISSION_VOLUME as DEFAULT_VOLUME
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
 log = logging.getLogger("funcwsgi.fission")
 
@@ -57,7 +57,7 @@ def locate(config: Config) -> Config:
 
 def load(config: Config) -> LoadedFunction:
     """Nothing to load yet: the function comes with the specialise call."""
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
     return LoadedFunction(function=Specialiser(config), signature=Signature.NONE, name="main", path=volume(config), folder=volume(config))
 
@@ -111,7 +111,7 @@ class Specialiser:
         self.lock = threading.Lock()
 
     def specialise(self, filepath: str, handler: str) -> None:
-        from ..loader import LoadedFunction, imported_modules
+        from ..handler.loader import LoadedFunction, imported_modules
         from .flask import invoker as flask_invoker
 
         function, module, where = load_user_function(filepath, handler)

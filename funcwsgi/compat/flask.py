@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, cast
 import flask
 from flask.ctx import RequestContext
 
+from ..handler.signatures import Invoker, Signature
 from ..request import FunctionRequest
-from ..signatures import Invoker, Signature
 
 if TYPE_CHECKING:
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
 
 class FlaskFunctionRequest(FunctionRequest, flask.Request):

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.exceptions import BadRequest
 
 from ..errors import LoadError
-from ..signatures import Signature
+from ..handler.signatures import Signature
 from . import flask
 
 if TYPE_CHECKING:
-    from ..loader import LoadedFunction
-    from ..signatures import Invoker
+    from ..handler.loader import LoadedFunction
+    from ..handler.signatures import Invoker
 
 
 def invoker(loaded: LoadedFunction, function: Callable[..., Any], configured: str | None = None) -> Invoker[None]:

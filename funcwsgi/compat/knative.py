@@ -28,7 +28,7 @@ from ..environ import ASGI_RECEIVE_KEY, CLOUD_EVENT_KEY
 from ..errors import LoadError
 from ..replies import Reply
 from ..request import read_body
-from ..signatures import Invoker, is_async
+from ..handler.signatures import Invoker, is_async
 from .signals import FUNCTION_PACKAGE as PACKAGE
 from .signals import func_yaml as _func_yaml
 from .signals import knative_module_file as _module_file
@@ -37,7 +37,7 @@ from .sources import defines, project_root
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
 log = logging.getLogger("funcwsgi.knative")
 
@@ -53,7 +53,7 @@ def locate(config: Config) -> Config:
 
 def load(config: Config) -> LoadedFunction:
     """Import the module; for ``new()``, make the instance once and take its hooks."""
-    from ..loader import load_function
+    from ..handler.loader import load_function
 
     # handle(scope, receive, send) has three parameters, which no funcwsgi signature has.
     loaded = load_function(config.replace(handler_signature="none"))

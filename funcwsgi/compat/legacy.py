@@ -21,8 +21,8 @@ from .bottle import BottleRequest
 from .cloudevents_lib import attribute_strings, data_of
 
 if TYPE_CHECKING:
-    from ..loader import LoadedFunction
-    from ..signatures import Invoker
+    from ..handler.loader import LoadedFunction
+    from ..handler.signatures import Invoker
 
 JSON_TYPES = ("application/json", "application/cloudevents+json")
 

@@ -30,13 +30,13 @@ from werkzeug.wrappers import Response
 
 from ..replies import Reply
 from ..request import get_or_create_request
-from ..signatures import Invoker, Signature
+from ..handler.signatures import Invoker, Signature
 from .signals import FUNCTION_PACKAGE as PACKAGE
 from .sources import project_root
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..loader import LoadedFunction
+    from ..handler.loader import LoadedFunction
 
 #: The methods each template routes; Flask adds HEAD to GET and answers OPTIONS itself.
 HTTP_METHODS = frozenset({"GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"})
@@ -58,8 +58,8 @@ def load(config: Config) -> LoadedFunction:
     import sys
 
     from ..errors import LoadError
-    from ..loader import HOOK_NAMES, LoadedFunction, checked_hook, imported_modules, load_function, user_traceback
-    from ..signatures import detect_signature
+    from ..handler.loader import HOOK_NAMES, LoadedFunction, checked_hook, imported_modules, load_function, user_traceback
+    from ..handler.signatures import detect_signature
 
     folder = config.handler_folder
     if not os.path.isfile(os.path.join(folder, "__init__.py")):

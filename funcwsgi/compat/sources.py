@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def top_level_names(path: str) -> frozenset[str]:
     """Names ``path`` defines or imports at module level; empty when it is missing or does not parse."""
-    from ..loader import source_tree
+    from ..handler.loader import source_tree
 
     tree = source_tree(path)
     if tree is None:

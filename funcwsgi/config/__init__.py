@@ -6,7 +6,7 @@ declaration. :meth:`Config.from_env` reads a mapping (``os.environ`` by
 default) once into a frozen object; everything else in the runtime reads that
 object, never the environment. Reading does no I/O: what depends on the files
 is found at start-up, by :func:`funcwsgi.compat.resolve`: where an unset
-function folder is (:func:`funcwsgi.loader.find_sources`) and whether the
+function folder is (:func:`funcwsgi.handler.loader.find_sources`) and whether the
 ``OTEL_PROPAGATORS`` are installed
 (:func:`funcwsgi.middleware.tracing.check_propagators`). The settings table in
 the docs is generated from these declarations (``make settings-doc``, which

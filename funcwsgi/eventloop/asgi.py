@@ -6,7 +6,7 @@ the layers read, runs the service's one stack in a greenlet
 request ids, reserved routes, CORS, tracing, metrics, the body limit, the
 timeout, CloudEvents or the access log is written twice: only the two ends
 of the call differ. Two things belong to the loop alone and live here:
-admission (:mod:`funcwsgi.admission`: a call starts at once unless the
+admission (:mod:`funcwsgi.serving.admission`: a call starts at once unless the
 loop's lag, its queueing delay, has stood past ``SERVER_QUEUE_TARGET``, or
 ``SERVER_MAX_INFLIGHT`` calls are in flight; then ``503`` with
 ``Retry-After``, probes and ``/metrics`` excepted) and the watch on a
@@ -22,11 +22,11 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-from ..admission import admission_for
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY
 from ..middleware.http_rules import HttpRulesMiddleware, without_content_headers
 from ..replies import BUSY, Reply, bodiless
 from ..serving import SERVER_CALL_KEY, TASK, Lent, exempt_paths, rejected_counter, run_after_response
+from ..serving.admission import admission_for
 from .bridge import run_bridged, wait_for
 from .watch import LOOP_WATCH
 

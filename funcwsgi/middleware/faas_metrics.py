@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..environ import FAILURE_KEY, METRIC_ATTRIBUTES_KEY
-from ..loader import LoadedFunction
+from ..handler.loader import LoadedFunction
 from ..metrics.calls import BUCKETS
 from ..process import on_worker_start
 

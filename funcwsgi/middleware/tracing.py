@@ -22,7 +22,7 @@ from ..bodies import StreamedBody
 from ..config import DEFAULT_PROPAGATORS, Config
 from ..environ import REQUEST_ID_KEY, SPAN_ATTRIBUTES_KEY, SPAN_KEY
 from ..errors import ConfigError
-from ..loader import LoadedFunction
+from ..handler.loader import LoadedFunction
 from ..metrics.calls import call_metrics
 from ..process import on_worker_start
 from .span_export import span_processor

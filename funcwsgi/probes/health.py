@@ -14,8 +14,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..handler.signatures import is_async
 from ..replies import Reply, probe_reply
-from ..signatures import is_async
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment

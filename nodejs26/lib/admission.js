@@ -1,4 +1,4 @@
-// Admission by queueing delay, as funcwsgi/admission.py decides it (the same algorithm and
+// Admission by queueing delay, as funcwsgi/serving/admission.py decides it (the same algorithm and
 // constants; docs/servers.md#admission). nodejs26 serves every call on its event loop, so a
 // call starts at once and its queueing delay is the loop's lag, measured every LAG_TICK_MS:
 // while every lag measured over a whole INTERVAL (CoDel's test) stood at or past

@@ -46,7 +46,7 @@ import { sniffing } from './http2.js';
 
 export const SWEEP_MS = 250;
 /** A connection without a request in hand this long may be closed for a new one at SERVER_MAX_CONNECTIONS;
- * longer than TCP's first retransmission timeout (funcwsgi/admission.py EVICT_AFTER). */
+ * longer than TCP's first retransmission timeout (funcwsgi/serving/admission.py EVICT_AFTER). */
 export const EVICT_AFTER_MS = 2000;
 export const RETRY_AFTER_SECONDS = 1;
 export const OVERLOADED_TEXT = 'the function is busy; retry later';

@@ -1,4 +1,4 @@
-// Find, import and check the user's function at start-up (funcwsgi/loader.py's
+// Find, import and check the user's function at start-up (funcwsgi/handler/loader.py's
 // counterpart). Every failure is a LoadError whose message is one line naming
 // the file, the function and what was found instead; when the user's module
 // threw, its own stack rides along.

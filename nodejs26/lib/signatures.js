@@ -1,5 +1,5 @@
 // The calling conventions a function may use, detected once from its parameters
-// (funcwsgi/signatures.py's counterpart). HANDLER_SIGNATURE wins over detection.
+// (funcwsgi/handler/signatures.py's counterpart). HANDLER_SIGNATURE wins over detection.
 import { LoadError } from './errors.js';
 
 export const Signature = Object.freeze({

@@ -396,7 +396,7 @@ describe('framingProblem: what node:http accepts and RFC 9112 refuses, as funcws
   });
 });
 
-describe('admission by queueing delay (lib/admission.js, as funcwsgi/admission.py)', () => {
+describe('admission by queueing delay (lib/admission.js, as funcwsgi/serving/admission.py)', () => {
   const clocked = (target, servers, service) => {
     const clock = { now: 0 };
     const admission = new Admission(target, servers, { clock: () => clock.now });

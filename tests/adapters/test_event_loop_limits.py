@@ -17,7 +17,7 @@ import pytest
 
 from funcwsgi.adapters._event_loop_limits import QUIET_SWEEPS
 from funcwsgi.adapters._requests import REQUEST_TIMEOUT, SWEEP_SECONDS
-from funcwsgi.admission import EVICT_AFTER
+from funcwsgi.serving.admission import EVICT_AFTER
 
 from ..conformance.kit import Runtime, serve_many
 from ..conformance.launchers import local_launchers

@@ -5,7 +5,7 @@ import types
 import pytest
 
 from funcwsgi.compat import uses_bottle, uses_flask
-from funcwsgi.loader import imported_modules
+from funcwsgi.handler.loader import imported_modules
 
 
 def module_from(tmp_path, source: str) -> types.ModuleType:

@@ -92,8 +92,8 @@ def test_calls_do_not_share_what_one_of_them_changed_in_its_environ():
 def test_a_call_on_the_loop_leaves_no_reference_cycles():
     from funcwsgi import make_app
 
+    from ..handler.test_calling import _cyclic_garbage_per_call
     from ..support.paths import function_folder
-    from ..test_function_app import _cyclic_garbage_per_call
 
     app = make_app(environ={}, handler_folder=function_folder("async_fn")).asgi
     sent = []

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ...config import Config
-from ...loader import find_sources
+from ...handler.loader import find_sources
 from ..settings_doc import effective_settings, settings_table
 
 NAME = "settings"
@@ -36,7 +36,7 @@ def detected_signature(config: Config) -> str | None:
     if config.handler_signature is not None:
         return None
     from ...errors import StartupError
-    from ...loader import load_function
+    from ...handler.loader import load_function
 
     try:
         return load_function(config).signature.value

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .config import DEFAULT_FOLDERS, DEFAULT_MODULES, Config
-from .errors import LoadError
+from ..config import DEFAULT_FOLDERS, DEFAULT_MODULES, Config
+from ..errors import LoadError
 from .signatures import Signature, detect_signature
 
 _LISTED_ENTRIES = 20

@@ -8,8 +8,8 @@ from werkzeug.test import Client
 
 from funcwsgi import make_app
 
-from .conftest import CLIENT_KINDS, client_of
-from .support.paths import function_folder
+from ..conftest import CLIENT_KINDS, client_of
+from ..support.paths import function_folder
 
 
 @pytest.fixture(params=CLIENT_KINDS)

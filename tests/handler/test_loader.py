@@ -6,10 +6,10 @@ import pytest
 
 from funcwsgi.config import Config
 from funcwsgi.errors import LoadError
-from funcwsgi.loader import find_sources, load_function, wrap_callable
-from funcwsgi.signatures import Signature
+from funcwsgi.handler.loader import find_sources, load_function, wrap_callable
+from funcwsgi.handler.signatures import Signature
 
-from .support.paths import function_folder
+from ..support.paths import function_folder
 
 
 def load(scenario_or_path: str, **settings):
@@ -185,7 +185,7 @@ def roots(tmp_path, monkeypatch):
     root, kubeless = tmp_path / "root", tmp_path / "kubeless"
     root.mkdir()
     kubeless.mkdir()
-    monkeypatch.setattr("funcwsgi.loader.DEFAULT_FOLDERS", (str(root), str(kubeless), str(tmp_path / "function")))
+    monkeypatch.setattr("funcwsgi.handler.loader.DEFAULT_FOLDERS", (str(root), str(kubeless), str(tmp_path / "function")))
     return root, kubeless
 
 

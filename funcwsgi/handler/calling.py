@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
-from .bodies import ReleasingBody
-from .compat import contract_invoker
-from .config import Config
-from .current import current_environ
+from ..bodies import ReleasingBody
+from ..compat import contract_invoker
+from ..config import Config
+from ..current import current_environ
+from ..replies import Reply
+from ..request import REQUEST_KEY, FunctionRequest
+from ..response import FunctionResponse, send
 from .loader import LoadedFunction
-from .replies import Reply
-from .request import REQUEST_KEY, FunctionRequest
-from .response import FunctionResponse, send
 from .signatures import Invoker, Signature, is_async
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class FunctionApp:
         try:
             result, res = self.invoke(environ)
             if type(result) is CoroutineType:  # a plain callable that returned a coroutine
-                from .eventloop.coroutines import awaited
+                from ..eventloop.coroutines import awaited
 
                 result = awaited(result, self.loaded.name)
         except HTTPException as error:
@@ -78,7 +78,7 @@ def release(environ: WSGIEnvironment, request: FunctionRequest) -> None:
 def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResponse | None]:
     function = loaded.function
     if is_async(function):
-        from .eventloop.coroutines import coroutine_caller
+        from ..eventloop.coroutines import coroutine_caller
 
         function = coroutine_caller(function, loaded.name)
     contract = contract_invoker(loaded, config, function)

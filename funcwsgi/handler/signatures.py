@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .errors import LoadError
+from ..errors import LoadError
 
 Res = TypeVar("Res")
 

@@ -121,7 +121,7 @@ def admission_for(config: Any, servers: int) -> Admission:
     """The process's admission for ``config``, each call's queueing delay recorded in the metrics."""
     record = _ignore
     if config.server_metrics:
-        from .metrics.calls import call_metrics
+        from ..metrics.calls import call_metrics
 
         record = call_metrics(config).waited
     return Admission(config.server_queue_target, servers, record=record)

@@ -30,17 +30,17 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
-from .adapters.specs import ADAPTERS
-from .middleware.reserved import PROBE_PATHS
-from .replies import BUSY as BUSY
-from .replies import REQUEST_TIMEOUT as REQUEST_TIMEOUT
-from .replies import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
+from ..adapters.specs import ADAPTERS
+from ..middleware.reserved import PROBE_PATHS
+from ..replies import BUSY as BUSY
+from ..replies import REQUEST_TIMEOUT as REQUEST_TIMEOUT
+from ..replies import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
-    from .config import Config
-    from .errors import StartupError
+    from ..config import Config
+    from ..errors import StartupError
 
 log = logging.getLogger("funcwsgi")
 
@@ -206,7 +206,7 @@ def rejected_counter(config: Config) -> Callable[[], None]:
     """Counts a call a server refused with :data:`BUSY` in ``function_rejected_total`` (a no-op without metrics)."""
     if not config.server_metrics:
         return _no_count
-    from .metrics.calls import call_metrics
+    from ..metrics.calls import call_metrics
 
     return call_metrics(config).reject
 

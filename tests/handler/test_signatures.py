@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from funcwsgi.errors import LoadError
-from funcwsgi.signatures import Signature, detect_signature, is_async
+from funcwsgi.handler.signatures import Signature, detect_signature, is_async
 
 
 def req_res(req, res): ...

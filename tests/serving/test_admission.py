@@ -1,12 +1,12 @@
-"""The admission decisions (funcwsgi/admission.py), with an injected clock."""
+"""The admission decisions (funcwsgi/serving/admission.py), with an injected clock."""
 
 from __future__ import annotations
 
 import pytest
 
-from funcwsgi.admission import INTERVAL, Admission
 from funcwsgi.config import Config
 from funcwsgi.errors import ConfigError
+from funcwsgi.serving.admission import INTERVAL, Admission
 
 
 class Clock:
