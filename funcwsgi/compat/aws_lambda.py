@@ -27,9 +27,9 @@ from urllib.parse import parse_qsl
 
 from ..environ import REQUEST_ID_KEY
 from ..errors import LoadError
+from ..handler.signatures import Invoker
 from ..replies import BODILESS, Reply, status_line
 from ..request import read_body
-from ..handler.signatures import Invoker
 from .signals import SAM_TEMPLATE_NAMES as TEMPLATE_NAMES
 from .sources import project_root
 

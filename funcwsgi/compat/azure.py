@@ -31,9 +31,9 @@ from urllib.parse import parse_qsl
 from werkzeug.wrappers import Response
 
 from ..errors import LoadError
+from ..handler.signatures import Invoker, Signature
 from ..replies import Reply
 from ..request import read_body
-from ..handler.signatures import Invoker, Signature
 from .signals import entries as _entries
 from .sources import project_root
 

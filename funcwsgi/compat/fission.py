@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LoadError
-from ..replies import Reply
 from ..handler.signatures import Invoker, Signature
+from ..replies import Reply
 from .signals import FISSION_VOLUME as DEFAULT_VOLUME
 
 if TYPE_CHECKING:

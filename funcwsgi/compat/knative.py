@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..environ import ASGI_RECEIVE_KEY, CLOUD_EVENT_KEY
 from ..errors import LoadError
+from ..handler.signatures import Invoker, is_async
 from ..replies import Reply
 from ..request import read_body
-from ..handler.signatures import Invoker, is_async
 from .signals import FUNCTION_PACKAGE as PACKAGE
 from .signals import func_yaml as _func_yaml
 from .signals import knative_module_file as _module_file

@@ -28,9 +28,9 @@ from werkzeug.datastructures import Headers, MultiDict
 from werkzeug.http import http_date
 from werkzeug.wrappers import Response
 
+from ..handler.signatures import Invoker, Signature
 from ..replies import Reply
 from ..request import get_or_create_request
-from ..handler.signatures import Invoker, Signature
 from .signals import FUNCTION_PACKAGE as PACKAGE
 from .sources import project_root
 
