@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
-from funcwsgi.admission import admission_for
 from funcwsgi.replies import BUSY
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
+from funcwsgi.serving.admission import admission_for
 
 from .threads import CallThreads
 

@@ -15,7 +15,7 @@ times a second the sweep closes what is past its deadline:
 
 At ``SERVER_MAX_CONNECTIONS`` a newcomer takes the place of an idle
 kept-alive connection, or of one without a complete request for
-:data:`~funcwsgi.admission.EVICT_AFTER`, the longest-waiting first; when no
+:data:`~funcwsgi.serving.admission.EVICT_AFTER`, the longest-waiting first; when no
 connection can give its place the newcomer is held unread (as the listen
 backlog would hold it) until one closes.
 """
@@ -27,7 +27,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Protocol
 
-from funcwsgi.admission import EVICT_AFTER
+from funcwsgi.serving.admission import EVICT_AFTER
 
 #: How often the deadlines are looked at.
 SWEEP_SECONDS = 0.25
