@@ -127,7 +127,7 @@ docs: setup
 # 1.x generation comes with functions-framework, which pins it: that proves a
 # function's old-platform requirements install next to funcwsgi.
 CE1_VENV ?= .venv-cloudevents1
-CLOUDEVENTS_TESTS ?= tests/test_cloudevents.py tests/compat/test_cloudevents_lib.py tests/middleware/test_cloudevents.py tests/test_sdk.py \
+CLOUDEVENTS_TESTS ?= tests/test_cloudevents.py tests/compat/test_cloudevents_lib.py tests/middleware/test_cloudevent_decoding.py tests/test_sdk.py \
 	tests/compat/test_legacy.py tests/compat/test_kyma_eventing.py tests/compat/test_functions_framework_library.py \
 	tests/compat/test_kyma_testsuite.py tests/compat/test_functions_framework_signatures.py \
 	tests/conformance/test_cloudevents.py

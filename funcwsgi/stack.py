@@ -28,14 +28,14 @@ from .metrics.endpoint import MetricsEndpoint
 from .middleware import cors, faas_metrics, tracing
 from .middleware.access_log import AccessLogMiddleware
 from .middleware.body_limit import BodyLimitMiddleware
+from .middleware.call_metrics import MetricsMiddleware
 from .middleware.cancellation import CancellationMiddleware
-from .middleware.cloudevents import CloudEventsMiddleware
-from .middleware.errors import ErrorMiddleware
+from .middleware.cloudevent_decoding import CloudEventsMiddleware
 from .middleware.http2_requests import Http2RequestsMiddleware
 from .middleware.http_rules import HttpRulesMiddleware
-from .middleware.metrics import MetricsMiddleware
 from .middleware.request_id import RequestIdMiddleware
 from .middleware.reserved import LIVENESS_PATHS, READINESS_PATH, ReservedRoutesMiddleware, default_routes
+from .middleware.server_errors import ErrorMiddleware
 from .middleware.timeout import TimeoutMiddleware
 from .probes.health import Check, HealthCheck, hook_check
 

@@ -1,5 +1,5 @@
-"""The public name of :mod:`funcwsgi.devtools.testing` (``from funcwsgi.testing import FunctionClient``)."""
+"""The public name of :mod:`funcwsgi.devtools.function_client` (``from funcwsgi.testing import FunctionClient``)."""
 
-from .devtools.testing import CloudEvent, FunctionClient, FunctionTestResponse
+from .devtools.function_client import CloudEvent, FunctionClient, FunctionTestResponse
 
 __all__ = ["CloudEvent", "FunctionClient", "FunctionTestResponse"]

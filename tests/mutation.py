@@ -47,13 +47,13 @@ class Target:
 # Quickest first, so that a run stopped by --minutes has covered the most targets.
 TARGETS = (
     Target("request-id", ("funcwsgi/middleware/request_id.py",), ("tests/middleware/test_request_id.py",)),
-    Target("errors", ("funcwsgi/middleware/errors.py",), ("tests/middleware/test_errors.py",)),
+    Target("errors", ("funcwsgi/middleware/server_errors.py",), ("tests/middleware/test_server_errors.py",)),
     Target("body-limit", ("funcwsgi/middleware/body_limit.py",), ("tests/middleware/test_body_limit.py",)),
     Target("response", ("funcwsgi/response.py", "funcwsgi/replies.py"), ("tests/test_response.py", "tests/test_replies.py")),
     Target(
         "cloudevents",
-        ("funcwsgi/middleware/cloudevents.py", "funcwsgi/cloudevents.py"),
-        ("tests/middleware/test_cloudevents.py", "tests/test_cloudevents.py"),
+        ("funcwsgi/middleware/cloudevent_decoding.py", "funcwsgi/cloudevents.py"),
+        ("tests/middleware/test_cloudevent_decoding.py", "tests/test_cloudevents.py"),
     ),
     Target(
         "timeout",
@@ -62,8 +62,8 @@ TARGETS = (
     ),
     Target(
         "metrics",
-        ("funcwsgi/middleware/metrics.py", "funcwsgi/metrics/calls.py", "funcwsgi/metrics/multiprocess.py", "funcwsgi/metrics/endpoint.py", "funcwsgi/metrics/port.py"),
-        ("tests/middleware/test_metrics.py", "tests/metrics/test_calls.py", "tests/metrics/test_endpoint.py", "tests/metrics/test_multiprocess.py"),
+        ("funcwsgi/middleware/call_metrics.py", "funcwsgi/metrics/calls.py", "funcwsgi/metrics/multiprocess.py", "funcwsgi/metrics/endpoint.py", "funcwsgi/metrics/port.py"),
+        ("tests/middleware/test_call_metrics.py", "tests/metrics/test_calls.py", "tests/metrics/test_endpoint.py", "tests/metrics/test_multiprocess.py"),
     ),
 )
 

@@ -43,7 +43,7 @@ CLI_ENTRY = "funcwsgi.__main__"
 WINGS = ("funcwsgi.cli", "funcwsgi.compat", "funcwsgi.devtools")
 #: Public import paths kept where users know them, for modules that are not on the request's path.
 PUBLIC_NAMES = {
-    "funcwsgi.testing": "funcwsgi.devtools.testing",  # from funcwsgi.testing import FunctionClient
+    "funcwsgi.testing": "funcwsgi.devtools.function_client",  # from funcwsgi.testing import FunctionClient
     "funcwsgi.gunicorn_conf": "funcwsgi.adapters.gunicorn_conf",  # gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app
 }
 #: Python files the top level of funcwsgi/ may hold, every one counted (issue 45: at most 16).
@@ -152,8 +152,8 @@ def test_the_graph_sees_the_imports(graph):
     assert "funcwsgi.compat" in graph["funcwsgi.handler.calling"]
     assert "funcwsgi.compat.flask" in graph["funcwsgi.compat"]  # imported inside a function
     assert "funcwsgi.config" in graph[ADAPTERS]  # under TYPE_CHECKING
-    assert ADAPTER_TABLE in graph["funcwsgi.config.settings"]
-    assert graph["funcwsgi.testing"] == {"funcwsgi.devtools.testing"}
+    assert ADAPTER_TABLE in graph["funcwsgi.config.all_settings"]
+    assert graph["funcwsgi.testing"] == {"funcwsgi.devtools.function_client"}
     assert graph["funcwsgi.gunicorn_conf"] == {"funcwsgi.adapters.gunicorn_conf"}
 
 
@@ -258,11 +258,11 @@ def test_a_public_name_only_re_exports_its_module(name):
 
 def test_a_public_name_with_logic_of_its_own_is_caught(tmp_path):
     shim = tmp_path / "shim.py"
-    shim.write_text('"""Doc."""\n\nfrom .devtools.testing import FunctionClient\n\n__all__ = ["FunctionClient"]\n')
-    assert public_name_problems("funcwsgi.shim", shim, "funcwsgi.devtools.testing") == []
-    shim.write_text('"""Doc."""\n\nfrom .devtools.testing import FunctionClient\nfrom .config import Config\nDEFAULT = Config()\n')
-    assert public_name_problems("funcwsgi.shim", shim, "funcwsgi.devtools.testing") == [
-        "line 4: imports funcwsgi.config, not funcwsgi.devtools.testing",
+    shim.write_text('"""Doc."""\n\nfrom .devtools.function_client import FunctionClient\n\n__all__ = ["FunctionClient"]\n')
+    assert public_name_problems("funcwsgi.shim", shim, "funcwsgi.devtools.function_client") == []
+    shim.write_text('"""Doc."""\n\nfrom .devtools.function_client import FunctionClient\nfrom .config import Config\nDEFAULT = Config()\n')
+    assert public_name_problems("funcwsgi.shim", shim, "funcwsgi.devtools.function_client") == [
+        "line 4: imports funcwsgi.config, not funcwsgi.devtools.function_client",
         "line 5: Assign",
     ]
 

@@ -79,7 +79,7 @@ def test_the_bundled_pip_installs_the_wheel_and_it_imports(installed: Path):
         "assert (s.DEFAULT_SCAFFOLDING / 'service.py').is_file() and (s.TEMPLATES / 'http' / 'handler.py').is_file()\n"
         # The public names of modules that live in a wing or in funcwsgi/adapters/ (docs/architecture.md).
         "from funcwsgi.testing import FunctionClient\n"
-        "assert FunctionClient.__module__ == 'funcwsgi.devtools.testing'\n"
+        "assert FunctionClient.__module__ == 'funcwsgi.devtools.function_client'\n"
         "import funcwsgi.gunicorn_conf as conf\n"
         "assert len(conf.bind) == 1 and callable(conf.post_fork), conf.bind\n"
         "print(funcwsgi.make_app(lambda req, res: res.set_body('hi')).layers[-1])"

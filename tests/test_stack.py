@@ -8,7 +8,7 @@ from funcwsgi import make_app
 from funcwsgi.config import Config
 from funcwsgi.handler.loader import wrap_callable
 from funcwsgi.middleware.body_limit import BodyLimitMiddleware
-from funcwsgi.middleware.errors import ErrorMiddleware
+from funcwsgi.middleware.server_errors import ErrorMiddleware
 from funcwsgi.stack import LAYERS, Layer, Made, build_stack, layer_of
 
 

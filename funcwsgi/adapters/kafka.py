@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from funcwsgi.adapters._signals import StopRequest
 from funcwsgi.application import default_app
 from funcwsgi.kafka.consumer import KafkaTrigger
-from funcwsgi.kafka.metrics import register_trigger_metrics
 from funcwsgi.kafka.probes import ProbeApp, start_probe_server
+from funcwsgi.kafka.trigger_metrics import register_trigger_metrics
 from funcwsgi.process import start_process, stop_process
 
 if TYPE_CHECKING:

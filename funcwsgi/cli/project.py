@@ -45,7 +45,7 @@ RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage")
 QUANTITY_PATTERN = re.compile(r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
 #: A Kubernetes object name (RFC 1123 subdomain): what a Secret's name must be.
 SECRET_NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-#: The setting that lists where sdk.secret() looks (funcwsgi/config/settings.py).
+#: The setting that lists where sdk.secret() looks (funcwsgi/config/all_settings.py).
 SECRETS_ENV = "HANDLER_SECRETS_PATH"
 #: Longest call timeout, in seconds: what Knative accepts as a revision's request timeout at most.
 MAX_TIMEOUT = 3600

@@ -15,6 +15,29 @@ runs :mod:`funcwsgi.cli.settings_doc`).
 
 from __future__ import annotations
 
+from .all_settings import (
+    DEFAULT_FOLDERS,
+    DEFAULT_MODULES,
+    DEFAULT_PROPAGATORS,
+    DEFAULT_SECRET_FOLDERS,
+    FISSION_PORT,
+    FRAMEWORK_SIGNATURES,
+    HTTP2_ADAPTERS,
+    HTTP2_BY_DEFAULT,
+    KAFKA_DEFAULT_PROTOCOL,
+    KAFKA_PROTOCOLS,
+    LAMBDA_PAYLOAD_FORMATS,
+    LOG_LEVELS,
+    MAX_INFLIGHT,
+    PLATFORMS,
+    QUEUE_TARGET,
+    RECYCLING_ADAPTERS,
+    SERVER_ADAPTERS,
+    SIGNATURES,
+    Config,
+    known_env_names,
+    specs,
+)
 from .declarations import AWS_LAMBDA, AZURE, FISSION, FUNCTIONS_FRAMEWORK, KNATIVE, KUBELESS, KYMA, OPENFAAS, Alias, Spec, lookup, setting
 from .parsers import (
     TOKEN,
@@ -43,29 +66,6 @@ from .parsers import (
     parse_str,
     positive_float,
     positive_int,
-)
-from .settings import (
-    DEFAULT_FOLDERS,
-    DEFAULT_MODULES,
-    DEFAULT_PROPAGATORS,
-    DEFAULT_SECRET_FOLDERS,
-    FISSION_PORT,
-    FRAMEWORK_SIGNATURES,
-    HTTP2_ADAPTERS,
-    HTTP2_BY_DEFAULT,
-    KAFKA_DEFAULT_PROTOCOL,
-    KAFKA_PROTOCOLS,
-    LAMBDA_PAYLOAD_FORMATS,
-    LOG_LEVELS,
-    MAX_INFLIGHT,
-    PLATFORMS,
-    QUEUE_TARGET,
-    RECYCLING_ADAPTERS,
-    SERVER_ADAPTERS,
-    SIGNATURES,
-    Config,
-    known_env_names,
-    specs,
 )
 
 __all__ = [

@@ -2,5 +2,5 @@
 
 A wing, like ``cli/`` and ``compat/``: it imports the core, and the core never
 imports it. Its public name is :mod:`funcwsgi.testing`, a re-export of
-:mod:`funcwsgi.devtools.testing`.
+:mod:`funcwsgi.devtools.function_client`.
 """

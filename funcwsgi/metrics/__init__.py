@@ -9,7 +9,7 @@ with 503 under overload (they never reached the function), and
 multiprocess mode is used: each worker writes its own files in a directory
 made fresh when the server starts, and a scrape adds them up.
 
-:mod:`funcwsgi.middleware.metrics` is the layer that counts a call; here are
+:mod:`funcwsgi.middleware.call_metrics` is the layer that counts a call; here are
 what it counts into (:mod:`.calls`), the multiprocess directory
 (:mod:`.multiprocess`), the ``/metrics`` answer (:mod:`.endpoint`) and the
 metrics served on a port of their own (:mod:`.port`).

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .. import logs
 from ..bodies import StatusNote, StreamedBody
-from .errors import INTERNAL_ERROR
+from .server_errors import INTERNAL_ERROR
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -1,6 +1,6 @@
 """The two runtimes read the same settings: names, defaults and aliases.
 
-funcwsgi declares its settings in ``funcwsgi/config/settings.py``, the nodejs26 runtime in
+funcwsgi declares its settings in ``funcwsgi/config/all_settings.py``, the nodejs26 runtime in
 ``nodejs26/lib/config.js``; ``node nodejs26/lib/settings-list.js`` prints the
 latter as JSON. Any difference fails this test unless :data:`INTENDED` lists it
 with the reason (docs/nodejs26.md shows the same list).

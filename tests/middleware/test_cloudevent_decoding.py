@@ -145,7 +145,7 @@ def test_the_400_has_its_body_except_for_head(method):
     """Mutations caught: ``== "HEAD"`` made ``<``, ``<=`` or ``is`` in the 400's body choice."""
     import io
 
-    from funcwsgi.middleware.cloudevents import CloudEventsMiddleware
+    from funcwsgi.middleware.cloudevent_decoding import CloudEventsMiddleware
 
     start = StartResponse()
     environ = {"REQUEST_METHOD": method.encode().decode(), "CONTENT_TYPE": "application/cloudevents+json", "wsgi.input": io.BytesIO(b"{nope")}
@@ -157,6 +157,6 @@ def test_the_400_has_its_body_except_for_head(method):
 def test_the_layer_spells_the_structured_type_as_the_codec_does():
     """The layer names the structured content type itself, so that a plain call never imports the codec."""
     from funcwsgi import cloudevents
-    from funcwsgi.middleware import cloudevents as layer
+    from funcwsgi.middleware import cloudevent_decoding as layer
 
     assert layer.STRUCTURED == cloudevents.STRUCTURED

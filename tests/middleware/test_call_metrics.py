@@ -1,4 +1,4 @@
-"""middleware/metrics.py: the layer counts each call, its failure and its duration, by method."""
+"""middleware/call_metrics.py: the layer counts each call, its failure and its duration, by method."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_head_calls_have_their_own_label(client):
 def test_a_streamed_body_counts_as_failed_by_its_status(status, failed):
     """Mutation caught: ``== "5"`` made ``> "5"`` in ``MeasuredBody.ended`` (a streamed 503 not counted as failed)."""
     from funcwsgi.metrics.calls import LocalCallMetrics
-    from funcwsgi.middleware.metrics import MetricsMiddleware
+    from funcwsgi.middleware.call_metrics import MetricsMiddleware
 
     metrics = LocalCallMetrics()
 
@@ -70,7 +70,7 @@ def test_a_streamed_body_counts_as_failed_by_its_status(status, failed):
 def test_a_streamed_body_failing_half_way_counts_as_failed():
     """Mutation caught: ``MeasuredBody.failed`` not noting the failure (``self._failed = False``)."""
     from funcwsgi.metrics.calls import LocalCallMetrics
-    from funcwsgi.middleware.metrics import MetricsMiddleware
+    from funcwsgi.middleware.call_metrics import MetricsMiddleware
 
     metrics = LocalCallMetrics()
 

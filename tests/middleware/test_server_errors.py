@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from werkzeug.test import Client
 
-from funcwsgi.middleware.errors import ErrorMiddleware
+from funcwsgi.middleware.server_errors import ErrorMiddleware
 
 from ..support.wsgi import StartResponse
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, generate_latest
 
 from funcwsgi.kafka.consumer import TriggerStatus
-from funcwsgi.kafka.metrics import TriggerCollector
+from funcwsgi.kafka.trigger_metrics import TriggerCollector
 
 
 def exposition(status: TriggerStatus) -> list[str]:

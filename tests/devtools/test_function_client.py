@@ -1,4 +1,4 @@
-"""funcwsgi.testing (funcwsgi/devtools/testing.py): a function called as the runtime calls it, without a server."""
+"""funcwsgi.testing (funcwsgi/devtools/function_client.py): a function called as the runtime calls it, without a server."""
 
 from __future__ import annotations
 
