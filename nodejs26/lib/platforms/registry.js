@@ -26,6 +26,11 @@ export const PLATFORMS = Object.freeze({
     variables: { _HANDLER: null, AWS_LAMBDA_FUNCTION_NAME: null, AWS_EXECUTION_ENV: null },
     module: 'aws-lambda', precedence: 2, template: 'aws-lambda',
   }),
+  fission: record({
+    title: 'Fission', page: 'migration-fission-nodejs.md',
+    variables: { USERFUNCVOL: null },
+    module: 'fission', precedence: 5, template: 'fission',
+  }),
 });
 
 export const PLATFORM_NAMES = Object.freeze(Object.keys(PLATFORMS));

@@ -19,6 +19,8 @@ describe('recognise', () => {
     [{ AWS_LAMBDA_FUNCTION_NAME: 'f' }, 'aws-lambda'],
     [{ AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x' }, 'aws-lambda'],
     [{ HANDLER_FOLDER: SAM }, 'aws-lambda'],
+    [{ USERFUNCVOL: '/tmp' }, 'fission'],
+    [{ _HANDLER: 'index.handler', USERFUNCVOL: '/tmp' }, 'aws-lambda'],
     [{ _HANDLER: 'index.handler', HANDLER_PLATFORM: 'funcwsgi' }, 'funcwsgi'],
   ]) {
     it(`${JSON.stringify(environ)} -> ${platform}`, async () => {
