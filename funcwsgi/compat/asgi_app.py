@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from ..handler.loader import LoadedFunction
     from ..handler.signatures import Invoker
+    from ..timeouts import Deadline
 
 log = logging.getLogger("funcwsgi.asgi")
 
@@ -342,7 +343,7 @@ class _Stream:
 
 
 class _Side:
-    def begin(self, call: AppCall, deadline: float | None) -> tuple[Message, bytes | None]:
+    def begin(self, call: AppCall, deadline: Deadline | None) -> tuple[Message, bytes | None]:
         raise NotImplementedError
 
     def wait(self, call: AppCall, coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -352,7 +353,7 @@ class _Side:
 class _OnTheLoop(_Side):
     """The call is served on the event loop: the app's task runs there, the call's task awaits for the stack."""
 
-    def begin(self, call: AppCall, deadline: float | None) -> tuple[Message, bytes | None]:
+    def begin(self, call: AppCall, deadline: Deadline | None) -> tuple[Message, bytes | None]:
         began = call.begin()
         started: tuple[Message, bytes | None] = wait_for(began) if deadline is None else wait_until_deadline(began, deadline, call.name)
         return started
@@ -378,7 +379,7 @@ class _OnAThread(_Side):
                     self._loop, self._pid = loop, os.getpid()
         return self._loop
 
-    def begin(self, call: AppCall, deadline: float | None) -> tuple[Message, bytes | None]:
+    def begin(self, call: AppCall, deadline: Deadline | None) -> tuple[Message, bytes | None]:
         return self.wait(call, call.begin())  # type: ignore[no-any-return]  # timed by the timeout layer's interrupt
 
     def wait(self, call: AppCall, coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -24,12 +24,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from ..bodies import ClosingBody
-from ..environ import CANCELLATION_KEY, FAILURE_KEY
+from ..environ import CANCELLATION_KEY, DEADLINE_KEY, FAILURE_KEY
 from ..serving import SERVER_CALL_KEY, THREAD, ServerCall
+from ..timeouts import Deadline, deadline_in
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -55,15 +55,18 @@ class Cancellation:
 
     #: Why the call was cancelled (:data:`CLIENT`, :data:`TIMEOUT`), None while it is not.
     cause: str | None = None
-    #: When the call runs past ``SERVER_CALL_TIMEOUT`` (``time.monotonic()``); None: no deadline (any more).
-    deadline: float | None = None
+    #: The call's deadline, whose decision the timeout layer shares (past it, the call answers 408); None: no deadline (any more).
+    deadline: Deadline | None = None
     #: The server's :class:`~funcwsgi.serving.ServerCall`, asked whether the client is still there; None: cannot tell.
     server_call: ServerCall | None = None
 
     def cancelled(self) -> bool:
         """Whether the call is cancelled, asking the clock and the server now."""
         if self.cause is None:
-            if self.deadline is not None and time.monotonic() >= self.deadline:
+            deadline = self.deadline
+            # Past the deadline, asking decides the call's answer is the 408: a function that stops
+            # because it was told it timed out never gets its own answer out instead.
+            if deadline is not None and deadline.expired_by_now():
                 self.cancel(TIMEOUT)
             else:
                 self.check_client()
@@ -126,7 +129,8 @@ class CancellationMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         cancellation = environ[CANCELLATION_KEY] = Cancellation()
         if self.seconds:
-            cancellation.deadline = monotonic() + self.seconds
+            # Made here, where the call is first seen, and shared with the timeout layer through the environ.
+            cancellation.deadline = environ[DEADLINE_KEY] = deadline_in(self.seconds)
         server_call: ServerCall | None = environ.get(SERVER_CALL_KEY)
         watched = False
         if server_call is not None:

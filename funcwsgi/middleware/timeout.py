@@ -15,17 +15,23 @@ function's coroutine is cancelled at the deadline instead
 
 Only the call is timed (until the function returns its response); a
 streamed body is sent at the client's pace afterwards.
+
+Every path shares one decision, the call's :class:`~funcwsgi.timeouts.Deadline`:
+an answer the function gives before the deadline goes out; once the deadline
+has passed the client gets the 408, even when the function answers a moment
+later (it noticed ``sdk.cancelled()``, say) before the watchdog or the sweep
+came round. The cancellation layer makes the deadline (``sdk.cancelled()``
+asks the same one); without that layer, this one makes it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from time import monotonic
 from typing import TYPE_CHECKING
 
 from ..environ import DEADLINE_KEY, FAILURE_KEY
 from ..serving import SERVER_CALL_KEY, TASK, THREAD
-from ..timeouts import TIMED_OUT, CallTimeout, Expired, log_timeout
+from ..timeouts import TIMED_OUT, CallTimeout, Deadline, Expired, deadline_in, log_timeout
 from ..timeouts.handoff import PooledCalls
 from ..timeouts.watchdog import Watchdog
 
@@ -50,32 +56,44 @@ class TimeoutMiddleware:
         self.handed_off = self.pooled.__call__
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        deadline: Deadline | None = environ.get(DEADLINE_KEY)
+        if deadline is None:
+            deadline = environ[DEADLINE_KEY] = deadline_in(self.seconds)
         call = environ.get(SERVER_CALL_KEY)
         try:
             if call is not None:
                 lent = call.lent
                 if lent is TASK:
                     # The function's task is cancelled at the deadline (timeouts.cancelling).
-                    environ[DEADLINE_KEY] = monotonic() + self.seconds
-                    return self.app(environ, start_response)
+                    return self.on_task(environ, start_response, deadline)
                 if lent is THREAD and call.answers_now:
-                    return self.watchdog.run(self.app, environ, start_response)
-            return self.handed_off(environ, start_response)
+                    return self.watchdog.run(self.app, environ, start_response, deadline)
+            return self.handed_off(environ, start_response, deadline)
         except Expired as expired:
             return self.timed_out(environ, start_response, expired)
 
+    def on_task(self, environ: WSGIEnvironment, start_response: StartResponse, deadline: Deadline) -> Iterable[bytes]:
+        """A call on the loop, answered in time only if its answer is kept (the sweep may not have come round yet)."""
+        result = self.app(environ, start_response)
+        if deadline.keep():
+            return result
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+        raise Expired("the function answered after its deadline", late=True)
+
     def timed_out(self, environ: WSGIEnvironment, start_response: StartResponse, expired: Expired) -> Iterable[bytes]:
         environ[FAILURE_KEY] = "timeout"
-        if expired.answered:
-            # The function may have set a status just before its thread came back: replace it
-            # (exc_info says so); the server's write then fails on the shut socket and it
-            # closes the connection.
-            raised_at = expired.__traceback__
-            assert raised_at is not None  # it was raised and caught
-            TIMED_OUT.answer(environ, start_response, exc_info=(Expired, expired, raised_at))
-            return []
-        log_timeout(self.seconds, expired.why, environ)
-        return TIMED_OUT(environ, start_response)
+        if not expired.answered:
+            log_timeout(self.seconds, expired.why, environ)
+        if not (expired.answered or expired.late):
+            return TIMED_OUT(environ, start_response)
+        # The function may have set a status before its answer was dropped: replace it (exc_info says so).
+        raised_at = expired.__traceback__
+        assert raised_at is not None  # it was raised and caught
+        body = TIMED_OUT.answer(environ, start_response, exc_info=(Expired, expired, raised_at))
+        # Answered by the watchdog already: the server's write then fails on the shut socket and it closes the connection.
+        return [] if expired.answered else body
 
     def liveness_problem(self) -> str | None:
         """Why the process cannot serve calls any more, or None."""

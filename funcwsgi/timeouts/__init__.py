@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 import weakref
 from typing import Any, Protocol
 
@@ -32,13 +33,16 @@ class Expired(Exception):
     """The runtime's own signal that a call's deadline passed; its message says how.
 
     ``answered`` when the watchdog has answered the client already (and logged it): the
-    response the layer still owes the server goes to a socket shut for writing.
+    response the layer still owes the server goes to a socket shut for writing. ``late``
+    when the function answered, but after its deadline: the status it may have set is
+    replaced by the 408.
     """
 
-    def __init__(self, why: str, *, answered: bool = False) -> None:
+    def __init__(self, why: str, *, answered: bool = False, late: bool = False) -> None:
         super().__init__(why)
         self.why = why
         self.answered = answered
+        self.late = late
 
 
 @functools.cache
@@ -62,6 +66,58 @@ def cancel_interrupt(ident: int) -> None:
     import ctypes
 
     _set_async_exc()(ident, ctypes.py_object())
+
+
+#: The two answers a timed call can end with: the function's own, or the 408.
+KEPT = "kept"
+EXPIRED = "expired"
+
+
+class Deadline:
+    """When a call must have answered, and which answer its client gets: decided once, by whoever comes first.
+
+    The function's side asks :meth:`keep` when its answer is taken (it returned, or
+    began to write); the timeout's side (the watchdog, the loop's sweep, the
+    thread waiting for a pooled call, ``sdk.cancelled()`` asking the clock) asks
+    :meth:`expire` once the deadline has passed. The first of the two decides, for
+    good: an answer taken before the deadline goes out, anything later is dropped
+    for the 408, so the wire, the access log, the metrics and the span all see the
+    one answer decided here. A server adapter never decides; it only serves the
+    call the timeout layer times (docs/servers.md#the-call-timeout).
+
+    The decision is ``setdefault`` on the instance's own ``__dict__``: one atomic
+    step (under the GIL, and under the dict's own lock on a free-threaded
+    build), so it needs no lock. No ``__init__``: :func:`deadline_in` sets ``at``.
+    """
+
+    #: The ``time.monotonic()`` past which the call has run out of time.
+    at: float
+    #: :data:`KEPT` or :data:`EXPIRED` once decided; None while the call runs.
+    outcome: str | None = None
+
+    def keep(self) -> bool:
+        """The function's answer is taken now: True when it goes out (taken before the deadline, or decided so before)."""
+        outcome = self.outcome
+        if outcome is None:
+            outcome = vars(self).setdefault("outcome", KEPT if time.monotonic() < self.at else EXPIRED)
+        return outcome is KEPT
+
+    def expire(self) -> bool:
+        """The deadline has passed: True when the 408 goes out (decided now, or before); False when the answer was kept."""
+        return vars(self).setdefault("outcome", EXPIRED) is EXPIRED
+
+    def expired_by_now(self) -> bool:
+        """Whether the 408 goes out, deciding so if the clock says the deadline has passed (``sdk.cancelled()``'s question)."""
+        if self.outcome is None and time.monotonic() < self.at:
+            return False
+        return self.expire()
+
+
+def deadline_in(seconds: float) -> Deadline:
+    """A call's :class:`Deadline`, ``seconds`` from now."""
+    deadline = Deadline()
+    deadline.at = time.monotonic() + seconds
+    return deadline
 
 
 #: The answer to a call that outlived ``SERVER_CALL_TIMEOUT``, on both timeout paths.

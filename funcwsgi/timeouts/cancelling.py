@@ -23,7 +23,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from ..eventloop.bridge import wait_for
-from . import Expired
+from . import Deadline, Expired
 
 log = logging.getLogger("funcwsgi.timeout")
 
@@ -36,7 +36,7 @@ class DeadlineSweep:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.calls: dict[asyncio.Task[Any], float] = {}
+        self.calls: dict[asyncio.Task[Any], Deadline] = {}
         self.expired: set[asyncio.Task[Any]] = set()
         self.scheduled = False
 
@@ -48,10 +48,11 @@ class DeadlineSweep:
     def sweep(self) -> None:
         now = time.monotonic()
         for task, deadline in list(self.calls.items()):
-            if deadline <= now:
+            if deadline.at <= now:
                 del self.calls[task]
-                self.expired.add(task)
-                task.cancel()
+                if deadline.expire():  # decided for the 408: the function's answer, should it still come, is dropped
+                    self.expired.add(task)
+                    task.cancel()
         if self.calls:
             self.loop.call_later(TICK, self.sweep)
         else:
@@ -69,9 +70,9 @@ class DeadlineSweep:
 _sweeps: dict[asyncio.AbstractEventLoop, DeadlineSweep] = {}
 
 
-def wait_until_deadline(awaitable: Awaitable[Any], deadline: float, name: str) -> Any:
+def wait_until_deadline(awaitable: Awaitable[Any], deadline: Deadline, name: str) -> Any:
     """From a call's greenlet: what ``awaitable`` gives, awaited by the call's task; :class:`Expired` when
-    the task was cancelled at ``deadline`` (a ``time.monotonic()``).
+    the task was cancelled at ``deadline``.
 
     The task is registered with the sweep and the cancellation told apart here, in the greenlet,
     rather than in a coroutine of its own wrapped around ``awaitable``: a frame less on every

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from _typeshed.wsgi import InputStream, StartResponse, WSGIApplication, WSGIEnvironment
 
-from . import CallTimeout, Expired, cancel_interrupt, interrupt, renew_after_fork
+from . import CallTimeout, Deadline, Expired, cancel_interrupt, interrupt, renew_after_fork
 
 log = logging.getLogger("funcwsgi.timeout")
 
@@ -113,12 +113,15 @@ class Call:
     error: BaseException | None = None
     finished = False
     abandoned = False
+    #: Whether the function's answer goes out: its deadline's decision, taken when it returned.
+    kept = True
 
     #: The waiting thread's own doorbell.
     done: Doorbell
     context: contextvars.Context
     app: WSGIApplication
     environ: WSGIEnvironment
+    deadline: Deadline
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
         # Recorded, and replayed by the server's thread only if the call ends in time.
@@ -147,6 +150,7 @@ class CallThread:
         with self.state:
             if call.finished:
                 return False
+            call.deadline.expire()  # not finished: the function has not answered, nothing else can decide
             call.abandoned = True
             assert self.thread.ident is not None
             interrupt(self.thread.ident)
@@ -188,6 +192,8 @@ class CallThread:
         with self.state:
             call.finished = True
             abandoned = call.abandoned
+            if not abandoned:
+                call.kept = call.deadline.keep()
         if abandoned:
             # No new interrupt can come for this call now; drop one still pending.
             cancel_interrupt(threading.get_ident())
@@ -320,18 +326,18 @@ class PooledCalls:
         self.pool = CallThreads(self.max_threads)
         self.doorbells = threading.local()  # each server thread waits on its own
 
-    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse, deadline: Deadline) -> Iterable[bytes]:
         """The call's response; :class:`Expired` when it did not come in time."""
-        milliseconds = self.milliseconds
+        milliseconds = self.milliseconds  # from now: a little past the deadline, made a few layers out
         try:
             worker = self.pool.idle.pop()  # the common case: an idle thread, no lock
         except IndexError:
-            started = time.monotonic()
-            found = self.pool.acquire(self.seconds)
+            found = self.pool.acquire(deadline.at - time.monotonic())
             if found is None:
+                deadline.expire()  # the function never ran: nothing else can decide
                 raise Expired("no call thread became free") from None
             worker = found
-            milliseconds = _milliseconds(self.seconds - (time.monotonic() - started))
+            milliseconds = _milliseconds(deadline.at - time.monotonic())
         try:
             done = self.doorbells.bell
         except AttributeError:
@@ -341,6 +347,7 @@ class PooledCalls:
         call.context = contextvars.copy_context()
         call.app = self.app
         call.environ = environ
+        call.deadline = deadline
         stream = None
         if environ.get("CONTENT_LENGTH") or environ.get("wsgi.input_terminated"):
             stream = environ["wsgi.input"]
@@ -352,9 +359,12 @@ class PooledCalls:
                 raise Expired("the function did not return")
             done.wait()  # it finished just as the deadline passed
         if stream is not None:
-            # In time, so never closed to the function; and left in, the guard would tie the environ
-            # to the call and back, a cycle only the garbage collector frees.
+            # Never abandoned, so never closed to the function; and left in, the guard would tie the
+            # environ to the call and back, a cycle only the garbage collector frees.
             environ["wsgi.input"] = stream
+        if not call.kept:  # it returned, but after its deadline (before this thread woke to see it)
+            _discard(call)
+            raise Expired("the function answered after its deadline")
         if call.error is not None:
             error, call.error = call.error, None
             try:

@@ -24,9 +24,13 @@ threads for other calls. When ``limit`` threads are stuck, new calls wait
 for one to come back and get 408 at their own deadline, and the liveness
 check fails so the platform restarts the process.
 
-Per call the happy path costs a dict insert and a dict pop: which of the
-function's thread and the watchdog takes the call out of ``active`` first
-decides, atomically, whether it finished in time.
+Per call the happy path costs a dict insert, a dict pop and the call's
+:class:`~funcwsgi.timeouts.Deadline` decided: the deadline decides which answer
+goes out (the function's, taken before it, or the 408), and which of the
+function's thread and the watchdog takes a timed-out call out of ``active``
+first decides which of them sends the 408. A function that answers just past
+its deadline, before the watchdog's next look (it saw ``sdk.cancelled()``),
+gets its 408 from its own thread, through the layer.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..environ import REQUEST_ID_KEY
 from ..serving import SERVER_CALL_KEY
-from . import TIMED_OUT, CallTimeout, Expired, cancel_interrupt, interrupt, log_timeout, renew_after_fork
+from . import TIMED_OUT, CallTimeout, Deadline, Expired, cancel_interrupt, interrupt, log_timeout, renew_after_fork
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -73,25 +77,29 @@ class TimedCall:
     :meth:`Watchdog.run` sets the call's own (a Python ``__init__`` would cost every call a frame).
     """
 
-    deadline: float
+    deadline: Deadline
     #: The function's thread, which the watchdog interrupts.
     thread: int
     environ: WSGIEnvironment
     start_response: StartResponse
-    #: The watchdog's calls: whichever of the function's thread and the watchdog pops the call first decides.
+    #: The watchdog's calls: whichever of the function's thread and the watchdog pops a timed-out call first answers it.
     active: dict[TimedCall, TimedCall]
     #: Set by the watchdog once it answered and interrupted.
     answered = False
     timed = True
+    #: Whether the function's answer goes out (the deadline's decision, taken when it answered).
     in_time = True
+    #: Whether the function's thread took the call out of ``active`` (else the watchdog did, and answers the 408).
+    mine = True
 
     def finish(self) -> bool:
-        """Stop timing the call (on the function's thread); False if the watchdog had taken it already."""
+        """Stop timing the call (on the function's thread): whether the function's answer goes out."""
         if self.timed:
-            # In this order: an interrupt that lands between the two lines (it can only
-            # come when the watchdog took the call) leaves `timed` set, and a retry
-            # finds the call gone again.
-            self.in_time = self.active.pop(self, None) is not None
+            # In this order: the watchdog pops only a call whose deadline expired, so a kept call is
+            # always this thread's. An interrupt (it comes only after the watchdog popped the call)
+            # that lands between the lines leaves `timed` set, and a retry gets the same answers.
+            self.in_time = self.deadline.keep()
+            self.mine = self.active.pop(self, None) is not None
             self.timed = False
         return self.in_time
 
@@ -102,7 +110,8 @@ class TimedCall:
         def write_untimed(data: bytes) -> object:
             # write() sends the status line: from then on the body goes at the client's
             # pace, as a streamed body does, and the watchdog must not answer any more.
-            finish()
+            if not finish():  # past the deadline: stop the function as the watchdog's interrupt would
+                raise CallTimeout("the call timed out before its first write")
             return write(data)
 
         return write_untimed
@@ -125,11 +134,10 @@ class Watchdog:
         self.changed = threading.Condition(threading.Lock())
         self.thread: threading.Thread | None = None
 
-    def run(self, app: WSGIApplication, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        """The call's response; :class:`Expired` when the watchdog answered it instead."""
+    def run(self, app: WSGIApplication, environ: WSGIEnvironment, start_response: StartResponse, deadline: Deadline) -> Iterable[bytes]:
+        """The call's response; :class:`Expired` when the 408 goes out instead (answered by the watchdog, or owed by the layer)."""
         if self.thread is None:
             self._start()
-        deadline = time.monotonic() + self.seconds
         if self.stuck >= self.limit:
             self._wait_for_a_thread(deadline)
         call = TimedCall()
@@ -160,17 +168,23 @@ class Watchdog:
             assert result is not None
             return result
         error = None
+        if call.mine:  # past its deadline before the watchdog came round: the layer answers the 408
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+            raise Expired("the function answered after its deadline", late=True)
         self._came_back(call)
         close = getattr(result, "close", None)
         if close is not None:
             close()
         raise Expired("the function did not return", answered=True)
 
-    def _wait_for_a_thread(self, deadline: float) -> None:
+    def _wait_for_a_thread(self, deadline: Deadline) -> None:
         with self.changed:
             while self.stuck >= self.limit:
-                left = deadline - time.monotonic()
+                left = deadline.at - time.monotonic()
                 if left <= 0:
+                    deadline.expire()  # the function never ran: nothing else can decide
                     raise Expired("every call thread is stuck")
                 self.changed.wait(left)
 
@@ -206,7 +220,8 @@ class Watchdog:
             now = time.monotonic()
             self.looked(now)
             for call in active.copy():  # one C call: atomic against the server threads
-                if call.deadline <= now and active.pop(call, None) is not None:
+                # Decided first, popped second: a call whose function answered in time is never taken.
+                if call.deadline.at <= now and call.deadline.expire() and active.pop(call, None) is not None:
                     try:
                         self._answer_and_interrupt(call)
                     except Exception:  # the watchdog must outlive any one call

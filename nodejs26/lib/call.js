@@ -87,14 +87,26 @@ export class Call {
   get signal() {
     if (this.abort === null) {
       this.abort = new AbortController();
-      const cause = this.cancelCause();
+      const cause = this.cancelledNow();
       if (cause !== null) this.abort.abort(new Error(cause === 'timeout' ? 'the call timed out' : 'the client closed the connection'));
       else this.outgoing.once('close', () => { if (!this.ended) this.abort.abort(new Error('the client closed the connection')); });
     }
     return this.abort.signal;
   }
 
-  /** Why nobody waits for the call any more (sdk.cancelled()): 'timeout', 'client' (it left before the answer was complete), or null. */
+  /**
+   * What the function is told when it asks (sdk.cancelled(), req.signal): cancelCause(), and past
+   * the deadline the call times out now, answered 408, even if the deadlines' sweep has not come round
+   * (a function checking in a loop keeps the event loop busy). The `answered` flag decides which answer
+   * goes out, the function's or the 408, once: one thread, so no race; a function told it timed out
+   * never gets its own answer out instead.
+   */
+  cancelledNow() {
+    if (this.deadline !== Infinity && performance.now() >= this.deadline) this.timedOut('the function did not return');
+    return this.cancelCause();
+  }
+
+  /** Why nobody waits for the call any more: 'timeout', 'client' (it left before the answer was complete), or null. */
   cancelCause() {
     if (this.failure === 'timeout') return 'timeout';
     if (!this.clientLeft && !this.ended && (this.outgoing.destroyed || this.incoming.socket?.destroyed === true)) this.clientLeft = true;
@@ -268,7 +280,10 @@ export class Call {
 
   writeChunk(res, chunk, encoding) {
     if (this.ended) return false;
-    if (!this.answered) this.startStream(res.statusCode, responseHeaders(res, undefined, undefined));
+    if (!this.answered) {
+      if (this.overdue()) return false; // its first write came after the deadline: the 408 went out instead
+      this.startStream(res.statusCode, responseHeaders(res, undefined, undefined));
+    }
     if (chunk === undefined || chunk === null) return true;
     const bytes = typeof chunk === 'string' && encoding ? Buffer.from(chunk, encoding) : chunkBytes(chunk);
     this.bytesSent += bytes.length;

@@ -76,7 +76,7 @@ export function getCloudEvent(req) {
  * complete, or it timed out (req.signal is aborted at the same moments). false outside a call.
  */
 export function cancelled() {
-  return (currentCall.getStore()?.cancelCause() ?? null) !== null;
+  return (currentCall.getStore()?.cancelledNow() ?? null) !== null;
 }
 
 // -- telemetry --------------------------------------------------------------------------
@@ -125,7 +125,7 @@ export async function publishCloudEvent(event) {
   addTraceContext(headers);
   // Sent for the call, it stops when the call is cancelled: no one waits for what it would start.
   const call = currentCall.getStore();
-  if (call !== undefined && call.cancelCause() !== null) throw notPublished(call);
+  if (call !== undefined && call.cancelledNow() !== null) throw notPublished(call);
   const signal = call === undefined ? AbortSignal.timeout(timeout * 1000) : AbortSignal.any([AbortSignal.timeout(timeout * 1000), call.signal]);
   let response;
   try {

@@ -11,6 +11,7 @@ import sdk
 from funcwsgi.current import current_environ
 from funcwsgi.environ import CANCELLATION_KEY
 from funcwsgi.middleware.cancellation import Cancellation
+from funcwsgi.timeouts import deadline_in
 
 from ..support.processes import GUNICORN, Server, start
 
@@ -70,5 +71,5 @@ def test_a_cancelled_call_publishes_nothing(monkeypatch, receiver):
 
 def test_a_call_past_its_deadline_is_cancelled_by_timeout():
     cancellation = Cancellation()
-    cancellation.deadline = time.monotonic() - 0.01
+    cancellation.deadline = deadline_in(-0.01)
     assert cancellation.cancelled() and cancellation.cause == "timeout"

@@ -8,6 +8,7 @@ from itertools import pairwise
 
 import pytest
 
+from funcwsgi.timeouts import deadline_in
 from funcwsgi.timeouts.cancelling import DeadlineSweep
 
 DEADLINE = 0.1
@@ -34,8 +35,9 @@ def test_a_call_is_cancelled_at_the_first_look_past_its_deadline():
 
         sweep.sweep = looking  # type: ignore[method-assign]  # call_later finds it on the instance
         task = loop.create_task(asyncio.sleep(10))
-        due = time.monotonic() + DEADLINE
-        sweep.calls[task] = due
+        deadline = deadline_in(DEADLINE)
+        due = deadline.at
+        sweep.calls[task] = deadline
         sweep.start()
         with pytest.raises(asyncio.CancelledError):
             await task

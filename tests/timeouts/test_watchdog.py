@@ -97,7 +97,7 @@ def test_a_watched_call_blocked_in_c_is_answered_by_the_watchdog_on_time(lent_th
             super().answer_now(*answer)
 
     def inner(environ, start_response):
-        deadlines.extend(call.deadline for call in wrapped.watchdog.active)
+        deadlines.extend(call.deadline.at for call in wrapped.watchdog.active)
         release.wait()  # blocked inside C until the client has its answer
         start_response("200 OK", [])
         return [b"late"]
