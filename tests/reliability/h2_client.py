@@ -112,8 +112,10 @@ class RawH2:
         *,
         trailers: Fields | None = None,
         end: bool = True,
+        pause: float = 0.0,
     ) -> int:
-        """Open a stream: HEADERS (one frame), then each DATA frame of ``body``, then trailers."""
+        """Open a stream: HEADERS (one frame), then each DATA frame of ``body``, then trailers,
+        ``pause`` seconds later (reading what the server sends meanwhile)."""
         stream_id = self.new_stream()
         chunks = [body] if isinstance(body, bytes) else list(body or [])
         frames = self.header_frames(stream_id, fields, end_stream=end and not chunks and trailers is None)
@@ -122,6 +124,10 @@ class RawH2:
             if end and trailers is None and index == len(chunks) - 1:
                 data.flags.add("END_STREAM")
             frames.append(data)
+        if trailers is not None and pause > 0:
+            self.frame(*frames)
+            self.pump(lambda: self.closed, timeout=pause)
+            frames = []
         if trailers is not None:
             frames += self.header_frames(stream_id, trailers, end_stream=end)
         self.frame(*frames)
