@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..project import FUNC_YAML, MODULE_FILES, NAME_PATTERN, NODEJS26, RUNTIME, RUNTIMES, ProjectError, render_func_yaml, suggest_name
-from ..scaffolding import BUILTIN_TEMPLATES, TEMPLATES_OF, template_dir
+from ..scaffolding import BUILTIN_TEMPLATES, DATA, TEMPLATES_OF, template_dir
 
 NAME = "create"
 HELP = "Create a function project: handler.py (or handler.js), its dependencies, func.yaml, .gitignore and tests."
@@ -26,6 +26,12 @@ with 'funcwsgi run'.
 """
 #: Where a template's package.json takes the function's name.
 NAME_PLACEHOLDER = b"{{name}}"
+
+#: The templates that greet (one function behind each platform's front) share one test file,
+#: data/shared/test_handler.py, written with the path the template serves the greeting on.
+GREETING_TEST = DATA / "shared" / "test_handler.py"
+GREETING_PATHS = {"http": "/", "aws-lambda": "/", "openfaas": "/", "fission": "/", "knative": "/", "azure": "/api/hello"}
+PATH_PLACEHOLDER = b"{{path}}"
 
 #: Files a template names differently so packaging keeps them: name in template -> name written.
 RENAMED = {"gitignore": ".gitignore"}
@@ -55,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     source = template_dir(args.template, args.runtime)
     template = args.template if args.template in TEMPLATES_OF[args.runtime] else str(source)
     files = template_files(source, MODULE_FILES[args.runtime])
+    if args.runtime == RUNTIME and args.template in GREETING_PATHS:
+        files["tests/test_handler.py"] = GREETING_TEST.read_bytes().replace(PATH_PLACEHOLDER, GREETING_PATHS[args.template].encode())
     if "package.json" in files:
         files["package.json"] = files["package.json"].replace(NAME_PLACEHOLDER, name.encode())
     files[FUNC_YAML] = render_func_yaml(name, template, args.runtime).encode()

@@ -100,3 +100,14 @@ def test_platform_templates_in_the_platforms_layout_pass_their_tests(cli, tmp_pa
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=created, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 passed" in result.stdout
+
+
+def test_every_python_template_ships_tests_and_the_greeting_ones_share_one_file():
+    """One tests/test_handler.py for the templates that greet, the path its only difference (issue 45)."""
+    from funcwsgi.cli.commands.create import GREETING_PATHS, GREETING_TEST
+    from funcwsgi.cli.scaffolding import BUILTIN_TEMPLATES, template_dir
+
+    own_tests = {name for name in BUILTIN_TEMPLATES if (template_dir(name) / "tests" / "test_handler.py").is_file()}
+    assert own_tests.isdisjoint(GREETING_PATHS), "a greeting template with a copy of the shared test file"
+    assert own_tests | set(GREETING_PATHS) == set(BUILTIN_TEMPLATES)
+    assert GREETING_TEST.read_text().count('PATH = "{{path}}"') == 1

@@ -5,7 +5,7 @@ from pathlib import Path
 from funcwsgi.testing import FunctionClient
 
 client = FunctionClient(Path(__file__).resolve().parent.parent)
-PATH = "/api/hello"
+PATH = "{{path}}"
 
 
 def test_greets_the_world_by_default():
