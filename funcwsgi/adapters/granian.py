@@ -60,7 +60,7 @@ def serve(config: Config) -> int:
         log_level=LogLevels(config.server_log_level),
         log_access=False,
         websockets=False,
-        http1_settings=HTTP1Settings(header_read_timeout=max(1, round(config.server_header_timeout * 1000))),
+        http1_settings=HTTP1Settings(header_read_timeout=header_read_timeout_ms(config)),
         # HTTP/2 only when asked for: granian holds a call thread for each stream whose answer the
         # client does not read, with no send timeout, so a few connections stop the service.
         http=HTTPModes.auto if config.http2 else HTTPModes.http1,
@@ -73,6 +73,17 @@ def serve(config: Config) -> int:
         os.remove(marker)
         return EXIT_STARTUP_ERROR
     return 0
+
+
+def header_read_timeout_ms(config: Config) -> int:
+    """granian's one timer for a connection waiting for a head: the longer of the head and keep-alive timeouts.
+
+    It runs from the end of the last answer as well as from the accept, so it is also the
+    idle timeout of a kept-alive connection, and that must outlive the proxies in front
+    (docs/deployment.md#idle-connections-behind-the-platforms-proxy): on granian a
+    connection that sends nothing is closed after SERVER_KEEPALIVE_TIMEOUT too.
+    """
+    return max(1, round(max(config.server_header_timeout, config.server_keepalive_timeout) * 1000))
 
 
 #: Flow-control windows: how much request body one stream, and one connection, may send ahead of the function's reads.

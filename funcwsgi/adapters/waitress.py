@@ -44,8 +44,9 @@ def serve(config: Config) -> int:
         "ident": "funcwsgi",
         # waitress reads whole requests on its loop and stops accepting at this many connections.
         "connection_limit": config.server_max_connections,
-        # One inactivity timeout for everything, looked at every cleanup_interval seconds.
-        "channel_timeout": max(1, round(config.server_keepalive_timeout)),
+        # waitress's one inactivity timeout, looked at every cleanup_interval seconds: the head timeout
+        # here; an idle kept-alive channel waits SERVER_KEEPALIVE_TIMEOUT instead (Channel).
+        "channel_timeout": channel_timeout(config),
         "cleanup_interval": max(1, round(min(config.server_header_timeout, config.server_keepalive_timeout))),
     }
     if config.server_max_body_size:
@@ -57,8 +58,9 @@ def serve(config: Config) -> int:
     socket_map: dict[int, Any] = {}
     create_server(service, map=socket_map, **options)
     listeners = [d for d in socket_map.values() if isinstance(d, BaseWSGIServer)]
+    channel = type("Channel", (Channel,), {"keepalive_grace": max(0.0, config.server_keepalive_timeout - channel_timeout(config))})
     for listener in listeners:
-        listener.channel_class = Channel
+        listener.channel_class = channel
     stop = StopRequest(on_stop=lambda: listeners[0].pull_trigger())
     stop.install(config.server_graceful_timeout)
     try:
@@ -75,8 +77,13 @@ def serve(config: Config) -> int:
     return 0
 
 
+def channel_timeout(config: Config) -> int:
+    """waitress's inactivity timeout (whole seconds): a connection without a complete request is closed after it."""
+    return max(1, round(config.server_header_timeout))
+
+
 class HeadTask(WSGITask):
-    """waitress's task, without the chunked terminator after a HEAD answer."""
+    """waitress's task, without the chunked terminator after a HEAD answer; its channel learns it has answered."""
 
     def finish(self) -> None:
         if getattr(self.request, "command", None) == "HEAD":  # typed as parser or error; a WSGITask has a parser
@@ -84,10 +91,35 @@ class HeadTask(WSGITask):
                 self.write(b"")
             self.chunked_response = False
         super().finish()
+        if isinstance(self.channel, Channel):
+            self.channel.answered = True
 
 
 class Channel(HTTPChannel):
+    """waitress's channel, kept open while idle between calls as long as ``SERVER_KEEPALIVE_TIMEOUT``.
+
+    waitress closes a channel with no request in progress once its ``last_activity`` is
+    ``channel_timeout`` old, the head timeout here: a connection that sends nothing, or
+    trickles a head, is closed then. A channel that has answered and has no next request
+    begun (``request`` is None) reads as active ``keepalive_grace`` seconds longer, so it is
+    closed at ``SERVER_KEEPALIVE_TIMEOUT``: later than the proxies in front close their idle
+    pooled connections (docs/deployment.md#idle-connections-behind-the-platforms-proxy).
+    """
+
     task_class = HeadTask
+    keepalive_grace = 0.0  # SERVER_KEEPALIVE_TIMEOUT past channel_timeout, set by serve()
+    answered = False
+    seen = 0.0
+
+    @property
+    def last_activity(self) -> float:
+        if self.answered and self.request is None:
+            return self.seen + self.keepalive_grace
+        return self.seen
+
+    @last_activity.setter
+    def last_activity(self, when: float) -> None:
+        self.seen = when
 
 
 def _drained(socket_map: dict[int, Any]) -> bool:

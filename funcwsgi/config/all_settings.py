@@ -191,8 +191,9 @@ class Config:
         "Seconds a response write may wait for a client that does not read; then the connection is closed (gunicorn).",
     )
     server_keepalive_timeout: float = setting(
-        "SERVER_KEEPALIVE_TIMEOUT", 30.0, positive_float, "a positive number of seconds",
-        "Seconds an idle keep-alive connection stays open between calls.",
+        "SERVER_KEEPALIVE_TIMEOUT", 7200.0, positive_float, "a positive number of seconds",
+        "Seconds an idle keep-alive connection stays open between calls: longer than the platform proxies' own idle timeouts,"
+        " so that they close first (docs/deployment.md#idle-connections-behind-the-platforms-proxy).",
     )
     server_max_connections: int = setting(
         "SERVER_MAX_CONNECTIONS", 1000, positive_int, "a positive integer",

@@ -173,7 +173,7 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_HEADER_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds a client may take to send a whole request head; then it gets 408 and is closed.'),
   setting('SERVER_BODY_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds a request body may pause between two reads; then the client gets 408 and is closed.'),
   setting('SERVER_SEND_TIMEOUT', 30, positiveFloat, 'a positive number of seconds', 'Seconds a response may wait for a client that does not read it; then the connection is closed.'),
-  setting('SERVER_KEEPALIVE_TIMEOUT', 30, positiveFloat, 'a positive number of seconds', 'Seconds an idle keep-alive connection stays open between calls.'),
+  setting('SERVER_KEEPALIVE_TIMEOUT', 7200, positiveFloat, 'a positive number of seconds', "Seconds an idle keep-alive connection stays open between calls: longer than the platform proxies' own idle timeouts, so that they close first (docs/deployment.md#idle-connections-behind-the-platforms-proxy)."),
   setting('SERVER_MAX_CONNECTIONS', 1000, positiveInt, 'a positive integer', 'Open connections; at the limit the longest-waiting idle or unfinished one is closed for a new one.'),
   setting('SERVER_QUEUE_TARGET', 1, positiveFloat, 'a positive number of seconds', 'Longest a call may wait to start (behind the event loop); a call that would wait longer gets 503 with Retry-After at once (docs/servers.md#admission).', { defaultDoc: '1, or SERVER_CALL_TIMEOUT when shorter' }),
   setting('SERVER_MAX_INFLIGHT', null, optionalNonNegativeInt, 'a non-negative integer', 'Memory guard: calls running at once; more get 503 with Retry-After (0 = no bound).', {

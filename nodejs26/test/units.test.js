@@ -106,7 +106,7 @@ describe('the slow-client settings, as funcwsgi reads them', () => {
     const c = fromEnv({});
     assert.deepEqual(
       [c.serverHeaderTimeout, c.serverBodyTimeout, c.serverSendTimeout, c.serverKeepaliveTimeout, c.serverMaxConnections, c.serverMaxInflight],
-      [10, 10, 30, 30, 1000, null],
+      [10, 10, 30, 7200, 1000, null],
     );
     assert.equal(maxInflight(c), MAX_INFLIGHT);
     assert.equal(MAX_INFLIGHT, 1000);
