@@ -14,10 +14,10 @@ RUN_PORT ?= 8080
 
 # Debian packages the tests use: Prometheus (promtool and a real scraper), the load
 # generators (wrk, and h2load for HTTP/2), docker, debootstrap and docker-registry for the container tests, curl for the
-# docs' shell examples. `make setup` installs the
+# docs' shell examples, nginx (nginx-light) as the proxy in front of the function (tests/reliability/test_idle_close.py). `make setup` installs the
 # missing ones when it runs as root where apt-get is; elsewhere a test needing one skips
 # with a line naming the package. Add a package here when a test starts needing it.
-APT_PACKAGES ?= curl prometheus wrk nghttp2-client docker.io debootstrap docker-registry
+APT_PACKAGES ?= curl prometheus wrk nghttp2-client docker.io debootstrap docker-registry nginx-light
 
 # Node 26 for the nodejs26 runtime, from the npm registry's package that ships the
 # binary, into .tools/node (git-ignored); then the runtime's locked dependencies.
