@@ -232,6 +232,7 @@ export class Call {
       // Returning `res` itself (`return res.setCode(201)`: every setter returns res) sends res, as in Python.
       const body = value === undefined || value === null || (res !== undefined && value === res) ? res?.body : value;
       if (typeof body === 'object' && body !== null && body instanceof Response) return this.passResponse(body);
+      if (res && NO_CONTENT.has(res.statusCode)) return void this.answer(res.statusCode, withoutContentFields(responseHeaders(res, undefined, undefined)), EMPTY);
       let data, stream, contentType;
       if (typeof body === 'string') {
         data = body; // the usual answer, without encodeBody's result object
@@ -340,6 +341,16 @@ export function responseHeaders(res, contentType, data) {
   if (!typed && contentType !== undefined) flat.push('Content-Type', contentType);
   if (data !== undefined) flat.push('Content-Length', String(typeof data === 'string' ? Buffer.byteLength(data) : data.length));
   return flat;
+}
+
+/** 204 and 304 carry no content (RFC 9110 sections 15.3.5, 15.4.5): what was sent with them is dropped, with its Content-Type, as Express drops it. */
+const NO_CONTENT = new Set([204, 304]);
+const EMPTY = Buffer.alloc(0);
+
+function withoutContentFields(flat) {
+  const kept = [];
+  for (let i = 0; i < flat.length; i += 2) if (flat[i].toLowerCase() !== 'content-type') kept.push(flat[i], flat[i + 1]);
+  return kept;
 }
 
 function* iterate(iterator) {

@@ -112,6 +112,9 @@ const KYMA_NODE = 'Kyma nodejs26';
 const KYMA_NODE_OLD = 'Kyma nodejs20-24';
 const KUBELESS = 'Kyma <=3.12 / Kubeless';
 const FUNCTIONS_FRAMEWORK = 'Functions Framework';
+const AZURE = 'Azure Functions';
+/** How a Functions Framework function is called (FUNCTION_SIGNATURE_TYPE): its framework's http and cloudevent. */
+export const FRAMEWORK_SIGNATURES = ['http', 'cloudevent'];
 const AWS_LAMBDA = 'AWS Lambda';
 const FISSION = 'Fission';
 export const LAMBDA_PAYLOAD_FORMATS = ['1.0', '2.0'];
@@ -199,7 +202,7 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_CORS_CREDENTIALS', false, parseBool, 'true or false', 'Allow cookies and credentials on cross-origin calls (needs explicit origins, not *).'),
   // -- the function's code
   setting('HANDLER_FOLDER', '/', parseStr, 'a folder path', "Folder holding the function's module. Unset: '/', or '/usr/src/app/function' (where Kyma's Node runtimes mount it) when only that holds the module.", {
-    aliases: [alias('HANDLER_PATH', KYMA_NODE), alias('FUNCTION_PATH', KUBELESS), alias('KUBELESS_INSTALL_VOLUME', KUBELESS)],
+    aliases: [alias('HANDLER_PATH', KYMA_NODE), alias('FUNCTION_PATH', KUBELESS), alias('KUBELESS_INSTALL_VOLUME', KUBELESS), alias('AzureWebJobsScriptRoot', AZURE)],
     defaultDoc: "'/' or '/usr/src/app/function'",
     differs: "the second folder looked in is Kyma nodejs' /usr/src/app/function, not /kubeless; HANDLER_PATH may name the file (./function/handler.js), as Kyma's Node runtimes set it",
   }),
@@ -211,6 +214,9 @@ export const SETTINGS = Object.freeze([
     aliases: [alias('HANDLER_FUNC_NAME', KYMA_PY), alias('FUNC_HANDLER', KUBELESS), alias('FUNCTION_TARGET', FUNCTIONS_FRAMEWORK)],
   }),
   setting('HANDLER_SIGNATURE', null, optionalChoice(...SIGNATURES), `one of ${SIGNATURES.join(', ')}`, 'Force the calling convention instead of detecting it from the parameters.', { defaultDoc: 'detected' }),
+  setting('HANDLER_FRAMEWORK_SIGNATURE', null, optionalChoice(...FRAMEWORK_SIGNATURES), `one of ${FRAMEWORK_SIGNATURES.join(', ')}`, 'How a Functions Framework function is called; unset: as http() or cloudEvent() registered it, else http.', {
+    aliases: [alias('FUNCTION_SIGNATURE_TYPE', FUNCTIONS_FRAMEWORK)], defaultDoc: 'as registered',
+  }),
   setting('HANDLER_SECRETS_PATH', DEFAULT_SECRET_FOLDERS, parseFolders, "a ':'-separated list of absolute folder paths", 'Folders sdk.secret(name) reads the file name from, the first holding it winning (docs/sdk.md#secrets).', { defaultDoc: DEFAULT_SECRET_FOLDERS.join(':') }),
   setting('HANDLER_PLATFORM', null, optionalChoice(...PLATFORM_NAMES), `one of ${PLATFORM_NAMES.join(', ')}`, 'Force the platform whose contract the function is called with instead of recognising it (docs/platforms.md).', { defaultDoc: 'recognised' }),
   // -- other platforms' signals and their contracts' options (lib/platforms/, docs/platforms.md), as funcwsgi/config.py names them
@@ -225,6 +231,7 @@ export const SETTINGS = Object.freeze([
   setting('AWS_REGION', 'us-east-1', parseStr, 'an AWS region name', 'Region in context.invokedFunctionArn.'),
   setting('LAMBDA_PAYLOAD_FORMAT', null, optionalChoice(...LAMBDA_PAYLOAD_FORMATS), '1.0 or 2.0', 'API Gateway payload format of Lambda events: 2.0 (HTTP API, function URLs) or 1.0 (REST API).', { defaultDoc: "template.yaml's event type, else 2.0" }),
   setting('FISSION_USERFUNC_VOLUME', null, parseOptionalStr, 'a folder path', "Folder Fission's fetcher puts the function in; marks a Fission environment.", { aliases: [alias('USERFUNCVOL', FISSION)], defaultDoc: 'unset (/userfunc when it exists)' }),
+  setting('FUNCTIONS_WORKER_RUNTIME', null, parseOptionalStr, 'a language name such as node', "Azure Functions' worker language; node marks an Azure Functions app.", { defaultDoc: 'unset' }),
   // -- endpoints the controller injects
   setting('TRACE_COLLECTOR_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where spans are exported (OTLP/HTTP); unset disables tracing.', { defaultDoc: 'unset' }),
   setting('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where the FaaS metrics (faas.invoke_duration, ...) are exported over OTLP/HTTP, beside /metrics; unset: not exported.', { defaultDoc: 'unset' }),
@@ -278,7 +285,7 @@ export function fromEnv(environ = process.env, overrides = {}) {
   findDefaultSources(values, origins);
   // SERVER_QUEUE_TARGET's default never exceeds a shorter call timeout (as funcwsgi/config.py).
   if (!('serverQueueTarget' in origins) && values.serverCallTimeout > 0 && values.serverCallTimeout < values.serverQueueTarget) values.serverQueueTarget = values.serverCallTimeout;
-  check(values);
+  check(values, origins);
   for (const value of Object.values(values)) if (value && typeof value === 'object') Object.freeze(value);
   Object.defineProperty(values, SET_BY, { value: Object.freeze(origins) });
   return Object.freeze(values);
@@ -367,11 +374,13 @@ function findDefaultSources(values, origins) {
 const isHttpUrl = (url) => { try { const u = new URL(url); return (u.protocol === 'http:' || u.protocol === 'https:') && Boolean(u.host); } catch { return false; } };
 
 /** Refuse contradictory or unusable combinations. */
-function check(c) {
+function check(c, origins = {}) {
   if (!c.handlerModuleName || /[/\\]/.test(c.handlerModuleName) || c.handlerModuleName.startsWith('.')) {
     throw new ConfigError(`HANDLER_MODULE_NAME=${pyRepr(c.handlerModuleName)} is invalid: expected a module file name such as 'handler' or 'handler.mjs'`);
   }
-  if (!/^[A-Za-z_$][\w$]*$/.test(c.handlerFunctionName)) {
+  // FUNCTION_TARGET is the name a function registered with the Functions Framework's http(name, fn): '-' allowed.
+  const fromTarget = origins.handlerFunctionName === 'FUNCTION_TARGET' && /^[A-Za-z](?:[-_A-Za-z0-9]{0,61}[A-Za-z0-9])?$/.test(c.handlerFunctionName);
+  if (!fromTarget && !/^[A-Za-z_$][\w$]*$/.test(c.handlerFunctionName)) {
     throw new ConfigError(`HANDLER_FUNCTION_NAME=${pyRepr(c.handlerFunctionName)} is invalid: expected a JavaScript identifier such as 'main'`);
   }
   for (const [name, url] of [['TRACE_COLLECTOR_ENDPOINT', c.traceCollectorEndpoint], ['PUBLISHER_PROXY_ADDRESS', c.publisherProxyAddress], ['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', c.otelExporterOtlpMetricsEndpoint]]) {

@@ -26,10 +26,23 @@ export const PLATFORMS = Object.freeze({
     variables: { _HANDLER: null, AWS_LAMBDA_FUNCTION_NAME: null, AWS_EXECUTION_ENV: null },
     module: 'aws-lambda', precedence: 2, template: 'aws-lambda',
   }),
+  azure: record({
+    title: 'Azure Functions', page: 'migration-azure.md',
+    variables: { FUNCTIONS_WORKER_RUNTIME: 'node' },
+    module: 'azure', precedence: 3, template: 'azure',
+    provides: { '@azure/functions': 'azure/functions.js' },
+    injects: { '@azure/functions-core': 'azure/core.js' },
+  }),
   fission: record({
     title: 'Fission', page: 'migration-fission-nodejs.md',
     variables: { USERFUNCVOL: null },
     module: 'fission', precedence: 5, template: 'fission',
+  }),
+  'functions-framework': record({
+    title: 'Functions Framework', page: 'migration-functions-framework.md',
+    variables: { FUNCTION_TARGET: null },
+    module: 'functions-framework', precedence: 6, template: 'functions-framework',
+    provides: { '@google-cloud/functions-framework': 'functions-framework/framework.js', '@google-cloud/functions-framework/testing': 'functions-framework/testing.js' },
   }),
 });
 
