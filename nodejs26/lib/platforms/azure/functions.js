@@ -143,43 +143,61 @@ export class InvocationContext {
   error(...args) { this.#log('error', ...args); }
 }
 
-// -- hook contexts: views of the worker's own hook data ----------------------------------
+// -- hook contexts: views of the worker's own hook data (the library's src/hooks/) --------
+
+const inits = new WeakMap();
+const initOf = (context) => inits.get(context);
+const readOnly = (name) => () => { throw new Error(`Cannot assign to read only property '${name}'`); };
 
 export class HookContext {
-  #init;
-  constructor(init) { this.#init = init ?? {}; }
-  get hookData() { return this.#init.hookData ?? {}; }
-  get appHookData() { return this.#init.appHookData ?? {}; }
-  get init() { return this.#init; }
+  constructor(init = {}) {
+    init.hookData ??= {};
+    inits.set(this, init);
+  }
+
+  get hookData() { return initOf(this).hookData; }
+  set hookData(value) { readOnly('hookData')(value); }
 }
 export class AppStartContext extends HookContext {}
 export class AppTerminateContext extends HookContext {}
 export class InvocationHookContext extends HookContext {
-  get invocationContext() { return this.init.invocationContext; }
-  get inputs() { return this.init.inputs; }
-  set inputs(value) { this.init.inputs = value; }
+  constructor(init = {}) {
+    super(init);
+    init.inputs ??= [];
+    init.invocationContext ??= new InvocationContext();
+  }
+
+  get invocationContext() { return initOf(this).invocationContext; }
+  set invocationContext(value) { readOnly('invocationContext')(value); }
+  get inputs() { return initOf(this).inputs; }
+  set inputs(value) { initOf(this).inputs = value; }
 }
 export class PreInvocationContext extends InvocationHookContext {
-  get functionHandler() { return this.init.functionCallback; }
-  set functionHandler(value) { this.init.functionCallback = value; }
+  constructor(init = {}) {
+    super(init);
+    init.functionCallback ??= () => {};
+  }
+
+  get functionHandler() { return initOf(this).functionCallback; }
+  set functionHandler(value) { initOf(this).functionCallback = value; }
 }
 export class PostInvocationContext extends InvocationHookContext {
-  get result() { return this.init.result; }
-  set result(value) { this.init.result = value; }
-  get error() { return this.init.error; }
-  set error(value) { this.init.error = value; }
+  get result() { return initOf(this).result; }
+  set result(value) { initOf(this).result = value; }
+  get error() { return initOf(this).error; }
+  set error(value) { initOf(this).error = value; }
 }
 export class LogHookContext extends HookContext {
-  get level() { return this.init.level; }
-  get category() { return this.init.category; }
-  get message() { return this.init.message; }
-  get invocationContext() { return this.init.invocationContext; }
+  get level() { return initOf(this).level; }
+  get category() { return initOf(this).category; }
+  get message() { return initOf(this).message; }
+  get invocationContext() { return initOf(this).invocationContext; }
 }
 
 // -- the programming model the worker drives ------------------------------------------------
 
 /** The HTTP output of a function's result (the library's toRpcHttp): RpcHttpData, or what the function left unset. */
-export async function toRpcHttp(result) {
+export async function toRpcHttp(result, streamed = false) {
   if (result === null || result === undefined) return result;
   if (typeof result !== 'object') throw new TypeError('The HTTP response must be an object with optional properties "body", "status", "headers", and "cookies".');
   const response = result instanceof HttpResponse ? result : new HttpResponse(result);
@@ -189,7 +207,7 @@ export async function toRpcHttp(result) {
       headers: Object.fromEntries(response.headers.entries()),
       cookies: response.cookies.map(toRpcCookie),
       enableContentNegotiation: response.enableContentNegotiation,
-      body: { bytes: new Uint8Array(await response.arrayBuffer()) },
+      body: streamed && response.body ? { stream: response.body } : { bytes: new Uint8Array(await response.arrayBuffer()) },
     },
   };
 }
@@ -255,7 +273,7 @@ class InvocationModel {
     const response = { invocationId: this.#core.invocationId, outputData: [] };
     for (const [name, binding] of Object.entries(this.#core.metadata.bindings)) {
       if (binding.direction !== 'out' || binding.type?.toLowerCase() !== 'http') continue;
-      if (name === RETURN) response.returnValue = await toRpcHttp(result);
+      if (name === RETURN) response.returnValue = await toRpcHttp(result, streams);
       else {
         const value = await toRpcHttp(context.extraOutputs.get(name));
         if (value !== undefined && value !== null) response.outputData.push({ name, data: value });
@@ -277,14 +295,19 @@ function optionsOf(bindings) {
 
 class ProgrammingModel {
   name = '@azure/functions';
-  version = '4.5.1';
+  version = "4.16.5 (nodejs26's stand-in)";
   getInvocationModel(coreContext) { return new InvocationModel(coreContext); }
-  async getCapabilities(capabilities) { return capabilities; }
+  async getCapabilities(capabilities) {
+    setupLocked = true;
+    return capabilities;
+  }
 }
 
 // -- app ------------------------------------------------------------------------------------
 
 let modelSet = false;
+let setupLocked = false;
+let streams = false;
 
 function register(name, options) {
   if (!modelSet) {
@@ -323,9 +346,10 @@ export const app = Object.freeze({
   deleteRequest: (name, options) => http(name, methodOptions(options, 'DELETE')),
   generic: (name, options) => register(name, options),
   ...Object.fromEntries(['timer', 'storageBlob', 'storageQueue', 'serviceBusQueue', 'serviceBusTopic', 'eventHub', 'eventGrid', 'cosmosDB', 'warmup', 'sql'].map((kind) => [kind, nonHttp(trigger[kind])])),
-  /** HTTP streaming needs the host's proxy: refused at start-up by the runtime (docs/migration-azure.md#nodejs). */
+  /** enableHttpStream: a response body is sent as it comes instead of whole; setup() only before the app has started. */
   setup(options = {}) {
-    if (options.enableHttpStream) throw new Error('app.setup({ enableHttpStream: true }): HTTP streams through the Functions host are not served by nodejs26; return the whole body instead');
+    if (setupLocked) throw new Error("Setup options can't be changed after app startup has finished.");
+    if (options.enableHttpStream !== undefined && options.enableHttpStream !== null) streams = Boolean(options.enableHttpStream);
   },
   hook: Object.freeze({
     appStart: (handler) => core.registerHook('appStart', (init) => handler(new AppStartContext(init))),

@@ -9,6 +9,7 @@
 // returns is written as the host writes it. Routes are the host's (./routes.js).
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { LoadError, pyRepr } from '../../errors.js';
 import { importModule } from '../../loader.js';
@@ -46,8 +47,8 @@ export async function loadApp(root) {
   registrations.lock();
   const model = registrations.model();
   if (model === undefined) throw new LoadError(`${files.map((file) => path.join(root, file)).join(', ')} registered no function: expected app.http('name', { handler }) (or app.get, app.post, ...) from '@azure/functions'`);
-  const capabilities = await model.getCapabilities({});
-  if (capabilities?.HttpUri) throw new LoadError("app.setup({ enableHttpStream: true }): HTTP streams through the Functions host's proxy are not served by nodejs26; leave it off and return the whole body");
+  // As the worker asks at its init: the library's HTTP stream proxy, when app.setup() enabled streams.
+  const proxy = (await model.getCapabilities({}))?.HttpUri ?? null;
   const prefix = routePrefix(root);
   const routes = [];
   const skipped = [];
@@ -65,6 +66,7 @@ export async function loadApp(root) {
   if (routes.length === 0) throw new LoadError(`no HTTP-triggered function in ${root}${skipped.length ? ` (only ${skipped.join(', ')})` : ''}; expected app.http('name', { handler })`);
   routes.sort(byPrecedence);
   if (skipped.length) log.warning(`Not served (nodejs26 serves HTTP triggers only): ${skipped.join(', ')}`);
+  log.info(`Azure Functions app: ${routes.map((route) => `${route.name} (${[...route.methods].join(',')} /${[prefix, route.template].filter(Boolean).join('/')})`).join(', ')}; registered through ${model.name} ${model.version}${proxy ? ', HTTP streams on' : ''}`);
   const appHookData = {};
   return {
     routes,
@@ -73,7 +75,7 @@ export async function loadApp(root) {
     prefix,
     start: () => registrations.run('appStart', { hookData: {}, appHookData, functionAppDirectory: root }),
     stop: () => registrations.run('appTerminate', { hookData: {}, appHookData }),
-    invoke: (call) => serve(routes, appHookData, call),
+    invoke: (call) => serve(routes, appHookData, proxy, call),
   };
 }
 
@@ -91,7 +93,7 @@ export function findRoute(routes, pathname, method) {
   return null;
 }
 
-function serve(routes, appHookData, call) {
+function serve(routes, appHookData, proxy, call) {
   let found;
   try {
     found = findRoute(routes, call.path, call.method);
@@ -100,8 +102,47 @@ function serve(routes, appHookData, call) {
   }
   // The host's answer for a path no function's route matches: 404, no body.
   if (found === null) return void call.answer(404, ['Content-Length', '0'], EMPTY);
-  invoke(found.route, found.params, appHookData, call).then((response) => answer(call, response?.returnValue), (error) => failed(call, error));
+  const invocationId = randomUUID();
+  const invocation = invoke(found.route, found.params, appHookData, call, invocationId, proxy !== null);
+  if (proxy === null) return void invocation.then(({ response }) => answer(call, response?.returnValue), (error) => failed(call, error));
+  const forwarded = forward(call, proxy, invocationId);
+  invocation.then(({ result }) => {
+    // Nothing returned: nothing goes to the proxy; the host's empty 200.
+    if (result !== undefined && result !== null) return;
+    forwarded.destroy();
+    answer(call, undefined);
+  }, (error) => {
+    forwarded.destroy();
+    failed(call, error);
+  });
 }
+
+/**
+ * With HTTP streams on, the host sends the request itself to the library's proxy (the library's
+ * src/http/httpProxy.ts) and streams the proxy's answer to the caller; the invocation is paired with
+ * it by x-ms-invocation-id.
+ */
+function forward(call, proxy, invocationId) {
+  const incoming = call.incoming;
+  const headers = { ...incoming.headers, 'x-ms-invocation-id': invocationId, 'x-forwarded-host': incoming.headers.host ?? 'localhost', 'x-forwarded-proto': 'http' };
+  if (call.data !== null) headers['content-length'] = String(call.data.length);
+  delete headers['transfer-encoding'];
+  const request = http.request(new URL(incoming.url, proxy), { method: call.method, headers }, (response) => {
+    if (call.answered || call.overdue()) return void response.resume();
+    const flat = [];
+    for (let i = 0; i < response.rawHeaders.length; i += 2) {
+      const name = response.rawHeaders[i];
+      if (!HOP_BY_HOP.has(name.toLowerCase())) flat.push(name, response.rawHeaders[i + 1]);
+    }
+    call.startStream(response.statusCode, flat);
+    call.pump(response);
+  });
+  request.on('error', (error) => { if (!call.answered) failed(call, error); });
+  request.end(call.data ?? undefined);
+  return request;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'x-ms-invocation-id']);
 
 /** The request as the host hands it to the worker (RpcHttpData). */
 export function rpcHttp(call, params) {
@@ -116,14 +157,14 @@ export function rpcHttp(call, params) {
   return http;
 }
 
-async function invoke(route, params, appHookData, call) {
-  const invocationId = randomUUID();
+async function invoke(route, params, appHookData, call, invocationId, streamed) {
   const headers = call.incoming.headers;
   const request = {
     invocationId,
     functionId: route.metadata.functionId,
     inputData: [{ name: route.trigger, data: { http: rpcHttp(call, params) } }],
-    triggerMetadata: {},
+    // With HTTP streams the library reads the headers and route parameters from here (src/http/HttpRequest.ts).
+    triggerMetadata: streamed ? triggerMetadata(call, params) : {},
     traceContext: { traceParent: headers.traceparent ?? '', traceState: headers.tracestate ?? '', attributes: {} },
   };
   const core = {
@@ -149,7 +190,13 @@ async function invoke(route, params, appHookData, call) {
   }
   if (registrations.has('postInvocation')) await inState(core, 'postInvocationHooks', () => registrations.run('postInvocation', post));
   if (post.error !== null && post.error !== undefined) throw post.error;
-  return invocation.getResponse(context, post.result);
+  return { response: await invocation.getResponse(context, post.result), result: post.result };
+}
+
+function triggerMetadata(call, params) {
+  const metadata = { Headers: { json: JSON.stringify(rpcHttp(call, params).headers) } };
+  for (const [name, value] of Object.entries(params)) metadata[name] = { string: value };
+  return metadata;
 }
 
 const LOG_LEVELS = { trace: 10, debug: 10, information: 20, warning: 30, error: 40, critical: 50 };
@@ -181,6 +228,10 @@ export function answer(call, output) {
   const flat = [];
   for (const [name, value] of Object.entries(http.headers ?? {})) if (name.toLowerCase() !== 'content-length') flat.push(name, value);
   for (const cookie of http.cookies ?? []) flat.push('Set-Cookie', setCookie(cookie));
+  if (http.body?.stream) {
+    call.startStream(status, flat); // the stand-in's answer with HTTP streams on: its body as it comes
+    return void call.pump(http.body.stream);
+  }
   const bytes = http.body?.bytes !== undefined ? Buffer.from(http.body.bytes) : http.body?.string !== undefined ? Buffer.from(http.body.string) : EMPTY;
   flat.push('Content-Length', String(bytes.length));
   call.answer(status, flat, bytes);
