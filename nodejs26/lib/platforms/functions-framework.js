@@ -9,8 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MODULES, moduleFile, setBy, withValues } from '../config.js';
 import { LoadError, pyRepr } from '../errors.js';
+import { getLogger } from '../logs.js';
 import { givenByUser } from './index.js';
 import { invokerFor, loadTarget, modulePath, PACKAGE } from './functions-framework/host.js';
+
+const log = getLogger('funcwsgi.functions_framework');
 
 /** The framework's default FUNCTION_TARGET. */
 export const DEFAULT_TARGET = 'function';
@@ -64,6 +67,7 @@ export async function load(config) {
   const file = path.resolve(folder, config.handlerModuleName);
   if (!fs.existsSync(file)) throw new LoadError(`no Functions Framework module ${pyRepr(config.handlerModuleName)} in ${folder}`);
   const found = await loadTarget(folder, config.handlerFunctionName, config.handlerFrameworkSignature, file);
+  log.info(`Functions Framework ${found.signatureType} function ${pyRepr(config.handlerFunctionName)}: ${found.registeredBy ? `registered with ${found.registeredBy}` : `exported by ${found.path}`}`);
   return { fn: found.fn, signature: found.signatureType, name: config.handlerFunctionName, path: found.path, module: found.module, hooks: {}, folder, invoke: invokerFor(found) };
 }
 

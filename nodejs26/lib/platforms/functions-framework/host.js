@@ -54,17 +54,19 @@ function registeredByLibrary(file, target) {
   // The framework's loader asks its registry module, which its index re-exports http() and cloudEvent() from.
   const registry = path.join(path.dirname(entry), 'function_registry.js');
   if (!fs.existsSync(registry)) return undefined;
-  return require(registry).getRegisteredFunction?.(target);
+  const found = require(registry).getRegisteredFunction?.(target);
+  return found && { ...found, by: path.dirname(path.dirname(path.dirname(entry))) };
 }
 
 /**
  * Loads `target` from `file` (the framework's module of `folder` unless given):
- * { fn, signatureType, path, module, registered }. `configured` is FUNCTION_SIGNATURE_TYPE (null: http).
+ * { fn, signatureType, path, module, registeredBy (the framework that registered it, null for an export) }. `configured` is FUNCTION_SIGNATURE_TYPE (null: http).
  */
 export async function loadTarget(folder, target, configured, file = modulePath(folder)) {
   const module = await importModule(file);
-  const registered = getRegisteredFunction(target) ?? registeredByLibrary(file, target);
-  if (registered !== undefined) return { fn: registered.userFunction, signatureType: registered.signatureType, path: file, module, registered: true };
+  const standIn = getRegisteredFunction(target);
+  const registered = standIn ? { ...standIn, by: "nodejs26's stand-in" } : registeredByLibrary(file, target);
+  if (registered) return { fn: registered.userFunction, signatureType: registered.signatureType, path: file, module, registeredBy: `${PACKAGE} (${registered.by})` };
   let value = exported(module);
   for (const part of target.split('.')) value = value === undefined || value === null ? undefined : value[part];
   if (value === undefined) {
@@ -72,7 +74,7 @@ export async function loadTarget(folder, target, configured, file = modulePath(f
     throw new LoadError(`no function ${pyRepr(target)} in ${file}, neither registered with ${PACKAGE}'s http() or cloudEvent() nor exported; found: ${found.length ? found.join(', ') : 'no functions'}`);
   }
   if (typeof value !== 'function') throw new LoadError(`${pyRepr(target)} in ${file} is a ${value === null ? 'null' : typeof value}, not a function`);
-  return { fn: value, signatureType: configured || 'http', path: file, module, registered: false };
+  return { fn: value, signatureType: configured || 'http', path: file, module, registeredBy: null };
 }
 
 /** The framework's answer to a throw or rejection in production: a plain 500, X-Google-Status naming the kind. */
