@@ -29,6 +29,8 @@ NODEJS26 = "nodejs26"
 RUNTIMES = (RUNTIME, NODEJS26)
 #: What each runtime's handler module is called on disk, for func.yaml's comment.
 MODULE_FILES = {RUNTIME: "handler.py", NODEJS26: "handler.js"}
+DEFAULT_HANDLER_MODULE = "handler"
+DEFAULT_HANDLER_FUNCTION = "main"
 #: A Kubernetes service name (RFC 1123 label): what a function's name must be.
 NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -65,8 +67,8 @@ class Project:
     runtime: str = RUNTIME
     template: str = "http"
     image: str = ""
-    handler_module: str = "handler"
-    handler_function: str = "main"
+    handler_module: str = DEFAULT_HANDLER_MODULE
+    handler_function: str = DEFAULT_HANDLER_FUNCTION
     envs: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
@@ -110,11 +112,12 @@ class Project:
 
     def function_env(self) -> dict[str, str]:
         """The runtime settings this project gives its function, then its own ``envs``."""
-        env = {
-            "FUNC_NAME": self.name,
-            "HANDLER_MODULE_NAME": self.handler_module,
-            "HANDLER_FUNCTION_NAME": self.handler_function,
-        }
+        env = {"FUNC_NAME": self.name}
+        # A Node function left at handler.js's main() says nothing: nodejs26 looks for the same, and a
+        # platform's layout (an Azure app, a Functions Framework function) is then located by its own files.
+        if not (self.is_node and (self.handler_module, self.handler_function) == (DEFAULT_HANDLER_MODULE, DEFAULT_HANDLER_FUNCTION)):
+            env["HANDLER_MODULE_NAME"] = self.handler_module
+            env["HANDLER_FUNCTION_NAME"] = self.handler_function
         if self.namespace:
             env["FUNC_NAMESPACE"] = self.namespace
         if self.labels:

@@ -34,7 +34,7 @@ TEMPLATES = DATA / "templates"
 #: in that platform's own layout (docs/platforms.md); a Node template lives in templates/nodejs26/.
 TEMPLATES_OF = {
     RUNTIME: ("http", "cloudevent", *PLATFORM_TEMPLATES),
-    NODEJS26: ("http",),
+    NODEJS26: ("http", "azure", "functions-framework"),
 }
 BUILTIN_TEMPLATES = TEMPLATES_OF[RUNTIME]
 EXECUTABLES = frozenset({"run.sh", "build.sh"})

@@ -25,7 +25,9 @@ NODE = REPO / ".tools" / "node" / "node_modules" / ".bin" / "node"
 LISTER = REPO / "nodejs26" / "lib" / "platforms" / "list.js"
 
 #: Platforms only nodejs26 has -> why.
-NODE_ONLY: dict[str, str] = {}
+NODE_ONLY: dict[str, str] = {
+    "functions-framework": "the Python side serves Functions Framework functions by their imports (funcwsgi/compat/functions_framework.py), not as a platform",
+}
 #: The value a variable needs to mark the platform in Python, where any value will not do.
 PYTHON_VALUES = {"FUNCTIONS_WORKER_RUNTIME": "python"}
 

@@ -29,7 +29,7 @@ INTENDED: dict[tuple[str, str], str] = {
     # Platforms whose contracts only the Python runtime has (docs/platforms.md); nodejs26's are in lib/platforms/.
     ("SERVER_HOST", "aliases"): "LISTEN_ADDRESS is Knative func-python's, a Python platform's signal",
     ("SERVER_PORT", "aliases"): "RUNTIME_PORT, LISTEN_ADDRESS and upstream_url are Fission's, Knative's and OpenFaaS's Python contracts'",
-    ("HANDLER_FRAMEWORK_SIGNATURE", "python only"): "Google's Functions Framework for Python",
+    ("HANDLER_FOLDER", "aliases"): "nodejs26 also reads AzureWebJobsScriptRoot, where the Azure Functions host says a Node.js app is",
     # Node serves every call on its event loop already; the choice and its watch are the Python loop path's.
     ("SERVER_EVENT_LOOP", "python only"): "Node always serves on its event loop",
     ("SERVER_LOOP_BLOCKED_SECONDS", "python only"): "nodejs26 watches its loop with its own monitor (docs/nodejs26.md)",

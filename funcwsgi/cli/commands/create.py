@@ -95,8 +95,9 @@ def template_files(source: Path, module_file: str = MODULE_FILES[RUNTIME]) -> di
         parts = [RENAMED.get(part, part) for part in relative.parts]
         files["/".join(parts)] = path.read_bytes()
     if module_file.endswith(".js"):
-        if module_file not in files:
-            raise ProjectError(f"template {source} has no {module_file}; a template folder holds at least {module_file}")
+        # A platform's layout (an Azure app, a Functions Framework function) names its files in package.json.
+        if module_file not in files and "package.json" not in files:
+            raise ProjectError(f"template {source} has no {module_file} or package.json; a template folder holds at least one of them")
     elif not any(relative.endswith(".py") and not relative.startswith("tests/") for relative in files):
         raise ProjectError(f"template {source} has no Python file; a template folder holds at least handler.py (or a platform's function files)")
     return files

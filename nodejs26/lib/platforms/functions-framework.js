@@ -27,19 +27,35 @@ export function sourceFolder(config) {
 const hasHandlerModule = (folder) => moduleFile(folder, DEFAULT_MODULES[0]) !== null;
 
 function dependsOnFramework(folder) {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8'));
-    return Boolean(pkg.dependencies?.[PACKAGE] ?? pkg.devDependencies?.[PACKAGE]);
-  } catch {
-    return false;
-  }
+  const pkg = readPackage(folder);
+  return Boolean(pkg?.dependencies?.[PACKAGE] ?? pkg?.devDependencies?.[PACKAGE]);
 }
 
-/** FUNCTION_TARGET as given: the config splits 'a.b' into module and function, the framework walks nested exports. */
+/**
+ * FUNCTION_TARGET as given (the config splits 'a.b' into module and function; the framework walks nested
+ * exports); unset, the --target of package.json's start script (how the function runs locally with the
+ * framework's CLI), else the framework's default.
+ */
 export function target(config) {
   const fn = config.handlerFunctionName;
-  if (setBy(config, 'handlerFunctionName') !== 'FUNCTION_TARGET') return givenByUser(config, 'handlerFunctionName') ? fn : DEFAULT_TARGET;
-  return setBy(config, 'handlerModuleName') === 'FUNCTION_TARGET' ? `${config.handlerModuleName}.${fn}` : fn;
+  if (setBy(config, 'handlerFunctionName') === 'FUNCTION_TARGET') return setBy(config, 'handlerModuleName') === 'FUNCTION_TARGET' ? `${config.handlerModuleName}.${fn}` : fn;
+  if (givenByUser(config, 'handlerFunctionName')) return fn;
+  return startScriptTarget(sourceFolder(config)) ?? DEFAULT_TARGET;
+}
+
+/** --target=NAME (or --target NAME) of `functions-framework` in package.json's scripts.start, or null. */
+export function startScriptTarget(folder) {
+  const start = readPackage(folder)?.scripts?.start;
+  const found = typeof start === 'string' ? /\bfunctions-framework(?:-nodejs)?\b[^&|;]*?--target[= ]([\w.-]+)/.exec(start) : null;
+  return found ? found[1] : null;
+}
+
+function readPackage(folder) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8'));
+  } catch {
+    return null;
+  }
 }
 
 export function signal(config) {

@@ -45,7 +45,7 @@ def test_the_created_tests_pass_with_node_test(node_project: Path):
 def test_a_python_only_template_is_one_line(cli, tmp_path: Path):
     result = cli("create", "events", "--runtime", "nodejs26", "--template", "cloudevent", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.strip() == "funcwsgi: error: template 'cloudevent' has no nodejs26 version; nodejs26 templates: http"
+    assert result.stderr.strip() == "funcwsgi: error: template 'cloudevent' has no nodejs26 version; nodejs26 templates: http, azure, functions-framework"
 
 
 def test_an_unknown_runtime_in_func_yaml_is_one_line(cli, node_project: Path):
@@ -129,3 +129,34 @@ def test_build_context_needs_no_requirements_txt(cli, node_project: Path):
     context = node_project / ".func" / "build" / "0"
     assert "funcwsgi-nodejs26:" in (context / "Dockerfile").read_text()
     assert (context / "f").resolve() == node_project.resolve()
+
+
+#: The platforms' templates (docs/platforms.md): their layout, and where their function answers.
+PLATFORM_TEMPLATES = {
+    "azure": (["host.json", "package.json", "src/functions/hello.js", "test/hello.test.js"], "/api/hello"),
+    "functions-framework": (["index.js", "package.json", "test/index.test.js"], "/any/path"),
+}
+REGISTER = REPO / "nodejs26" / "sdk" / "register.js"
+
+
+@pytest.mark.parametrize("template", sorted(PLATFORM_TEMPLATES))
+def test_platform_templates_in_the_platforms_layout(cli, tmp_path: Path, cli_env, template: str):
+    result = cli("create", "fn", "--runtime", "nodejs26", "--template", template, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    created = tmp_path / "fn"
+    files, path = PLATFORM_TEMPLATES[template]
+    for name in files:
+        assert (created / name).is_file(), name
+    assert not (created / "handler.js").exists()
+    # Its own tests, with the runtime's stand-in for the platform's library (nothing installed yet).
+    tests = subprocess.run([str(NODE), "--import", str(REGISTER), "--test"], cwd=created, capture_output=True, text=True, timeout=120)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "pass 3" in tests.stdout
+    # 'funcwsgi run' installs the library it declares and serves the function at the platform's path.
+    server, url, _ = start_run(created, cli_env)
+    try:
+        assert requests.get(url + path + "?name=you").json() == {"message": "Hello, you!"}
+        assert requests.post(url + path, json={"name": "JSON"}).json() == {"message": "Hello, JSON!"}
+    finally:
+        server.stop()
+    assert (created / "node_modules" / json.loads((created / "package.json").read_text())["dependencies"].popitem()[0]).is_dir()
