@@ -1,0 +1,128 @@
+"""The conformance fixture's core paths written in each platform's Node.js style, served by nodejs26.
+
+The Node column of tests/compat/test_platform_conformance.py: every platform's
+function answers the same requests alike, with its platform's library installed
+in its node_modules and without it, and gets the same call timeout, body limit,
+metrics and failure handling as a nodejs26 function.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import requests
+
+from ..compat import serving
+from ..support.paths import REPO
+from .platform_libraries import deployed
+
+SERVE = [str(REPO / "nodejs26" / "bin" / "serve")]
+SECRET = "conformance-secret-7f3a"
+LIMITS = {"SERVER_CALL_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
+#: platform -> (fixture, the settings its host would set, given the deployed folder).
+PLATFORMS = {
+    "azure": ("conformance_azure_nodejs26", lambda folder: {"FUNCTIONS_WORKER_RUNTIME": "node", "AzureWebJobsScriptRoot": folder}),
+    "functions-framework": ("conformance_functions_framework_nodejs26", lambda folder: {"HANDLER_FOLDER": folder, "FUNCTION_TARGET": "fixture"}),
+}
+#: What a throw answers, as each platform's front answers it.
+FAILURE_BODY = {"azure": "", "functions-framework": "Internal Server Error"}
+LAUNCHES = [(platform, library) for platform in sorted(PLATFORMS) for library in ("with-library", "without-library")]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    settings = {}
+    for platform, library in LAUNCHES:
+        fixture, environ = PLATFORMS[platform]
+        folder = deployed(fixture, tmp_path_factory.mktemp(platform) / fixture, with_library=library == "with-library")
+        settings[(platform, library)] = {**environ(str(folder)), **LIMITS}
+    with serving(settings, SERVE) as running:
+        yield running
+
+
+@pytest.fixture(params=LAUNCHES, ids=["/".join(launch) for launch in LAUNCHES])
+def launch(request, servers):
+    platform, library = request.param
+    return platform, library, servers[request.param]
+
+
+@pytest.fixture
+def url(launch):
+    return launch[2].url
+
+
+#: The start-up line naming what registered the function: the platform's library from node_modules, or the runtime's stand-in.
+REGISTERED = {
+    ("azure", "with-library"): r"Azure Functions app: .*registered through @azure/functions 4\.16\.5\b(?! \(nodejs26's stand-in\))",
+    ("azure", "without-library"): r"Azure Functions app: .*registered through @azure/functions 4\.16\.5 \(nodejs26's stand-in\)",
+    ("functions-framework", "with-library"): r"'fixture': registered with @google-cloud/functions-framework \(/[^)]*node_modules/@google-cloud/functions-framework\)",
+    ("functions-framework", "without-library"): r"'fixture': registered with @google-cloud/functions-framework \(nodejs26's stand-in\)",
+}
+
+
+def test_the_library_that_registered_the_function(launch):
+    platform, library, server = launch
+    assert re.search(REGISTERED[(platform, library)], server.stdout), server.stdout
+
+
+def test_hello(url):
+    response = requests.get(url + "/hello")
+    assert (response.status_code, response.text) == (200, "hello")
+
+
+def test_json(url):
+    response = requests.get(url + "/json")
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json() == {"a": 1, "list": [1, "two"], "text": "ü"}
+
+
+@pytest.mark.parametrize("code", [201, 404, 503])
+def test_status(url, code):
+    response = requests.get(url + f"/status/{code}")
+    assert (response.status_code, response.text) == (code, f"status {code}")
+
+
+def test_headers(url):
+    assert requests.get(url + "/headers").headers["X-Conformance"] == "yes"
+
+
+def test_echo_bytes(url):
+    data = bytes(range(256))
+    response = requests.post(url + "/echo", data=data, headers={"Content-Type": "application/x-test"})
+    assert (response.content, response.headers["Content-Type"]) == (data, "application/x-test")
+
+
+def test_request(url):
+    assert requests.get(url + "/request?a=1&a=2&b=").json() == {"method": "GET", "path": "/request", "query": {"a": ["1", "2"], "b": [""]}}
+
+
+def test_failure_never_leaks(launch):
+    platform, _, server = launch
+    response = requests.get(server.url + "/raise")
+    assert (response.status_code, response.text) == (500, FAILURE_BODY[platform])
+    server.wait_for_output(SECRET)
+
+
+def test_body_limit(url):
+    assert requests.post(url + "/size", data=b"x" * 1000).text == "1000"
+    assert requests.post(url + "/size", data=b"x" * 1001).status_code == 413
+
+
+def test_call_timeout(url):
+    assert requests.get(url + "/sleep?seconds=3", timeout=10).status_code == 408
+
+
+def _metric(url: str, name: str) -> float:
+    for line in requests.get(url + "/metrics").text.splitlines():
+        if line.startswith(name + "{") and 'method="PATCH"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_the_calls_and_failures(url):
+    calls, failures = _metric(url, "function_calls_total"), _metric(url, "function_failures_total")
+    requests.patch(url + "/hello")
+    requests.patch(url + "/raise")
+    assert _metric(url, "function_calls_total") == calls + 2
+    assert _metric(url, "function_failures_total") == failures + 1
