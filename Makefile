@@ -27,7 +27,7 @@ NODE_DIR ?= .tools/node
 NODE_BIN := $(abspath $(NODE_DIR))/node_modules/.bin
 NODE := $(NODE_BIN)/node
 
-.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node run-nodejs26 test-node hostile framing mutation
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node setup-platform-libraries run-nodejs26 test-node hostile framing mutation
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
 # First the package alone, with what serving a function needs: `make run` stops there.
@@ -76,7 +76,22 @@ nodejs26/node_modules/.installed: nodejs26/package-lock.json $(NODE_DIR)/.instal
 	cd nodejs26 && PATH="$(NODE_BIN):$$PATH" npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-setup-node: nodejs26/node_modules/.installed
+# Other platforms' own libraries (@azure/functions, @google-cloud/functions-framework) as the
+# Node fixtures' lock files pin them, each into .tools/platform-libraries/<fixture>/: the tests
+# deploy a fixture with and without them (nodejs26/test/platforms/libraries.js installs a
+# missing one the same way). A stamp holding the lock's text says an install is current.
+PLATFORM_LOCKS := $(wildcard nodejs26/test/functions/*/package-lock.json tests/functions/*_nodejs26/package-lock.json)
+
+setup-platform-libraries: $(NODE_DIR)/.installed-$(NODE_VERSION)
+	@for lock in $(PLATFORM_LOCKS); do \
+		fixture=$$(dirname $$lock); target=.tools/platform-libraries/$$(basename $$fixture); \
+		cmp -s $$lock $$target/node_modules/.installed-lock && continue; \
+		mkdir -p $$target && cp $$fixture/package.json $$lock $$target/ \
+		&& (cd $$target && PATH="$(NODE_BIN):$$PATH" npm ci --no-audit --no-fund --loglevel=error) \
+		&& cp $$lock $$target/node_modules/.installed-lock || exit 1; \
+	done
+
+setup-node: nodejs26/node_modules/.installed setup-platform-libraries
 
 run-nodejs26: setup-node
 	HANDLER_FOLDER=examples/hello-nodejs26 SERVER_PORT=$(RUN_PORT) nodejs26/bin/serve

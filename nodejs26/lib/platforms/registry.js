@@ -27,7 +27,7 @@ export const PLATFORMS = Object.freeze({
     module: 'aws-lambda', precedence: 2, template: 'aws-lambda',
   }),
   azure: record({
-    title: 'Azure Functions', page: 'migration-azure.md',
+    title: 'Azure Functions', page: 'migration-azure-nodejs.md',
     variables: { FUNCTIONS_WORKER_RUNTIME: 'node' },
     module: 'azure', precedence: 3, template: 'azure',
     provides: { '@azure/functions': 'azure/functions.js' },
@@ -39,7 +39,7 @@ export const PLATFORMS = Object.freeze({
     module: 'fission', precedence: 5, template: 'fission',
   }),
   'functions-framework': record({
-    title: 'Functions Framework', page: 'migration-functions-framework.md',
+    title: 'Functions Framework', page: 'migration-functions-framework-nodejs.md',
     variables: { FUNCTION_TARGET: null },
     module: 'functions-framework', precedence: 6, template: 'functions-framework',
     provides: { '@google-cloud/functions-framework': 'functions-framework/framework.js', '@google-cloud/functions-framework/testing': 'functions-framework/testing.js' },

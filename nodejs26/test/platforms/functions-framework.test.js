@@ -46,8 +46,9 @@ describe('FUNCTION_TARGET, when the framework is recognised', () => {
     assert.equal((await located({ FUNCTION_TARGET: 'nested.greeter' })).handlerFunctionName, 'nested.greeter');
   });
 
-  it("is the framework's default 'function' when unset", async () => {
-    assert.equal((await located({})).handlerFunctionName, 'function');
+  it("is, unset, the --target of package.json's start script, else the framework's default 'function'", async () => {
+    assert.equal((await located({})).handlerFunctionName, 'helloHttp');
+    assert.equal((await resolve(fromEnv({ HANDLER_FOLDER: functions('gcf-esm') }))).config.handlerFunctionName, 'function');
   });
 
   it('gives way to HANDLER_FUNCTION_NAME', async () => {
@@ -78,10 +79,11 @@ const CASES = {
   rejects: [['POST', '/', { 'content-type': 'text/plain' }, 'x']],
   helloPubSub: [['POST', '/', BINARY_EVENT, JSON.stringify({ message: { data: Buffer.from('you').toString('base64') } })]],
   echoEvent: [['POST', '/', { 'content-type': 'application/cloudevents+json' }, JSON.stringify(STRUCTURED_EVENT)], ['POST', '/', BINARY_EVENT, '{"n":1}']],
+  eventFails: [['POST', '/', BINARY_EVENT, '{}']],
   helloWorld: [['GET', '/']],
   'nested.greeter': [['GET', '/']],
 };
-const SIGNATURE = { helloPubSub: 'cloudevent', echoEvent: 'cloudevent' };
+const SIGNATURE = { helloPubSub: 'cloudevent', echoEvent: 'cloudevent', eventFails: 'cloudevent' };
 
 async function ask(base, [method, target, headers = {}, body]) {
   const response = await fetch(base + target, { method, headers, body });
@@ -139,6 +141,7 @@ for (const withLibrary of [false, true]) {
       for (const answer of [...answers.fails, ...answers.rejects]) {
         assert.deepEqual([answer.status, answer.body, answer.googleStatus, answer.type], [500, 'Internal Server Error', 'crash', 'text/plain; charset=utf-8']);
       }
+      assert.deepEqual([answers.eventFails[0].status, answers.eventFails[0].body, answers.eventFails[0].googleStatus], [500, 'Internal Server Error', 'error']);
       assert.ok(answers.fails.log.some((record) => record.logger === 'funcwsgi.errors' && record.exc_info.includes('hunter2')));
     });
 
@@ -156,7 +159,7 @@ for (const withLibrary of [false, true]) {
     });
 
     it('says which contract it chose and why, and which framework registered the function', () => {
-      assert.ok(answers.helloWorld.log.some((record) => record.message === 'Calling the function with the Functions Framework contract (FUNCTION_TARGET=helloWorld without a handler.js)'));
+      assert.ok(answers.helloWorld.log.some((record) => record.message === 'Recognised Functions Framework from FUNCTION_TARGET=helloWorld without a handler.js'));
       const registered = answers.helloHttp.log.find((record) => record.logger === 'funcwsgi.functions_framework').message;
       if (withLibrary) assert.match(registered, /^Functions Framework http function 'helloHttp': registered with @google-cloud\/functions-framework \(\/.*\/node_modules\/@google-cloud\/functions-framework\)$/);
       else assert.equal(registered, "Functions Framework http function 'helloHttp': registered with @google-cloud/functions-framework (nodejs26's stand-in)");

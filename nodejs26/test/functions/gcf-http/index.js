@@ -31,6 +31,10 @@ functions.cloudEvent('helloPubSub', (cloudEvent) => {
   console.log(`Hello, ${name}!`);
 });
 
+functions.cloudEvent('eventFails', () => {
+  throw new Error('database password is hunter2');
+});
+
 functions.cloudEvent('echoEvent', (cloudEvent) => ({ id: cloudEvent.id, type: cloudEvent.type, data: cloudEvent.data }));
 
 // A function exported the first-generation way, without registering it.
