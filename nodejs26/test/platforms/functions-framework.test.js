@@ -65,7 +65,7 @@ describe('FUNCTION_TARGET, when the framework is recognised', () => {
     after(() => removeDeployed(folder));
     const { code, stderr } = await runToExit({ HANDLER_FOLDER: folder, FUNCTION_TARGET: 'helloHtp' });
     assert.equal(code, 2);
-    assert.match(stderr, /^funcwsgi: error: no function 'helloHtp' in .*index\.js, neither registered with @google-cloud\/functions-framework's http\(\) or cloudEvent\(\) nor exported; found: helloWorld\n$/);
+    assert.match(stderr, /^funcwsgi: error: no function 'helloHtp' in .*index\.js, neither registered with @google-cloud\/functions-framework's http\(\) or cloudEvent\(\) nor exported; found: helloWorld, logEvent\n$/);
   });
 });
 
@@ -80,10 +80,13 @@ const CASES = {
   helloPubSub: [['POST', '/', BINARY_EVENT, JSON.stringify({ message: { data: Buffer.from('you').toString('base64') } })]],
   echoEvent: [['POST', '/', { 'content-type': 'application/cloudevents+json' }, JSON.stringify(STRUCTURED_EVENT)], ['POST', '/', BINARY_EVENT, '{"n":1}']],
   eventFails: [['POST', '/', BINARY_EVENT, '{}']],
+  logEvent: [['POST', '/', BINARY_EVENT, '{}']],
   helloWorld: [['GET', '/']],
   'nested.greeter': [['GET', '/']],
 };
-const SIGNATURE = { helloPubSub: 'cloudevent', echoEvent: 'cloudevent', eventFails: 'cloudevent' };
+const SIGNATURE = { helloPubSub: 'cloudevent', echoEvent: 'cloudevent', eventFails: 'cloudevent', logEvent: 'cloudevent' };
+/** The settings Cloud Run gives `target`: FUNCTION_TARGET, and FUNCTION_SIGNATURE_TYPE for an event function. */
+const settingsOf = (folder, target) => ({ HANDLER_FOLDER: folder, FUNCTION_TARGET: target, ...(SIGNATURE[target] ? { FUNCTION_SIGNATURE_TYPE: SIGNATURE[target] } : {}) });
 
 async function ask(base, [method, target, headers = {}, body]) {
   const response = await fetch(base + target, { method, headers, body });
@@ -119,7 +122,7 @@ for (const withLibrary of [false, true]) {
     before(async () => {
       folder = deployed('gcf-http', { withLibrary });
       for (const target of Object.keys(CASES)) {
-        const runtime = await startRuntime({ HANDLER_FOLDER: folder, FUNCTION_TARGET: target });
+        const runtime = await startRuntime(settingsOf(folder, target));
         try {
           answers[target] = [];
           for (const request of CASES[target]) answers[target].push(await ask(runtime.url, request));
@@ -158,6 +161,11 @@ for (const withLibrary of [false, true]) {
       assert.deepEqual([answers.helloWorld[0].body, answers['nested.greeter'][0].body], ['Hello, World', 'nested export']);
     });
 
+    it('calls an exported function as a CloudEvent function when FUNCTION_SIGNATURE_TYPE says so', () => {
+      assert.deepEqual([answers.logEvent[0].status, answers.logEvent[0].body], [204, '']);
+      assert.ok(answers.logEvent.log.some((record) => record.logger === 'function' && record.message === 'event 1 of type google.cloud.pubsub.topic.v1.messagePublished'));
+    });
+
     it('says which contract it chose and why, and which framework registered the function', () => {
       assert.ok(answers.helloWorld.log.some((record) => record.message === 'Recognised Functions Framework from FUNCTION_TARGET=helloWorld without a handler.js'));
       const registered = answers.helloHttp.log.find((record) => record.logger === 'funcwsgi.functions_framework').message;
@@ -183,7 +191,7 @@ describe('the same requests answered by the Functions Framework itself (from npm
       } finally {
         await framework.stop();
       }
-      const runtime = await startRuntime({ HANDLER_FOLDER: folder, FUNCTION_TARGET: target });
+      const runtime = await startRuntime(settingsOf(folder, target));
       try {
         for (const [i, request] of CASES[target].entries()) {
           const got = await ask(runtime.url, request);

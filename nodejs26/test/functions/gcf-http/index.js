@@ -43,3 +43,8 @@ exports.helloWorld = (req, res) => {
 };
 
 exports.nested = { greeter: (req, res) => res.send('nested export') };
+
+// A CloudEvent function exported, not registered: FUNCTION_SIGNATURE_TYPE=cloudevent says how to call it.
+exports.logEvent = (cloudEvent) => {
+  console.log(`event ${cloudEvent.id} of type ${cloudEvent.type}`);
+};
