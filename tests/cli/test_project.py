@@ -21,6 +21,13 @@ def test_the_created_file_loads_with_its_defaults(tmp_path: Path):
     assert project.function_env() == {"FUNC_NAME": "hello", "HANDLER_MODULE_NAME": "handler", "HANDLER_FUNCTION_NAME": "main"}
 
 
+def test_a_node_function_left_at_handler_main_names_no_handler(tmp_path: Path):
+    project = load_project(write(tmp_path, render_func_yaml("hello", "azure", "nodejs26")))
+    assert project.function_env() == {"FUNC_NAME": "hello"}, "nodejs26 looks for handler.js's main() itself, or a platform's layout"
+    (tmp_path / "func.yaml").write_text(render_func_yaml("hello", "http", "nodejs26").replace("function: main", "function: run"))
+    assert load_project(tmp_path).function_env() == {"FUNC_NAME": "hello", "HANDLER_MODULE_NAME": "handler", "HANDLER_FUNCTION_NAME": "run"}
+
+
 def test_every_key(tmp_path: Path):
     write(tmp_path, """
 name: shop

@@ -98,6 +98,8 @@ for (const withLibrary of [false, true]) {
       assert.equal(await byQuery.text(), 'Hello, Azure!');
       const byBody = await runtime.fetch('/api/httpTrigger1', { method: 'POST', body: 'body' });
       assert.equal(await byBody.text(), 'Hello, body!');
+      // The host hands a repeated query name over once, its values joined by commas.
+      assert.equal(await (await runtime.fetch('/api/httpTrigger1?name=a&name=b')).text(), 'Hello, a,b!');
       await runtime.waitFor((r) => r.records().some((record) => record.logger === 'function' && record.message === 'Http function processed request for url "http://127.0.0.1:' + r.port + '/api/httpTrigger1?name=Azure"'), 'context.log');
     });
 
