@@ -64,13 +64,8 @@ export function registerHook(hookName, callback) {
 
 const LEVELS = { trace: 10, debug: 10, information: 20, warning: 30, error: 40, critical: 50, none: 0 };
 
-/** coreApi.log(level, category, message): the worker's own log lines. */
+/** coreApi.log(level, category, message): the function's lines (context.log) and the library's own, at the level it names. */
 export function log(level, category, message) {
-  writeLog(category === 'user' ? 'function' : 'funcwsgi.azure', level, message);
-}
-
-/** A line of the function (context.log) or of the worker, at the level the library names. */
-export function writeLog(name, level, message) {
   const value = LEVELS[level] ?? 20;
-  if (value > 0) getLogger(name).log(value, [message]);
+  if (value > 0) getLogger(category === 'user' ? 'function' : 'funcwsgi.azure').log(value, [message]);
 }

@@ -16,6 +16,7 @@ import { importModule } from '../../loader.js';
 import { getLogger, write } from '../../logs.js';
 import { HttpError } from '../../request.js';
 import { ALL_METHODS, byPrecedence, compileRoute, matchRoute, routePrefix } from './routes.js';
+import { log as coreLog } from './core.js';
 import { registrations } from './registrations.js';
 
 const log = getLogger('funcwsgi.azure');
@@ -172,7 +173,7 @@ async function invoke(route, params, appHookData, call, invocationId, streamed) 
     request,
     metadata: route.metadata,
     state: undefined,
-    log: (level, category, message) => write(category === 'user' ? 'function' : 'funcwsgi.azure', LOG_LEVELS[level] ?? 20, message),
+    log: coreLog,
   };
   const invocation = await registrations.model().getInvocationModel(core);
   const { context, inputs: given } = await invocation.getArguments();
@@ -198,8 +199,6 @@ function triggerMetadata(call, params) {
   for (const [name, value] of Object.entries(params)) metadata[name] = { string: value };
   return metadata;
 }
-
-const LOG_LEVELS = { trace: 10, debug: 10, information: 20, warning: 30, error: 40, critical: 50 };
 
 async function inState(core, state, run) {
   core.state = state;
