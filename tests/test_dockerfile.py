@@ -37,6 +37,13 @@ def test_runtime_image_essentials():
     assert 'ENTRYPOINT ["funcwsgi", "serve"]' in text
 
 
+def test_the_function_image_is_byte_compiled():
+    """The image runs with PYTHONDONTWRITEBYTECODE: what is not compiled at build is compiled at every cold start."""
+    text = (DEFAULT_SCAFFOLDING / "Dockerfile").read_text()
+    assert "--no-compile" not in text, "pip compiles the function's requirements"
+    assert "python3 -m compileall -q /function /opt/funcwsgi/scaffolding" in text
+
+
 def test_nodejs26_image_essentials():
     text = (REPO / "nodejs26" / "Dockerfile").read_text()
     assert "ARG BASE_IMAGE=python:3.14-slim" in text, "the same base as the Python image"

@@ -115,6 +115,13 @@ def test_context_only_builds_a_function_image(docker: Docker, runtime_image: str
         assert server_uid(docker, name) == 10001
         listing = docker("exec", name, "ls", "-A", "/function").stdout.split()
         assert "handler.py" in listing and ".func" not in listing
+        # Compiled at build (the image cannot write .pyc at run time): the function and its requirements.
+        check = (
+            "import importlib.util, os, six\n"
+            "sources = ['/function/handler.py', six.__file__, '/opt/funcwsgi/scaffolding/service.py']\n"
+            "print([s for s in sources if not os.path.exists(importlib.util.cache_from_source(s))] or 'compiled')"
+        )
+        assert docker("exec", name, "python3", "-c", check).stdout.strip() == "compiled"
     finally:
         docker("rm", "--force", name, check=False)
 
