@@ -41,6 +41,8 @@ FEW, MANY = 200, 1200
 LOOP_FEW, LOOP_MANY = 800, 4000
 #: Runs of each call count of a loop variant, the median kept (see counted()).
 LOOP_REPEATS = 3
+#: The variants that export spans: the command line starts the stand-in receiver (bench/sink.py) for them.
+TRACED = frozenset({"stack-tracing", "otel-floor", "otel-floor-attributes"})
 TOTALS = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
 
@@ -52,7 +54,10 @@ def counted_run(module_args: list[str], out: Path, what: str, timeout: float = 6
     """Instructions of one ``python -m`` run under callgrind, its profile written to ``out``."""
     # The interpreter binary itself (a venv's python is a symlink to it, never a shell shim).
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", *module_args]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    # Spans leave when 512 are batched and at exit, never on the batch processor's clock: under callgrind a
+    # run takes fifty times as long, and exports of part-filled batches every 5 s would move the count with
+    # the machine's load (tens of thousands of instructions per call between two runs).
+    env = {**os.environ, "PYTHONHASHSEED": "0", "OTEL_BSP_SCHEDULE_DELAY": "3600000"}
     result = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
     if result.returncode != 0:
         raise RuntimeError(f"callgrind run of {what} failed: {result.stderr.decode(errors='replace')[-1500:]}")
@@ -131,7 +136,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not available():
         parser.error("valgrind is not installed (Debian package 'valgrind')")
-    print(json.dumps({variant: per_call(variant, no_gc=args.no_gc) for variant in args.variants}, indent=2))
+    sink = None
+    if TRACED.intersection(args.variants):
+        from .run import Sink
+
+        sink = Sink(None)
+    try:
+        endpoint = sink.endpoint if sink else None
+        print(json.dumps({variant: per_call(variant, endpoint, no_gc=args.no_gc) for variant in args.variants}, indent=2))
+    finally:
+        if sink is not None:
+            sink.stop()
     return 0
 
 

@@ -31,6 +31,8 @@ CHECKS = {
     "granian-over-bare": "req/s: funcwsgi on granian ÷ bare WSGI on granian",
     "cold-start-over-bare": "cold start: funcwsgi ÷ bare gunicorn",
     "cold-start-over-functions-framework": "cold start: funcwsgi ÷ Functions Framework",
+    "cold-start-granian-over-bare": "cold start: funcwsgi on granian ÷ bare granian",
+    "tracing-over-floor": "in-process: tracing on ÷ the OpenTelemetry SDK's floor (CPU added)",
     "tracing-server-cpu": "tracing on: server CPU added per request",
     "tracing-inprocess": "in-process: tracing on, CPU added per request (export included)",
     "nodejs26-over-bare-node": "req/s: nodejs26 ÷ bare node:http",

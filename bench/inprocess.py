@@ -134,7 +134,55 @@ def flask_app() -> WSGIApp:
     return app  # type: ignore[return-value]
 
 
-REFERENCES = ("bare", "werkzeug", "flask")
+#: What funcwsgi's server span says of a GET / (``faas.invocation_id`` is a request id's length).
+SERVER_SPAN_ATTRIBUTES = {
+    "http.request.method": "GET",
+    "url.path": "/",
+    "faas.trigger": "http",
+    "faas.name": "main",
+    "faas.invocation_id": "0123456789abcdef0123456789abcdef",
+    "faas.coldstart": False,
+}
+
+
+def otel_floor_app(trace_endpoint: str, attributes: dict[str, Any] | None = None) -> WSGIApp:
+    """The bare hello world in one span, as OpenTelemetry's SDK makes it at the least: the floor of a traced call.
+
+    One ``start_as_current_span`` and its end per call, the SDK's batch span
+    processor and its OTLP/HTTP exporter at their defaults, exporting to
+    ``trace_endpoint``. A traced funcwsgi call is judged against what this adds
+    to the bare hello world (docs/performance.md, target 1.2×). With
+    ``attributes`` the span carries them and a status code, as funcwsgi's does:
+    what the SDK itself spends on the attributes funcwsgi's span keeps.
+    """
+    from bare import app as bare_app
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.trace import SpanKind
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=trace_endpoint)))
+    tracer = provider.get_tracer("bench")
+
+    if attributes is None:
+
+        def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            with tracer.start_as_current_span("GET /"):
+                return bare_app(environ, start_response)  # type: ignore[no-any-return]
+
+        return app
+
+    def attributed(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        with tracer.start_as_current_span("GET /", kind=SpanKind.SERVER, attributes=attributes) as span:
+            body = bare_app(environ, start_response)
+            span.set_attribute("http.response.status_code", 200)
+            return body  # type: ignore[no-any-return]
+
+    return attributed
+
+
+REFERENCES = ("bare", "werkzeug", "flask", "otel-floor", "otel-floor-attributes")
 
 
 def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple[str, str, WSGIApp]]:
@@ -155,6 +203,15 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
         found.append(("flask", "Flask", flask_app()))
     except ImportError:
         pass
+    if trace_endpoint:
+        found.append(("otel-floor", "bare WSGI hello world in one OpenTelemetry SDK span (batch, OTLP/HTTP export)", otel_floor_app(trace_endpoint)))
+        found.append(
+            (
+                "otel-floor-attributes",
+                "the same span with funcwsgi's server span attributes (7) and kind",
+                otel_floor_app(trace_endpoint, SERVER_SPAN_ATTRIBUTES),
+            )
+        )
     if not funcwsgi:
         return found
     config = Config.from_env({"HANDLER_FOLDER": str(HELLO)})

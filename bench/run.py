@@ -21,6 +21,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -56,7 +57,7 @@ class Mode:
 
 
 #: The in-process variants counted under callgrind in a full run (those the in-process run measured).
-CALLGRIND_VARIANTS = ("bare", "call-path", "stack", "stack-handoff", "stack-tracing", "stack-flask-global", "stack-flask-request")
+CALLGRIND_VARIANTS = ("bare", "call-path", "stack", "stack-handoff", "stack-tracing", "otel-floor", "otel-floor-attributes", "stack-flask-global", "stack-flask-request")
 #: The event-loop path's (bench.inprocess.LOOP_VARIANTS): counted always, timed in-process only by `python -m bench.inprocess --loop`.
 CALLGRIND_LOOP_VARIANTS = ("loop-bare", "loop-hello", "loop-io", "loop-io-gc700")
 
@@ -242,17 +243,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def compile_sources() -> None:
-    """Byte-compile the runtime's own packages, as an installed package is.
+    """Byte-compile the runtime's own packages and the virtual environment's, as an installed package is.
 
-    Everything else the servers import was compiled when pip installed it; the
-    repository's packages are an editable install, and with
-    ``PYTHONDONTWRITEBYTECODE`` set every server start would compile them
-    again, which no production install does (the runtime image compiles them
-    at build time).
+    The repository's packages are an editable install, and ``make setup``
+    installs the others with ``--no-compile``; with ``PYTHONDONTWRITEBYTECODE``
+    set every server start would compile from source whatever it imports
+    (gunicorn, werkzeug, OpenTelemetry, ...), which no production install does
+    (the runtime image and the function images compile them at build time),
+    and which weighs most on the server that imports most.
     """
-    for package in ("funcwsgi", "sdk"):
-        if not compileall.compile_dir(str(REPO / package), quiet=1):
-            raise SetupError(f"could not byte-compile {REPO / package}")
+    folders = [REPO / package for package in ("funcwsgi", "sdk")]
+    folders += sorted({Path(sysconfig.get_path(name)) for name in ("purelib", "platlib")})
+    for folder in folders:
+        if not compileall.compile_dir(str(folder), quiet=1, workers=0):
+            raise SetupError(f"could not byte-compile {folder}")
 
 
 def main(argv: list[str] | None = None) -> int:

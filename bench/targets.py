@@ -202,6 +202,15 @@ def nodejs26_targets() -> list[Target]:
             env={"HANDLER_FOLDER": str(APPS / "hello-nodejs26")},
             baseline="bare-node-http",
         ),
+        Target(
+            "nodejs26-tracing",
+            "funcwsgi nodejs26, tracing on",
+            "funcwsgi",
+            lambda port: [str(NODEJS26_SERVE)],
+            env={"HANDLER_FOLDER": str(APPS / "hello-nodejs26")},
+            baseline="bare-node-http",
+            tracing=True,
+        ),
     ]
 
 

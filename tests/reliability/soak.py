@@ -2,6 +2,7 @@
 
     python -m tests.reliability.soak --seconds 600        # what `make soak` runs
     python -m tests.reliability.soak --seconds 60 --json  # what CI runs (through tests/reliability/test_soak.py)
+    python -m tests.reliability.soak --seconds 1200 --calls 100000 --traced   # every call traced to oteltap
 
 ``--connections`` keep-alive connections (32) each send one call after
 another, cycling through a fixed mix: normal calls, calls the function
@@ -24,6 +25,8 @@ import argparse
 import http.client
 import json
 import os
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -32,9 +35,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..support.paths import function_folder
+from ..support.paths import BIN, function_folder
 from ..support.ports import free_port
-from ..support.processes import SERVE, Server, base_env, children, process_figures
+from ..support.processes import SERVE, Server, base_env, children, process_figures, stop_group
 
 CE_HEADERS = {"ce-specversion": "1.0", "ce-id": "1", "ce-type": "order.created", "ce-source": "/shop", "Content-Type": "application/json"}
 STRUCTURED = json.dumps({"specversion": "1.0", "id": "2", "type": "order.paid", "source": "/shop", "data": {"id": 7}})
@@ -217,10 +220,40 @@ def sample_every(seconds: float) -> float:
     return max(0.25, min(2.0, seconds / 100))
 
 
-def run(seconds: float, connections: int, adapter: str, workers: int, threads: int, warm_up: float | None = None) -> dict[str, Any]:
+class Receiver:
+    """A real OTLP/HTTP trace receiver (oteltap) for a traced soak; what it prints is thrown away."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [str(BIN / "oteltap"), "--port", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("the trace receiver (oteltap) did not start listening within 20 s")
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/traces"
+
+    def stop(self) -> None:
+        stop_group(self.process)
+
+
+def run(
+    seconds: float, connections: int, adapter: str, workers: int, threads: int, warm_up: float | None = None, *, calls: int | None = None, traced: bool = False
+) -> dict[str, Any]:
+    """The soak for ``seconds`` at most, or until ``calls`` are answered; ``traced``: every call traced to a real receiver."""
     warm_up = warm_up if warm_up is not None else max(4.0, min(60.0, seconds * 0.2))
     logs = tempfile.mkdtemp(prefix="funcwsgi-soak-")
     port = free_port()
+    receiver = Receiver() if traced else None
     env = base_env(
         SERVER_ADAPTER=adapter,
         HANDLER_FOLDER=function_folder("serving"),
@@ -231,6 +264,8 @@ def run(seconds: float, connections: int, adapter: str, workers: int, threads: i
         SERVER_CALL_TIMEOUT="1",
         LIFECYCLE_LOG=os.path.join(logs, "lifecycle.log"),
     )
+    if receiver is not None:
+        env["TRACE_COLLECTOR_ENDPOINT"] = receiver.endpoint
     server = Server(SERVE, env, port)
     interval = sample_every(seconds)
     try:
@@ -244,7 +279,7 @@ def run(seconds: float, connections: int, adapter: str, workers: int, threads: i
         for thread in callers:
             thread.start()
         samples: list[Sample] = []
-        while (elapsed := time.monotonic() - began) < seconds:
+        while (elapsed := time.monotonic() - began) < seconds and (calls is None or tally.answered < calls):
             samples.append((elapsed, tally.answered, sample(server.process.pid, adapter)))
             time.sleep(min(interval, max(0.0, seconds - elapsed)))
         samples.append((time.monotonic() - began, tally.answered, sample(server.process.pid, adapter)))
@@ -255,7 +290,12 @@ def run(seconds: float, connections: int, adapter: str, workers: int, threads: i
         alive = server.process.poll() is None
     finally:
         server.stop()
-    settings = {"seconds": seconds, "connections": connections, "adapter": adapter, "workers": workers, "threads": threads, "sample_seconds": interval}
+        if receiver is not None:
+            receiver.stop()
+    settings = {
+        "seconds": seconds, "connections": connections, "adapter": adapter, "workers": workers, "threads": threads, "sample_seconds": interval,
+        "calls": calls, "traced": traced,
+    }
     return report(tally, samples, warm_up, took, settings, alive)
 
 
@@ -382,9 +422,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adapter", default="gunicorn", choices=["gunicorn", "waitress", "granian"])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--calls", type=int, help="stop once this many calls are answered (--seconds still bounds the run)")
+    parser.add_argument("--traced", action="store_true", help="trace every call to a real OTLP receiver (oteltap)")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
     args = parser.parse_args(argv)
-    result = run(args.seconds, args.connections, args.adapter, args.workers, args.threads)
+    result = run(args.seconds, args.connections, args.adapter, args.workers, args.threads, calls=args.calls, traced=args.traced)
     print_report(result)
     if args.json:
         print(json.dumps(result))
