@@ -315,13 +315,21 @@ describe('h2c lets go of a connection its client closed', () => {
   }
 });
 
-test('SIGTERM after HTTP/2 clients that left exits at once: nobody is waited for', async () => {
+test('SIGTERM with no call in flight exits at once: clients that left, and idle ones still connected', async () => {
   const runtime = await startRuntime({ HANDLER_FOLDER: functions('paths'), SERVER_HTTP2: 'true', SERVER_GRACEFUL_TIMEOUT: '20' });
   const sockets = [];
+  const idle = await connect(runtime.port);
+  idle.on('error', () => {});
+  const agent = new http.Agent({ keepAlive: true });
   try {
     sockets.push(await openAndLeave(runtime.port, [], 9));
     sockets.push(await openAndLeave(runtime.port, [getFrame('/hello')], 60));
     sockets.push(await openAndLeave(runtime.port, [SHUT_WINDOW, getFrame('/large?bytes=100000')], 40));
+    assert.equal((await exchange(idle, '/hello')).body, 'hello');
+    const kept = await new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: runtime.port, path: '/hello', agent }, (response) => { response.resume(); response.on('end', () => resolve(response.statusCode)); }).on('error', reject);
+    });
+    assert.equal(kept, 200);
     const began = performance.now();
     const exited = await runtime.stop();
     const took = performance.now() - began;
@@ -330,6 +338,8 @@ test('SIGTERM after HTTP/2 clients that left exits at once: nobody is waited for
     assert.doesNotMatch(runtime.stdout, /still in flight/);
   } finally {
     for (const socket of sockets) socket.destroy();
+    idle.destroy();
+    agent.destroy();
     await runtime.stop('SIGKILL');
   }
 });
