@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_FRAMING, MALFORMED_REQUEST, MISSING_HOST, URI_TOO_LONG, Reply, body_too_large
+from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_FRAMING, MALFORMED_REQUEST, MISSING_HOST, UNKNOWN_CODING, URI_TOO_LONG, Reply, body_too_large
 
 #: Longest request head: Node's default is 16 KiB, nginx's 4 x 8 KiB.
 HEAD_LIMIT = 64 * 1024
@@ -117,8 +117,11 @@ def check_head(version: str, headers: list[tuple[bytes, bytes]]) -> None:
             hosts += 1
             if b"," in value:
                 raise Refused(BAD_HOST)
-        elif name == b"transfer-encoding" and version != "1.1":
-            raise Refused(BAD_FRAMING)
+        elif name == b"transfer-encoding":
+            if version != "1.1":
+                raise Refused(BAD_FRAMING)  # RFC 9112 section 6.1: chunked on HTTP/1.1 only
+            if value.lower() != b"chunked":
+                raise Refused(UNKNOWN_CODING)  # a coding before chunked (llhttp refuses one after it)
     if hosts > 1 or (hosts == 0 and version == "1.1"):
         raise Refused(BAD_HOST)
 

@@ -91,7 +91,7 @@ class Exchange(Protocol):
 class EdgeCall:
     """What the edge gives a call on a thread (:class:`funcwsgi.serving.ServerCall`)."""
 
-    __slots__ = ("exchange", "runner", "later", "stuck")
+    __slots__ = ("exchange", "runner", "later", "stuck", "answered")
     lent: Lent = THREAD
     answers_now = True
 
@@ -100,11 +100,13 @@ class EdgeCall:
         self.runner = runner
         self.later: list[Callable[[], object]] | None = None
         self.stuck = False
+        self.answered = False  # answered through answer_now: what the call sends later never reaches the wire
 
     def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
         # The loop serialises this with the function's own answer: whichever reaches it first goes out.
         if self.exchange.client_gone:
             raise OSError("the client has gone")
+        self.answered = True  # before the hop: the call's own answer, whenever it comes, is dropped
         self.runner.call_on_loop(self.exchange.abort, (status, list(headers), body))
 
     def client_connected(self) -> bool:
@@ -157,7 +159,9 @@ class CallRunner:
         self.rejected = rejected_counter(config)
         self.inflight = 0  # calls admitted and not answered, stuck ones excepted
         self.calls = 0  # calls started, for gunicorn's max_requests
+        self.max_calls = sys.maxsize  # then the worker stops accepting (on_exit) and is recycled
         self.exit_status: int | None = None  # set when a function called sys.exit()
+        #: Stops the worker accepting (a function called sys.exit(), or max_calls were started).
         self.on_exit: Callable[[], None] = lambda: None
         self.base_environ: dict[str, Any] = {
             "SCRIPT_NAME": "",
@@ -175,6 +179,8 @@ class CallRunner:
     def start(self, exchange: Exchange) -> None:
         """The exchange's request is complete: run its call (or refuse it past the bounds)."""
         self.calls += 1
+        if self.calls == self.max_calls:
+            self.on_exit()
         if self.asgi is not None:
             self.inflight += 1
             task = self.loop.create_task(self.run_task(exchange))
@@ -206,8 +212,8 @@ class CallRunner:
 
     def answered(self, exchange: Exchange, call: EdgeCall | None, answer: tuple[str, Headers, Iterable[bytes]] | None) -> None:
         """On the loop, once per threaded call: its answer (None: it was aborted or streamed) and its end."""
-        if call is None or not call.stuck:
-            self.inflight -= 1 if call is not None else 0
+        if call is not None and not call.stuck:  # a probe is not counted; a stuck call was uncounted already
+            self.inflight -= 1
         if answer is not None:
             exchange.respond(answer[0], answer[1], answer[2], True)
         exchange.finished()
@@ -231,7 +237,11 @@ class CallRunner:
             environ[SERVER_CALL_KEY] = call
         answer = None
         try:
-            answer = self.call_wsgi(exchange, environ)
+            answer = self.call_wsgi(exchange, environ, call)
+            if call is not None and call.answered:
+                answer = None  # the watchdog's 408 went out in its place
+        except OSError:
+            self.call_on_loop(exchange.abort, None)  # the client left, or stopped reading, mid-answer
         except SystemExit as ended:
             # A function's sys.exit(): its caller's connection is closed, the worker stops as on SIGTERM
             # (the other calls finish) and exits with the status asked for; the master starts a new one.
@@ -250,7 +260,7 @@ class CallRunner:
         if call is not None and call.later:
             run_after_response(call.later)
 
-    def call_wsgi(self, exchange: Exchange, environ: dict[str, Any]) -> tuple[str, Headers, Iterable[bytes]] | None:
+    def call_wsgi(self, exchange: Exchange, environ: dict[str, Any], call: EdgeCall | None) -> tuple[str, Headers, Iterable[bytes]] | None:
         """The stack's answer: returned whole when its body is a list, else streamed here (None)."""
         started: list[Any] = []
 
@@ -261,6 +271,7 @@ class CallRunner:
                         raise exc_info[1].with_traceback(exc_info[2])
                 finally:
                     exc_info = None
+            check_head(status, headers)
             started[:] = (status, headers)
             return write
 
@@ -268,6 +279,8 @@ class CallRunner:
         stream = StreamState()
 
         def write(chunk: bytes) -> None:
+            if call is not None and call.answered:
+                raise OSError("the call was answered already")
             streamed.append(True)
             self.send_from_thread(exchange, started[0], started[1], chunk, False, stream)
 
@@ -397,6 +410,19 @@ class CallRunner:
     def shutdown(self) -> None:
         self.threads.shutdown()
         self.probe_threads.shutdown()
+
+
+def check_head(status: str, headers: Headers) -> None:
+    """What PEP 3333 and RFC 9110 require of a response head, checked on the call's thread: raised to the stack (its 500)."""
+    try:
+        status.encode("latin-1")
+        for name, value in headers:
+            name.encode("latin-1")
+            value.encode("latin-1")
+            if "\r" in value or "\n" in value or "\0" in value:
+                raise ValueError(f"the response field {name!r} holds a line break or NUL")
+    except UnicodeEncodeError:
+        raise ValueError("a response status or field is not latin-1 (PEP 3333)") from None
 
 
 _REASONS: dict[int, str] = {}

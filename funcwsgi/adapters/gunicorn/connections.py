@@ -13,17 +13,19 @@ times a second the sweep closes what is past its deadline:
 - a client that takes nothing of its answer for ``SERVER_SEND_TIMEOUT``,
   dropped.
 
-At ``SERVER_MAX_CONNECTIONS`` a newcomer takes the place of an idle
-kept-alive connection, or of one without a complete request for
-:data:`~funcwsgi.serving.admission.EVICT_AFTER`, the longest-waiting first; when no
-connection can give its place the newcomer is held unread (as the listen
-backlog would hold it) until one closes.
+At ``SERVER_MAX_CONNECTIONS`` a newcomer takes the place of the connection
+that has waited longest on its client: an idle kept-alive one, or one
+without a complete request silent for :data:`~funcwsgi.serving.admission.EVICT_AFTER`,
+never one whose bytes the loop has yet to read. When none can give its
+place, the newcomer is held (not parsed) until a place frees; held callers
+whose request has arrived go first, and when no place frees for a whole
+sweep, connections silent for :data:`QUIET_SECONDS` make room for them.
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,6 +33,13 @@ from funcwsgi.serving.admission import EVICT_AFTER
 
 #: How often the deadlines are looked at.
 SWEEP_SECONDS = 0.25
+#: How long a connection without a complete request must have been silent before it may be closed for
+#: a held caller whose request is waiting, when no place was freed for a whole sweep. Otherwise a
+#: connection makes room only once silent for EVICT_AFTER (longer than TCP's first retransmission
+#: timeout), so a client whose own loop is busy with a burst of connects is not taken for a silent one.
+QUIET_SECONDS = SWEEP_SECONDS
+#: How long a held caller's request may wait for a place before silent connections make room.
+STUCK_SECONDS = 0.1
 
 # Where a connection is, as the sweep sees it.
 ACCEPTED = 0  # nothing of a request yet: quiet close at the head's deadline
@@ -60,6 +69,8 @@ class Connection(Protocol):
 
     def evict(self) -> None: ...
 
+    def unread(self) -> int: ...
+
     def send_stalled(self) -> None: ...
 
     def unsent(self) -> int: ...
@@ -71,21 +82,29 @@ class Connections:
     def __init__(self, limit: int, timeouts: Timeouts) -> None:
         self.limit = limit  # 0: no bound
         self.timeouts = timeouts
-        self.count = 0  # let in and open
+        self.counted: set[Connection] = set()  # let in, and not closed yet
         self.waiting: OrderedDict[Connection, None] = OrderedDict()
-        self.held: deque[Connection] = deque()
+        #: Past the limit, oldest first: those whose client sent nothing yet, and those with a request waiting.
+        self.held_silent: OrderedDict[Connection, None] = OrderedDict()
+        self.held_asking: OrderedDict[Connection, float] = OrderedDict()  # and since when it asks
         self.sending: dict[Connection, tuple[int, float]] = {}  # unsent bytes, and until when they may stay so
 
     # -- a connection's moves ---------------------------------------------------------
 
     def arrived(self, conn: Connection) -> bool:
-        """A new connection; False: it is held (no room), and reads nothing until :meth:`let_in` is called on it."""
-        if self.limit and self.count >= self.limit and not self.evict_one():
-            self.held.append(conn)
+        """A new connection; False: it is held (no room), and is not read until :meth:`let_in` is called on it."""
+        if self.limit and len(self.counted) >= self.limit and not self.evict_one(EVICT_AFTER):
+            conn.phase = HELD
+            self.held_silent[conn] = None
             return False
-        self.count += 1
+        self.counted.add(conn)
         self.wait(conn, ACCEPTED, self.timeouts.header)
         return True
+
+    def asking(self, conn: Connection) -> None:
+        """A held connection's client sent its first bytes: it is let in before the silent ones."""
+        if self.held_silent.pop(conn, 0) is None:
+            self.held_asking[conn] = time.monotonic()
 
     def wait(self, conn: Connection, phase: int, timeout: float) -> None:
         """The edge waits on ``conn``'s client, at most ``timeout`` seconds."""
@@ -105,29 +124,39 @@ class Connections:
             self.sending[conn] = (unsent, time.monotonic() + self.timeouts.send)
 
     def closed(self, conn: Connection) -> None:
+        """``conn`` closed (or is closing): its place goes to a held one."""
         if conn.phase == HELD:
-            try:
-                self.held.remove(conn)
-            except ValueError:
-                pass
+            self.held_silent.pop(conn, None)
+            self.held_asking.pop(conn, None)
             return
-        self.count -= 1
+        if conn not in self.counted:
+            return  # counted out already, when it was evicted
+        self.counted.discard(conn)
         self.waiting.pop(conn, None)
         self.sending.pop(conn, None)
-        while self.held and (not self.limit or self.count < self.limit):
-            newcomer = self.held.popleft()
-            self.count += 1
+        self.let_held_in()
+
+    def let_held_in(self) -> None:
+        """Held connections take the free places: those with a request waiting first, then the oldest."""
+        while (self.held_asking or self.held_silent) and (not self.limit or len(self.counted) < self.limit):
+            newcomer, _ = (self.held_asking or self.held_silent).popitem(last=False)
+            self.counted.add(newcomer)
             self.wait(newcomer, ACCEPTED, self.timeouts.header)
             newcomer.let_in()
 
     # -- room, and the deadlines --------------------------------------------------------
 
-    def evict_one(self) -> bool:
-        """Close the longest-waiting idle connection, or one without a complete request for EVICT_AFTER; False if none."""
+    def evict_one(self, silent_for: float) -> bool:
+        """Close the connection that has waited longest on its client, idle or silent for ``silent_for``; False if none can go.
+
+        One with bytes the loop has not read yet is passed over: a loop behind a burst would
+        otherwise take a caller whose request has arrived for a silent one and drop it unanswered.
+        """
         now = time.monotonic()
         for conn in self.waiting:
-            if conn.phase == IDLE or now - conn.progress >= EVICT_AFTER:
-                conn.evict()  # its closing calls closed(), which counts it out
+            if (conn.phase == IDLE or now - conn.progress >= silent_for) and not conn.unread():
+                conn.evict()
+                self.closed(conn)  # now: its transport tells it is closed only on the loop's next turn
                 return True
         return False
 
@@ -148,10 +177,12 @@ class Connections:
             elif now >= deadline:
                 del self.sending[conn]
                 conn.send_stalled()
-        for _ in range(len(self.held)):  # connections silent for EVICT_AFTER make room for the held ones
-            if not self.evict_one():
+        # A held caller's request has waited STUCK_SECONDS for a place (none freed): the connections silent
+        # for QUIET_SECONDS make room for every held one, callers with a request first (a flood that never
+        # sends locks nobody out). Otherwise only the silent for EVICT_AFTER do, so a burst of honest
+        # clients slow to send their requests is not taken for a flood.
+        held = len(self.held_asking) + len(self.held_silent)
+        stuck = bool(self.held_asking) and now - next(iter(self.held_asking.values())) >= STUCK_SECONDS
+        for _ in range(held):
+            if not self.evict_one(QUIET_SECONDS if stuck else EVICT_AFTER):
                 break
-
-    def idle(self) -> list[Connection]:
-        """The connections waiting on their client (to close when the worker stops)."""
-        return list(self.waiting)

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import fcntl
 import io
 import logging
+import struct
 import tempfile
+import termios
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -198,9 +201,7 @@ class Http1Connection(asyncio.Protocol):
         if isinstance(server, tuple):
             self.server = (str(server[0]), int(server[1]))
         self.edge.opened(self)
-        if not self.connections.arrived(self):
-            self.phase = HELD
-            self.pause_reading()
+        self.connections.arrived(self)  # False: held, its bytes kept unparsed until it is let in
 
     def let_in(self) -> None:
         self.resume_reading()
@@ -282,7 +283,11 @@ class Http1Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self.phase == HELD:
+            if not self.early:
+                self.connections.asking(self)
             self.early += data
+            if len(self.early) > HEAD_LIMIT:
+                self.pause_reading()
             return
         if self.ignoring:
             return
@@ -543,14 +548,26 @@ class Http1Connection(asyncio.Protocol):
     def evict(self) -> None:
         self.close()
 
+    def unread(self) -> int:
+        """Bytes the client sent that the loop has not read yet (the kernel's count)."""
+        transport = self.transport
+        if transport is None or self.closed:
+            return 0
+        try:
+            sock = transport.get_extra_info("socket")
+            count: int = struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+        except (OSError, AttributeError, ValueError):
+            return 0
+        return count
+
     def send_stalled(self) -> None:
         if self.transport is not None:
             self.transport.abort()
 
     def stop(self) -> None:
-        """The worker stops: a connection waiting on its client closes now; one with a call, after its answer."""
+        """The worker stops: an idle connection closes now; one with a call, or a request arriving, after its answer."""
         self.stopping = True
-        if self.active is None:
+        if self.active is None and self.reading is None and self.meter is None and not self.unread():
             self.close()
 
     def close(self) -> None:

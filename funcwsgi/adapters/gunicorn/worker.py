@@ -25,7 +25,6 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from gunicorn.workers.base import Worker
@@ -74,7 +73,14 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
         edge = Edge(self.service, self.cfg, loop)
         runner = edge.runner
         woken = asyncio.Event()
-        runner.on_exit = woken.set  # a function called sys.exit()
+        servers: list[asyncio.AbstractServer] = []
+
+        def stop_accepting() -> None:
+            # At once, on the loop: a connection that comes after a function's sys.exit() or the
+            # max_requests-th call waits in the listening socket's queue for another worker.
+            for server in servers:
+                server.close()
+            woken.set()
 
         def signalled() -> None:
             # gunicorn's signal handlers write to this pipe: the loop looks at `alive` at once.
@@ -85,8 +91,11 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
                 pass
             woken.set()
 
+        runner.on_exit = stop_accepting
+        runner.max_calls = self.max_requests
         loop.add_reader(self.PIPE[0], signalled)
-        servers = [await loop.create_server(lambda: Http1Connection(edge), sock=listener.sock, backlog=self.cfg.backlog) for listener in self.sockets]
+        for listener in self.sockets:
+            servers.append(await loop.create_server(lambda: Http1Connection(edge), sock=listener.sock, backlog=self.cfg.backlog))
         while self.alive and runner.exit_status is None:
             self.notify()
             edge.connections.sweep()
@@ -102,15 +111,14 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
             except TimeoutError:
                 pass
         self.alive = False
-        await self.drain(edge, servers)
+        stop_accepting()
+        await self.drain(edge)
         loop.remove_reader(self.PIPE[0])
         runner.shutdown()
         return runner.exit_status
 
-    async def drain(self, edge: Edge, servers: Sequence[asyncio.AbstractServer]) -> None:
-        """Stop accepting; close what waits on its client; let the calls answer within graceful_timeout."""
-        for server in servers:
-            server.close()
+    async def drain(self, edge: Edge) -> None:
+        """Close what waits on its client; let the calls (and requests already arriving) answer within graceful_timeout."""
         for conn in list(edge.open):
             conn.stop()
         deadline = time.monotonic() + self.cfg.graceful_timeout

@@ -12,6 +12,7 @@ import signal
 import socket
 import threading
 import time
+from collections import Counter
 
 import gunicorn.workers.base
 import pytest
@@ -217,3 +218,27 @@ def test_a_client_that_left_is_not_served(plain):
     finally:
         for sock in busy:
             sock.close()
+
+
+@pytest.mark.parametrize("value, why", [("%E2%82%AC", "not latin-1"), ("a%0D%0Ab", "a line break")])
+def test_a_response_field_the_wire_cannot_carry_is_the_stacks_500(value, why):
+    with start(EDGE, "serving") as server:
+        answer = exchange(server.port, get(f"/bad-header?value={value}", b"Connection: close\r\n"))
+    assert status_of(answer) == 500, why
+
+
+def test_after_max_requests_calls_the_next_connection_goes_to_a_new_worker():
+    """Recycled at its max_requests-th call, not at its next look at the clock: no worker serves one more."""
+    with start(EDGE, "exits", SERVER_MAX_REQUESTS="3", SERVER_WORKERS="1") as server:
+        answers = [exchange(server.port, get("/", b"Connection: close\r\n"), timeout=10) for _ in range(8)]
+    pids = Counter(answer.rsplit(b"worker ", 1)[1] for answer in answers)
+    assert len(pids) >= 2 and max(pids.values()) <= 3, pids
+
+
+def test_sys_exit_in_a_call_closes_its_connection_and_a_new_worker_serves_the_next():
+    with start(EDGE, "exits", SERVER_WORKERS="1") as server:
+        before = exchange(server.port, get("/", b"Connection: close\r\n"))
+        assert exchange(server.port, get("/sys-exit/3", b"Connection: close\r\n")) == b""
+        after = exchange(server.port, get("/", b"Connection: close\r\n"), timeout=10)
+        assert status_of(after) == 200 and after.rsplit(b" ", 1)[1] != before.rsplit(b" ", 1)[1]
+        assert server.process.poll() is None, "the server goes on"
