@@ -4,13 +4,15 @@
 // through the runtime's '@azure/functions-core') and without it (the runtime's stand-in):
 // the same answers either way.
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fromEnv } from '../../lib/config.js';
 import { recognise } from '../../lib/platforms/index.js';
 import { setCookie } from '../../lib/platforms/azure/host.js';
 import { byPrecedence, compileRoute, matchRoute } from '../../lib/platforms/azure/routes.js';
 import { functions, runToExit, startRuntime } from '../helpers.js';
-import { deployed, removeDeployed } from './libraries.js';
+import { deployed, installed, removeDeployed } from './libraries.js';
 
 const LOOPBACK = new URL('./loopback.js', import.meta.url).pathname;
 
@@ -54,6 +56,27 @@ describe('the cookies the host writes', () => {
   it('writes samesite=none only when the function said None', () => {
     assert.equal(setCookie({ name: 'a', value: 'b', sameSite: 'explicitNone' }), 'a=b; samesite=none');
     assert.equal(setCookie({ name: 'a', value: 'b', sameSite: 'none' }), 'a=b');
+  });
+});
+
+describe("the stand-in's API", () => {
+  // MCP tools and prompts are no HTTP functions: their content helpers are the library's alone.
+  const MCP_ONLY = ['McpAudioContent', 'McpContent', 'McpContentBlock', 'McpImageContent', 'McpResourceContent', 'McpResourceLinkContent', 'McpTextContent', 'McpToolResponse', 'PromptInvocationContext', 'arg', 'promptArg'];
+  const names = (value) => Object.keys(value).sort();
+
+  it('has every name the installed library exports, but the MCP content helpers', async () => {
+    const library = createRequire(path.join(installed('azure-v4'), 'noop.js'))('@azure/functions');
+    const standIn = await import('../../lib/platforms/azure/functions.js');
+    assert.deepEqual(names(standIn), names(library).filter((name) => !MCP_ONLY.includes(name)));
+    for (const part of ['app', 'input', 'output', 'trigger']) assert.deepEqual(names(standIn[part]), names(library[part]), part);
+    assert.deepEqual(names(standIn.app.hook), names(library.app.hook));
+  });
+
+  it('names bindings as the library does', async () => {
+    const library = createRequire(path.join(installed('azure-v4'), 'noop.js'))('@azure/functions');
+    const standIn = await import('../../lib/platforms/azure/functions.js');
+    for (const make of ['http', 'timer', 'storageQueue', 'eventHub']) assert.deepEqual(standIn.trigger[make]({ route: 'a' }), library.trigger[make]({ route: 'a' }), make);
+    assert.deepEqual(standIn.output.http({}), library.output.http({}));
   });
 });
 

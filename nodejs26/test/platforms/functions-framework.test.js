@@ -5,6 +5,7 @@
 // answering the same requests the same way.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fromEnv } from '../../lib/config.js';
@@ -31,6 +32,34 @@ describe('recognising a Functions Framework function', () => {
 
   it('refuses a signature type the framework for Node.js does not have', () => {
     assert.throws(() => fromEnv({ FUNCTION_SIGNATURE_TYPE: 'typed' }), /FUNCTION_SIGNATURE_TYPE='typed' is invalid: expected one of http, cloudevent/);
+  });
+});
+
+describe("the stand-in's API", () => {
+  const names = (value) => Object.keys(value).sort();
+  const library = (subpath = '') => createRequire(path.join(installed('gcf-http'), 'noop.js'))(`@google-cloud/functions-framework${subpath}`);
+
+  it('exports what the installed framework exports, /testing included', async () => {
+    assert.deepEqual(names(await import('../../lib/platforms/functions-framework/framework.js')), names(library()));
+    assert.deepEqual(names(await import('../../lib/platforms/functions-framework/testing.js')), names(library('/testing')));
+  });
+
+  it("refuses a name the framework refuses, with the framework's words", async () => {
+    const standIn = await import('../../lib/platforms/functions-framework/framework.js');
+    assert.throws(() => standIn.http('1st', () => {}), { message: 'Invalid function name: 1st' });
+    assert.throws(() => library().http('1st', () => {}), { message: 'Invalid function name: 1st' });
+  });
+
+  it("serves a registered function from getTestServer() as the runtime calls it", async (t) => {
+    const standIn = await import('../../lib/platforms/functions-framework/framework.js');
+    const { getTestServer } = await import('../../lib/platforms/functions-framework/testing.js');
+    standIn.http('testServed', (req, res) => res.status(201).send(`served ${req.query.name}`));
+    const server = getTestServer('testServed');
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => server.close(resolve)));
+    const response = await fetch(`http://127.0.0.1:${server.address().port}/any?name=x`);
+    assert.deepEqual([response.status, await response.text()], [201, 'served x']);
+    assert.throws(() => getTestServer('nothing'), /The provided function "nothing" was not registered/);
   });
 });
 

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { format } from 'node:util';
 import * as core from './core.js';
 
-export const RETURN = '$return';
+const RETURN = '$return';
 const isTrigger = (type) => Boolean(type) && /trigger$/i.test(type);
 const isHttpTrigger = (type) => type?.toLowerCase() === 'httptrigger';
 
@@ -22,17 +22,24 @@ function named(binding, suffix) {
   return binding;
 }
 
+/** The library's other triggers: they register (and are listed as not served at start-up). */
+const NON_HTTP_TRIGGERS = {
+  timer: 'timerTrigger', storageBlob: 'blobTrigger', storageQueue: 'queueTrigger', serviceBusQueue: 'serviceBusTrigger', serviceBusTopic: 'serviceBusTrigger',
+  eventHub: 'eventHubTrigger', eventGrid: 'eventGridTrigger', cosmosDB: 'cosmosDBTrigger', warmup: 'warmupTrigger', sql: 'sqlTrigger', mySql: 'mysqlTrigger',
+  webPubSub: 'webPubSubTrigger', connectorTrigger: 'connectorTrigger', mcpTool: 'mcpToolTrigger', mcpResource: 'mcpResourceTrigger', mcpPrompt: 'mcpPromptTrigger',
+};
+
 const bindingMaker = (suffix, types) => Object.freeze({
   ...Object.fromEntries(Object.entries(types).map(([fn, type]) => [fn, (options = {}) => named({ ...options, type }, suffix)])),
   generic: (options) => named({ ...options }, suffix),
 });
 
 export const trigger = Object.freeze({
-  ...bindingMaker('Trigger', { timer: 'timerTrigger', storageBlob: 'blobTrigger', storageQueue: 'queueTrigger', serviceBusQueue: 'serviceBusTrigger', serviceBusTopic: 'serviceBusTrigger', eventHub: 'eventHubTrigger', eventGrid: 'eventGridTrigger', cosmosDB: 'cosmosDBTrigger', warmup: 'warmupTrigger', sql: 'sqlTrigger' }),
+  ...bindingMaker('Trigger', NON_HTTP_TRIGGERS),
   http: (options = {}) => named({ ...options, authLevel: options.authLevel || 'anonymous', methods: options.methods || ['GET', 'POST'], type: 'httpTrigger' }, 'Trigger'),
 });
-export const input = bindingMaker('Input', { storageBlob: 'blob', table: 'table', cosmosDB: 'cosmosDB', sql: 'sql' });
-export const output = bindingMaker('Output', { http: 'http', storageBlob: 'blob', table: 'table', storageQueue: 'queue', serviceBusQueue: 'serviceBus', serviceBusTopic: 'serviceBus', eventHub: 'eventHub', eventGrid: 'eventGrid', cosmosDB: 'cosmosDB', sql: 'sql' });
+export const input = bindingMaker('Input', { storageBlob: 'blob', table: 'table', cosmosDB: 'cosmosDB', sql: 'sql', mySql: 'mysql', webPubSubConnection: 'webPubSubConnection', webPubSubContext: 'webPubSubContext' });
+export const output = bindingMaker('Output', { http: 'http', storageBlob: 'blob', table: 'table', storageQueue: 'queue', serviceBusQueue: 'serviceBus', serviceBusTopic: 'serviceBus', eventHub: 'eventHub', eventGrid: 'eventGrid', cosmosDB: 'cosmosDB', sql: 'sql', mySql: 'mysql', webPubSub: 'webPubSub' });
 
 // -- HttpRequest, HttpResponse, InvocationContext --------------------------------------------
 
@@ -197,7 +204,7 @@ export class LogHookContext extends HookContext {
 // -- the programming model the worker drives ------------------------------------------------
 
 /** The HTTP output of a function's result (the library's toRpcHttp): RpcHttpData, or what the function left unset. */
-export async function toRpcHttp(result, streamed = false) {
+async function toRpcHttp(result, streamed = false) {
   if (result === null || result === undefined) return result;
   if (typeof result !== 'object') throw new TypeError('The HTTP response must be an object with optional properties "body", "status", "headers", and "cookies".');
   const response = result instanceof HttpResponse ? result : new HttpResponse(result);
@@ -345,7 +352,7 @@ export const app = Object.freeze({
   patch: (name, options) => http(name, methodOptions(options, 'PATCH')),
   deleteRequest: (name, options) => http(name, methodOptions(options, 'DELETE')),
   generic: (name, options) => register(name, options),
-  ...Object.fromEntries(['timer', 'storageBlob', 'storageQueue', 'serviceBusQueue', 'serviceBusTopic', 'eventHub', 'eventGrid', 'cosmosDB', 'warmup', 'sql'].map((kind) => [kind, nonHttp(trigger[kind])])),
+  ...Object.fromEntries(Object.keys(NON_HTTP_TRIGGERS).map((kind) => [kind, nonHttp(trigger[kind])])),
   /** enableHttpStream: a response body is sent as it comes instead of whole; setup() only before the app has started. */
   setup(options = {}) {
     if (setupLocked) throw new Error("Setup options can't be changed after app startup has finished.");
@@ -362,3 +369,6 @@ export const app = Object.freeze({
 
 export { Disposable } from './core.js';
 export const SqlChangeOperation = Object.freeze({ Insert: 0, Update: 1, Delete: 2, 0: 'Insert', 1: 'Update', 2: 'Delete' });
+export const MySqlChangeOperation = Object.freeze({ Update: 0, 0: 'Update' });
+export const CosmosDBChangeFeedMode = Object.freeze({ LatestVersion: 'LatestVersion', AllVersionsAndDeletes: 'AllVersionsAndDeletes' });
+export { CosmosDBChangeFeedMode as CosmosDBv4ChangeFeedMode };

@@ -15,7 +15,7 @@ import { LoadError, pyRepr } from '../../errors.js';
 import { exported, importModule } from '../../loader.js';
 import { HttpError } from '../../request.js';
 import { FunctionResponse } from '../../response.js';
-import { getRegisteredFunction } from './framework.js';
+import { getRegisteredFunction } from './registry.js';
 
 export const PACKAGE = '@google-cloud/functions-framework';
 const NOT_FOUND = Buffer.from('Not Found');
