@@ -103,6 +103,20 @@ export function serverOptions(config) {
   };
 }
 
+/** How long a client may take to close its side of an HTTP/2 connection once the runtime has ended its own. */
+export const LINGER_MS = 300;
+
+/**
+ * Ends an HTTP/2 connection: a GOAWAY, the streams in flight finish, then node:http2 ends its side of the socket
+ * and waits for the client to end its own; a client that never does is cut off LINGER_MS later, so that it holds
+ * neither a descriptor nor a stopping runtime. (Not at once: bytes the client sends meanwhile would be answered
+ * with a reset, which can make its TCP stack discard the GOAWAY before the client has read it.)
+ */
+function endSession(session, socket) {
+  socket.once('finish', () => setTimeout(() => socket.destroy(), LINGER_MS).unref());
+  session.close();
+}
+
 export class Connections {
   /**
    * @param {import('node:http').Server} server made with serverOptions(config)
@@ -180,7 +194,7 @@ export class Connections {
       stream.once('close', () => {
         state.inHand -= 1;
         if (state.inHand === 0) {
-          if (this.stopping) return void session.close();
+          if (this.stopping) return void endSession(session, socket);
           state.waitingSince = ++this.order;
           state.waitingAt = performance.now();
         }
@@ -198,7 +212,7 @@ export class Connections {
     for (const socket of this.open) {
       const state = socket[STATE];
       if (state.session !== null) {
-        if (state.inHand === 0) state.session.close();
+        if (state.inHand === 0) endSession(state.session, socket);
       } else if (state.sniffing) {
         socket.destroy();
       }
@@ -381,7 +395,7 @@ export class Connections {
   checkHttp2(socket, state, now) {
     if (state.inHand !== 0 || now - state.waitingAt < (state.streams === 0 ? this.headerMs : this.keepAliveMs)) return;
     this.forget(socket);
-    if (state.session !== null && !state.session.destroyed) state.session.close();
+    if (state.session !== null && !state.session.destroyed) endSession(state.session, socket);
     else socket.destroy();
   }
 

@@ -326,6 +326,14 @@ test('SIGTERM with no call in flight exits at once: clients that left, and idle 
     sockets.push(await openAndLeave(runtime.port, [getFrame('/hello')], 60));
     sockets.push(await openAndLeave(runtime.port, [SHUT_WINDOW, getFrame('/large?bytes=100000')], 40));
     assert.equal((await exchange(idle, '/hello')).body, 'hello');
+    // A client that reads on and never closes its side, even once the runtime has ended its own.
+    const stays = net.connect({ port: runtime.port, host: '127.0.0.1', allowHalfOpen: true });
+    stays.on('error', () => {});
+    await new Promise((resolve) => stays.once('connect', resolve));
+    stays.write(Buffer.concat([PREFACE, frame(4, 0, 0), getFrame('/hello')]));
+    await new Promise((resolve) => stays.once('data', resolve));
+    stays.on('data', () => {});
+    sockets.push(stays);
     const kept = await new Promise((resolve, reject) => {
       http.get({ host: '127.0.0.1', port: runtime.port, path: '/hello', agent }, (response) => { response.resume(); response.on('end', () => resolve(response.statusCode)); }).on('error', reject);
     });
