@@ -148,6 +148,13 @@ for (const withLibrary of [false, true]) {
       assert.deepEqual(await response.json(), { created: 'hat' });
     });
 
+    it('reads request.user from the principal headers as the library does', async () => {
+      const principal = Buffer.from(JSON.stringify({ identityProvider: 'github', userId: 'u1', userDetails: 'ann', userRoles: ['authenticated'] })).toString('base64');
+      const response = await runtime.fetch('/api/whoami', { headers: { 'x-ms-client-principal': principal } });
+      assert.deepEqual(await response.json(), { user: { type: 'StaticWebApps', id: 'u1', username: 'ann', identityProvider: 'github', claimsPrincipalData: { identityProvider: 'github', userId: 'u1', userDetails: 'ann', userRoles: ['authenticated'] } } });
+      assert.deepEqual(await (await runtime.fetch('/api/whoami')).json(), { user: null });
+    });
+
     it('writes an HttpResponse with a Buffer body as it is', async () => {
       const response = await runtime.fetch('/api/responseObject', { headers: { 'x-echo': 'bytes' } });
       assert.deepEqual([response.status, response.headers.get('content-type'), await response.text()], [202, 'application/octet-stream', 'bytes']);

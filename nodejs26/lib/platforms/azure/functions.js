@@ -48,9 +48,29 @@ const mapping = (nullable, plain) => {
   return { ...(plain ?? {}) };
 };
 
+function userOf(headers) {
+  const principal = headers.get('x-ms-client-principal');
+  if (!principal) return null;
+  let claims;
+  try {
+    claims = JSON.parse(Buffer.from(principal, 'base64').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) return null;
+  if (claims.identityProvider) return { type: 'StaticWebApps', id: claims.userId, username: claims.userDetails, identityProvider: claims.identityProvider, claimsPrincipalData: claims };
+  const required = (name) => {
+    const value = headers.get(name);
+    if (value === null) throw new Error(`${name} is missing`);
+    return value;
+  };
+  return { type: 'AppService', id: required('x-ms-client-principal-id'), username: required('x-ms-client-principal-name'), identityProvider: required('x-ms-client-principal-idp'), claimsPrincipalData: claims };
+}
+
 export class HttpRequest {
   #init;
   #request;
+  #user;
 
   /** `init`: the host's RpcHttpData (url, method, headers, query, params, body), as the library takes it. */
   constructor(init) {
@@ -72,12 +92,10 @@ export class HttpRequest {
   get headers() { return this.#request.headers; }
   get body() { return this.#request.body; }
   get bodyUsed() { return this.#request.bodyUsed; }
-  /** The caller the platform's authentication put in x-ms-client-principal (App Service's EasyAuth), or null. */
+  /** The caller Azure's authentication (EasyAuth, Static Web Apps) put in x-ms-client-principal, or null (the library's extractHttpUserFromHeaders). */
   get user() {
-    const principal = this.headers.get('x-ms-client-principal');
-    if (!principal) return null;
-    const claims = JSON.parse(Buffer.from(principal, 'base64').toString('utf8'));
-    return { type: 'AppService', id: this.headers.get('x-ms-client-principal-id'), username: this.headers.get('x-ms-client-principal-name'), identityProvider: this.headers.get('x-ms-client-principal-idp'), claimsPrincipalData: claims };
+    if (this.#user === undefined) this.#user = userOf(this.headers);
+    return this.#user;
   }
 
   arrayBuffer() { return this.#request.arrayBuffer(); }

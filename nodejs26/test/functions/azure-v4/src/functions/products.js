@@ -30,3 +30,9 @@ app.post('createProduct', {
         };
     }
 });
+
+// The caller Azure's authentication names (Static Web Apps, App Service), as request.user reads it.
+app.get('whoami', {
+    authLevel: 'anonymous',
+    handler: (request) => ({ jsonBody: { user: request.user } })
+});
