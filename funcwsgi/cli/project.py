@@ -425,10 +425,16 @@ def suggest_name(folder_name: str) -> str:
     return name if NAME_PATTERN.match(name) else ""
 
 
-def render_func_yaml(name: str, template: str, runtime: str = RUNTIME) -> str:
-    """The commented ``func.yaml`` that ``funcwsgi create`` writes."""
-    module_file = MODULE_FILES[runtime]
-    signature = "export function main(req, res)" if runtime == NODEJS26 else "def main(req, res)"
+def render_func_yaml(
+    name: str, template: str, runtime: str = RUNTIME, *, module: str = "handler", function: str = "main", envs: dict[str, str] | None = None,
+) -> str:
+    """The commented ``func.yaml`` that ``funcwsgi create`` writes (a platform template names its own handler and platform)."""
+    if module == "handler" and function == "main":
+        module_file = MODULE_FILES[runtime]
+        signature = "export function main(req, res)" if runtime == NODEJS26 else "def main(req, res)"
+    else:
+        module_file, signature = f"the module {module}", f"its export {function}"
+    shown_envs = "{" + ", ".join(f"{key}: {json.dumps(value)}" for key, value in (envs or {}).items()) + "}"
     return f"""\
 # How funcwsgi runs and builds this function; every key is described in
 # the CLI reference (docs/cli.md, "func.yaml").
@@ -437,9 +443,9 @@ namespace: ""
 runtime: {runtime}
 template: {json.dumps(template)}
 handler:
-  module: handler      # {module_file}
-  function: main       # {signature}
-envs: {{}}              # NAME: value, set for the function when it runs
+  module: {module}      # {module_file}
+  function: {function}       # {signature}
+envs: {shown_envs}              # NAME: value, set for the function when it runs
 labels: {{}}
 annotations: {{}}
 build:

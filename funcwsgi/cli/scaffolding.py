@@ -34,7 +34,19 @@ TEMPLATES = DATA / "templates"
 #: in that platform's own layout (docs/platforms.md); a Node template lives in templates/nodejs26/.
 TEMPLATES_OF = {
     RUNTIME: ("http", "cloudevent", *PLATFORM_TEMPLATES),
-    NODEJS26: ("http", "azure", "functions-framework"),
+    # A Node template of a platform is a folder in templates/nodejs26/ (the Python side's names first).
+    NODEJS26: (
+        "http",
+        *(name for name in PLATFORM_TEMPLATES if (TEMPLATES / NODEJS26 / name).is_dir()),
+        *sorted(path.name for path in (TEMPLATES / NODEJS26).iterdir() if path.is_dir() and path.name not in ("http", *PLATFORM_TEMPLATES)),
+    ),
+}
+#: What a Node platform template's func.yaml says: (module, function) of its handler, and the platform
+#: (HANDLER_PLATFORM), since `funcwsgi run` sets HANDLER_MODULE_NAME and HANDLER_FUNCTION_NAME, which win
+#: over what the platform's own files say (docs/platforms.md#nodejs-functions-nodejs26).
+NODE_PLATFORM_HANDLERS = {
+    "aws-lambda": ("app", "lambdaHandler", "aws-lambda"),
+    "fission": ("handler", "main", "fission"),
 }
 BUILTIN_TEMPLATES = TEMPLATES_OF[RUNTIME]
 EXECUTABLES = frozenset({"run.sh", "build.sh"})

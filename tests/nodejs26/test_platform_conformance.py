@@ -8,7 +8,9 @@ metrics and failure handling as a nodejs26 function.
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 
 import pytest
 import requests
@@ -22,22 +24,40 @@ SECRET = "conformance-secret-7f3a"
 LIMITS = {"SERVER_CALL_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
 #: platform -> (fixture, the settings its host would set, given the deployed folder).
 PLATFORMS = {
+    "aws-lambda": ("conformance_lambda_nodejs", lambda folder: {"_HANDLER": "index.handler", "LAMBDA_TASK_ROOT": folder, "AWS_LAMBDA_FUNCTION_NAME": "conformance"}),
     "azure": ("conformance_azure_nodejs26", lambda folder: {"FUNCTIONS_WORKER_RUNTIME": "node", "AzureWebJobsScriptRoot": folder}),
+    "fission": ("conformance_fission_nodejs", lambda folder: {"USERFUNCVOL": folder}),
     "functions-framework": ("conformance_functions_framework_nodejs26", lambda folder: {"HANDLER_FOLDER": folder, "FUNCTION_TARGET": "fixture"}),
 }
 #: What a throw answers, as each platform's front answers it.
-FAILURE_BODY = {"azure": "", "functions-framework": "Internal Server Error"}
-LAUNCHES = [(platform, library) for platform in sorted(PLATFORMS) for library in ("with-library", "without-library")]
+FAILURE_BODY = {"aws-lambda": '{"message":"Internal Server Error"}', "azure": "", "fission": "Internal server error", "functions-framework": "Internal Server Error"}
+#: Platforms whose own library a function installs: launched with it in node_modules and without.
+WITH_LIBRARIES = {"azure", "functions-framework"}
+LAUNCHES = [
+    (platform, library)
+    for platform in sorted(PLATFORMS)
+    for library in (("with-library", "without-library") if platform in WITH_LIBRARIES else ("no-library",))
+]
+#: The specialise call a platform needs before its first call: (path, body given the deployed folder).
+SPECIALISE = {"fission": ("/v2/specialize", lambda folder: {"filepath": f"{folder}/fixture.js", "functionName": ""})}
+#: Platforms whose fixtures also answer /log and /cancel (JSON logs, cancellation).
+LOGGING_FIXTURES = {"aws-lambda", "fission"}
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
     settings = {}
+    folders = {}
     for platform, library in LAUNCHES:
         fixture, environ = PLATFORMS[platform]
         folder = deployed(fixture, tmp_path_factory.mktemp(platform) / fixture, with_library=library == "with-library")
+        folders[(platform, library)] = str(folder)
         settings[(platform, library)] = {**environ(str(folder)), **LIMITS}
     with serving(settings, SERVE) as running:
+        for (platform, library), server in running.items():
+            if platform in SPECIALISE:
+                path, spec = SPECIALISE[platform]
+                assert requests.post(server.url + path, json=spec(folders[(platform, library)]), timeout=10).status_code == 202
         yield running
 
 
@@ -63,6 +83,8 @@ REGISTERED = {
 
 def test_the_library_that_registered_the_function(launch):
     platform, library, server = launch
+    if (platform, library) not in REGISTERED:
+        pytest.skip(f"{platform} has no library of its own")
     assert re.search(REGISTERED[(platform, library)], server.stdout), server.stdout
 
 
@@ -102,6 +124,43 @@ def test_failure_never_leaks(launch):
     response = requests.get(server.url + "/raise")
     assert (response.status_code, response.text) == (500, FAILURE_BODY[platform])
     server.wait_for_output(SECRET)
+
+
+def test_probes(url):
+    for path in ("/healthz", "/health/readiness", "/health/liveness"):
+        assert requests.get(url + path).status_code == 200, path
+
+
+LOGGING_LAUNCHES = [launch for launch in LAUNCHES if launch[0] in LOGGING_FIXTURES]
+
+
+@pytest.fixture(params=LOGGING_LAUNCHES, ids=["/".join(launch) for launch in LOGGING_LAUNCHES])
+def logging_launch(request, servers):
+    return request.param[0], servers[request.param]
+
+
+def test_json_logs_carry_the_request_id(logging_launch):
+    name, server = logging_launch
+    request_id = f"conformance-{name}"
+    assert requests.get(server.url + "/log", headers={"X-Request-Id": request_id}).status_code == 200
+    server.wait_for_output("logged by")
+    records = [json.loads(text) for text in server.stdout.splitlines() if text.startswith("{") and "logged by" in text]
+    assert records and all(record["request_id"] == request_id for record in records), server.stdout
+
+
+def test_cancellation_reaches_the_function(logging_launch):
+    _, server = logging_launch
+
+    def leave() -> None:
+        try:
+            requests.get(server.url + "/cancel", timeout=0.3)
+        except requests.exceptions.Timeout:
+            pass
+
+    thread = threading.Thread(target=leave)
+    thread.start()
+    thread.join()
+    server.wait_for_output("cancelled: true")
 
 
 def test_body_limit(url):

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..project import FUNC_YAML, MODULE_FILES, NAME_PATTERN, NODEJS26, RUNTIME, RUNTIMES, ProjectError, render_func_yaml, suggest_name
-from ..scaffolding import BUILTIN_TEMPLATES, DATA, TEMPLATES_OF, template_dir
+from ..scaffolding import BUILTIN_TEMPLATES, DATA, NODE_PLATFORM_HANDLERS, TEMPLATES_OF, template_dir
 
 NAME = "create"
 HELP = "Create a function project: handler.py (or handler.js), its dependencies, func.yaml, .gitignore and tests."
@@ -65,7 +65,12 @@ def run(args: argparse.Namespace) -> int:
         files["tests/test_handler.py"] = GREETING_TEST.read_bytes().replace(PATH_PLACEHOLDER, GREETING_PATHS[args.template].encode())
     if "package.json" in files:
         files["package.json"] = files["package.json"].replace(NAME_PLACEHOLDER, name.encode())
-    files[FUNC_YAML] = render_func_yaml(name, template, args.runtime).encode()
+    handler = NODE_PLATFORM_HANDLERS.get(args.template) if args.runtime == NODEJS26 else None
+    if handler is None:
+        files[FUNC_YAML] = render_func_yaml(name, template, args.runtime).encode()
+    else:
+        module, function, platform = handler
+        files[FUNC_YAML] = render_func_yaml(name, template, args.runtime, module=module, function=function, envs={"HANDLER_PLATFORM": platform}).encode()
     existing = sorted(relative for relative in files if (destination / relative).exists())
     if existing:
         raise ProjectError(

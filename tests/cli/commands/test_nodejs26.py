@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from funcwsgi.cli.scaffolding import TEMPLATES_OF
+
 from ...support.paths import REPO
 from .test_run import invoke, start_run
 
@@ -45,7 +47,38 @@ def test_the_created_tests_pass_with_node_test(node_project: Path):
 def test_a_python_only_template_is_one_line(cli, tmp_path: Path):
     result = cli("create", "events", "--runtime", "nodejs26", "--template", "cloudevent", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.strip() == "funcwsgi: error: template 'cloudevent' has no nodejs26 version; nodejs26 templates: http, azure, functions-framework"
+    assert result.stderr.strip() == f"funcwsgi: error: template 'cloudevent' has no nodejs26 version; nodejs26 templates: {', '.join(TEMPLATES_OF['nodejs26'])}"
+
+
+#: The Node templates of platforms without a library of their own: files in the platform's own layout.
+LIBRARY_FREE_TEMPLATES = {
+    "aws-lambda": ["template.yaml", "hello-world/app.mjs", "package.json", "test/app.test.mjs"],
+    "fission": ["handler.js", "package.json", "test/handler.test.mjs"],
+}
+
+
+def test_every_node_platform_template_is_checked():
+    checked = {*LIBRARY_FREE_TEMPLATES, *PLATFORM_TEMPLATES}
+    assert sorted(checked) == sorted(name for name in TEMPLATES_OF["nodejs26"] if name != "http")
+
+
+@pytest.mark.parametrize("template", sorted(LIBRARY_FREE_TEMPLATES))
+def test_library_free_platform_templates_pass_their_tests_and_run(cli, cli_env, tmp_path: Path, template: str):
+    result = cli("create", "fn", "--runtime", "nodejs26", "--template", template, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    created = tmp_path / "fn"
+    for name in LIBRARY_FREE_TEMPLATES[template]:
+        assert (created / name).is_file(), name
+    assert f'HANDLER_PLATFORM: "{template}"' in (created / "func.yaml").read_text()
+    tested = subprocess.run([str(NODE), "--test"], cwd=created, capture_output=True, text=True, timeout=120)
+    assert tested.returncode == 0 and "pass 3" in tested.stdout, tested.stdout + tested.stderr
+    server, url, _ = start_run(created, cli_env)
+    try:
+        assert requests.get(url + "/?name=you").json() == {"message": "Hello, you!"}
+        assert requests.post(url + "/", json={"name": "JSON"}).json() == {"message": "Hello, JSON!"}
+        assert f"Calling it with the {template} contract" in server.stdout
+    finally:
+        server.stop()
 
 
 def test_an_unknown_runtime_in_func_yaml_is_one_line(cli, node_project: Path):
