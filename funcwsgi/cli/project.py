@@ -429,7 +429,7 @@ def render_func_yaml(
     name: str, template: str, runtime: str = RUNTIME, *, module: str = "handler", function: str = "main", envs: dict[str, str] | None = None,
 ) -> str:
     """The commented ``func.yaml`` that ``funcwsgi create`` writes (a platform template names its own handler and platform)."""
-    if module == "handler" and function == "main":
+    if envs is None:
         module_file = MODULE_FILES[runtime]
         signature = "export function main(req, res)" if runtime == NODEJS26 else "def main(req, res)"
     else:

@@ -150,13 +150,20 @@ function refuseSpecialise(call, why, error) {
   call.answer(500, ['Content-Type', TEXT_HTML, 'Content-Length', String(body.length)], body);
 }
 
-/** Nothing to load yet, unless HANDLER_MODULE_NAME or HANDLER_FUNCTION_NAME name the function: then it is specialised at start-up. */
+/**
+ * Nothing to load yet, unless the handler settings name the function (HANDLER_FOLDER holding the module,
+ * HANDLER_MODULE_NAME, HANDLER_FUNCTION_NAME, as `funcwsgi run` sets them): then it is specialised at
+ * start-up, with the export HANDLER_FUNCTION_NAME names, else `main` when the module has one, else its default.
+ */
 export async function load(config) {
   const specialiser = new Specialiser(config);
   const folder = path.resolve(config.handlerFolder);
-  if (givenByUser(config, 'handlerModuleName') || givenByUser(config, 'handlerFunctionName')) {
-    const exportName = givenByUser(config, 'handlerFunctionName') ? config.handlerFunctionName : undefined;
-    await specialiser.specialise(path.join(folder, config.handlerModuleName), exportName);
+  const named = ['handlerFolder', 'handlerModuleName', 'handlerFunctionName'].some((field) => givenByUser(config, field));
+  const file = moduleFile(folder, config.handlerModuleName);
+  if (named && file !== null) {
+    const module = await importModule(file);
+    const exportName = givenByUser(config, 'handlerFunctionName') || typeof (module[config.handlerFunctionName] ?? module.default?.[config.handlerFunctionName]) === 'function' ? config.handlerFunctionName : undefined;
+    await specialiser.specialise(file, exportName);
   }
   return { fn: specialiser.invoke, signature: 'fission', name: 'fission', path: folder, module: {}, hooks: {}, folder, invoke: specialiser.invoke };
 }

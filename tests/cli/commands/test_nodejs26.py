@@ -74,7 +74,9 @@ def test_library_free_platform_templates_pass_their_tests_and_run(cli, cli_env, 
     assert tested.returncode == 0 and "pass 3" in tested.stdout, tested.stdout + tested.stderr
     server, url, _ = start_run(created, cli_env)
     try:
-        assert requests.get(url + "/?name=you").json() == {"message": "Hello, you!"}
+        answer = requests.get(url + "/?name=you")
+        assert answer.headers["Content-Type"].startswith("application/json"), (answer.status_code, answer.text, server.stdout, server.stderr)
+        assert answer.json() == {"message": "Hello, you!"}
         assert requests.post(url + "/", json={"name": "JSON"}).json() == {"message": "Hello, JSON!"}
         assert f"Calling it with the {template} contract" in server.stdout
     finally:
