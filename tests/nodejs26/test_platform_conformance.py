@@ -24,9 +24,9 @@ SECRET = "conformance-secret-7f3a"
 LIMITS = {"SERVER_CALL_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
 #: platform -> (fixture, the settings its host would set, given the deployed folder).
 PLATFORMS = {
-    "aws-lambda": ("conformance_lambda_nodejs", lambda folder: {"_HANDLER": "index.handler", "LAMBDA_TASK_ROOT": folder, "AWS_LAMBDA_FUNCTION_NAME": "conformance"}),
+    "aws-lambda": ("conformance_lambda_nodejs26", lambda folder: {"_HANDLER": "index.handler", "LAMBDA_TASK_ROOT": folder, "AWS_LAMBDA_FUNCTION_NAME": "conformance"}),
     "azure": ("conformance_azure_nodejs26", lambda folder: {"FUNCTIONS_WORKER_RUNTIME": "node", "AzureWebJobsScriptRoot": folder}),
-    "fission": ("conformance_fission_nodejs", lambda folder: {"USERFUNCVOL": folder}),
+    "fission": ("conformance_fission_nodejs26", lambda folder: {"USERFUNCVOL": folder}),
     "functions-framework": ("conformance_functions_framework_nodejs26", lambda folder: {"HANDLER_FOLDER": folder, "FUNCTION_TARGET": "fixture"}),
 }
 #: What a throw answers, as each platform's front answers it.
