@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 
 from ..errors import StartupError
 
@@ -28,3 +29,14 @@ def find_engine(purpose: str, instead: str) -> str:
         if found is not None:
             return found
     raise StartupError(f"{purpose} needs docker or podman and neither is installed; install one (or set {ENGINE_ENV}), or {instead}")
+
+
+def has_bridge(engine: str) -> bool:
+    """Whether the engine's daemon has its default bridge network: docker's ``bridge``, podman's ``podman``.
+
+    A daemon started without one (``dockerd --bridge=none``) runs containers on
+    the host's network only.
+    """
+    network = "podman" if os.path.basename(engine).startswith("podman") else "bridge"
+    found = subprocess.run([engine, "network", "inspect", network], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    return found.returncode == 0

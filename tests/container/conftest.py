@@ -2,7 +2,7 @@
 
 `make test-container` sets FUNCWSGI_CONTAINER_TESTS=1. The fixtures start
 `dockerd` on a private socket (no bridge, no iptables: containers use host
-networking), make `python:3.14-slim` from Debian sid with debootstrap (image
+networking; `bridged_docker` is a second one with a bridge of its own), make `python:3.14-slim` from Debian sid with debootstrap (image
 registries are unreachable here; the root filesystem is cached as a tarball
 under $FUNCWSGI_TEST_CACHE, default ~/.cache/funcwsgi-test) and stop and
 remove everything they started. Once enabled, an environment that cannot run
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -81,8 +82,41 @@ class Docker:
 
 @pytest.fixture(scope="session")
 def docker() -> Iterator[Docker]:
+    """The tests' daemon: no bridge, so containers use the host's network."""
     if os.environ.get(ENABLE) != "1":
         pytest.skip(f"container tests run with `make test-container` ({ENABLE}=1)")
+    with daemon("none") as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def bridged_docker(docker: Docker) -> Iterator[Docker]:
+    """A second daemon, with a bridge of its own as docker's default network (``dockerd --bridge``).
+
+    No iptables here either: docker's userland proxy publishes a port (``-p``) by
+    listening on the host and forwarding to the container's address on the bridge,
+    which the host reaches directly. The bridge's name and subnet are this run's.
+    """
+    name = f"fwbr{os.getpid() % 100000}"
+    used = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
+    subnet = next((f"10.231.{third}" for third in range(20, 250) if f" 10.231.{third}." not in used), None)
+    if subnet is None:
+        cannot_run("no free 10.231.x.0/24 subnet for the bridge")
+    for step in (["link", "add", name, "type", "bridge"], ["addr", "add", f"{subnet}.1/24", "dev", name], ["link", "set", name, "up"]):
+        made = subprocess.run(["ip", *step], capture_output=True, text=True)
+        if made.returncode != 0:
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+            cannot_run(f"cannot make the bridge {name} (ip {' '.join(step)}): {made.stderr.strip()}")
+    try:
+        with daemon(name) as client:
+            yield client
+    finally:
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+@contextmanager
+def daemon(bridge: str) -> Iterator[Docker]:
+    """A dockerd of the tests' own on a private socket, its default network on ``bridge`` ("none": no bridge)."""
     cli, dockerd = docker_cli(), shutil.which("dockerd")
     if cli is None or dockerd is None:
         cannot_run("docker is not installed (apt-get install docker.io)")
@@ -91,8 +125,8 @@ def docker() -> Iterator[Docker]:
     workdir = Path(tempfile.mkdtemp(prefix="funcwsgi-docker-", dir="/tmp"))
     socket = workdir / "docker.sock"
     log = open(workdir / "dockerd.log", "w")
-    daemon = subprocess.Popen(
-        [dockerd, "--iptables=false", "--ip6tables=false", "--bridge=none",
+    started = subprocess.Popen(
+        [dockerd, "--iptables=false", "--ip6tables=false", f"--bridge={bridge}",
          "--data-root", str(workdir / "data"), "--exec-root", str(workdir / "exec"),
          "--pidfile", str(workdir / "dockerd.pid"), "-H", f"unix://{socket}"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -101,7 +135,7 @@ def docker() -> Iterator[Docker]:
     try:
         deadline = time.monotonic() + 60
         while client("version", check=False, timeout=10).returncode != 0:
-            if daemon.poll() is not None or time.monotonic() > deadline:
+            if started.poll() is not None or time.monotonic() > deadline:
                 cannot_run(f"dockerd did not start: {(workdir / 'dockerd.log').read_text()[-2000:]}")
             time.sleep(0.2)
         yield client
@@ -109,12 +143,12 @@ def docker() -> Iterator[Docker]:
         leftover = client("ps", "-aq", check=False, timeout=30).stdout.split()
         if leftover:
             client("rm", "-f", *leftover, check=False, timeout=60)
-        daemon.send_signal(signal.SIGTERM)
+        started.send_signal(signal.SIGTERM)
         try:
-            daemon.wait(timeout=60)
+            started.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
+            started.kill()
+            started.wait()
         log.close()
         unmount_under(workdir)
         shutil.rmtree(workdir, ignore_errors=True)

@@ -1,9 +1,12 @@
 """`funcwsgi run --container --debug` with a real docker: the debug runtime image, a debugger attached, calls served.
 
-Run with `make test-container` (see conftest.py for the daemon and the base image).
-The function's container has the host's network, as every `run --container`
-has: debugpy listens on 127.0.0.1 inside it, which is the host's loopback,
-so the debugger's port is reachable on 127.0.0.1 of the host and nowhere else.
+Run with `make test-container` (see conftest.py for the daemons and the base image).
+On a daemon with a bridge (docker's default network) the run publishes the
+function's port and the debugger's on the host's 127.0.0.1 (`-p 127.0.0.1:PORT:PORT`),
+debugpy listening on all of the container's interfaces; on the tests' daemon, which
+has none, the container has the host's network and debugpy listens on 127.0.0.1,
+the host's loopback. Either way the debugger's port is reachable on 127.0.0.1 of the
+host and nowhere else.
 """
 
 from __future__ import annotations
@@ -60,13 +63,29 @@ def debug_runtime_image(docker: Docker, base_image: str) -> str:
     return DEBUG_RUNTIME_IMAGE
 
 
-def test_run_container_debug_attaches_a_debugger_that_stops_at_a_breakpoint(docker: Docker, debug_runtime_image: str, project: Path):
-    port, debug_port = free_port(), free_port()
-    command = [*FUNCWSGI, "run", "--container", "--debug", "--debug-port", str(debug_port), "--port", str(port)]
+def container_arguments(docker: Docker, project: str) -> tuple[str, dict[str, object], dict[str, str]]:
+    """What the engine was asked for the run's container: (network mode, port bindings, environment)."""
+    names = docker("ps", "-a", "--filter", f"name=funcwsgi-{project}-", "--format", "{{.Names}}").stdout.split()
+    assert names, f"no container of {project}: {docker('ps', '-a').stdout}"
+    name = names[0]
+    found = json.loads(docker("inspect", name).stdout)[0]
+    environment = dict(item.split("=", 1) for item in found["Config"]["Env"])
+    return found["HostConfig"]["NetworkMode"], found["HostConfig"]["PortBindings"] or {}, environment
+
+
+def attach_and_stop(
+    docker: Docker, project: Path, command: list[str], port: int, debug_port: int, listening: str
+) -> tuple[str, dict[str, object], dict[str, str]]:
+    """Run ``command`` (a `funcwsgi run --container --debug`), attach a debugger as VS Code would, stop one
+    call at a breakpoint; what the engine was asked for the container (:func:`container_arguments`)."""
     server = Server(command, engine_env(docker), port, cwd=project)
     try:
         server.wait_for_output("Ctrl-C stops it", timeout=600)
-        said = server.wait_for_output(f"Debugger (debugpy) listening on 127.0.0.1:{debug_port}", timeout=60)
+        try:
+            arguments = container_arguments(docker, "debugged")
+        except AssertionError as error:
+            raise AssertionError(f"{error}\nthe run said:\n{server.stdout[-3000:]}\n{server.stderr[-3000:]}") from None
+        said = server.wait_for_output(f"Debugger (debugpy) listening on {listening}:{debug_port}", timeout=60)
         # The launch configuration printed for VS Code, as a developer pastes it.
         printed = server.stderr
         launch, _ = json.JSONDecoder().raw_decode(printed, printed.index("{", printed.index(f"Debugger on 127.0.0.1:{debug_port}")))
@@ -85,7 +104,7 @@ def test_run_container_debug_attaches_a_debugger_that_stops_at_a_breakpoint(dock
             assert answer["success"] is True and answer["body"]["supportsConfigurationDoneRequest"] is True, answer
             # Attached: the function answers, from the process the debugger is in.
             pid = requests.get(server.url + "/", timeout=10).text
-            assert f"listening on 127.0.0.1:{debug_port}, pid {pid}:" in said
+            assert f"listening on {listening}:{debug_port}, pid {pid}:" in said
 
             frame, other, paused = stop_one_call(client, launch, project, breakpoint_line(), server.url)
             # The container's /function/handler.py, mapped back to the developer's file.
@@ -101,3 +120,33 @@ def test_run_container_debug_attaches_a_debugger_that_stops_at_a_breakpoint(dock
     finally:
         server.stop()
     assert docker("ps", "-aq", "--filter", "name=funcwsgi-debugged").stdout.strip() == "", "the container is gone"
+    return arguments
+
+
+def test_without_a_bridge_the_container_has_the_hosts_network_and_the_debugger_its_loopback(docker: Docker, debug_runtime_image: str, project: Path):
+    """The tests' daemon has no bridge: `docker run --network host`, debugpy on 127.0.0.1, the host's loopback."""
+    port, debug_port = free_port(), free_port()
+    command = [*FUNCWSGI, "run", "--container", "--debug", "--debug-port", str(debug_port), "--port", str(port)]
+    network, bindings, environment = attach_and_stop(docker, project, command, port, debug_port, "127.0.0.1")
+    assert (network, bindings) == ("host", {})
+    assert (environment["SERVER_HOST"], environment["SERVER_PORT"]) == ("127.0.0.1", str(port))
+    assert (environment["SERVER_DEBUG_HOST"], environment["SERVER_DEBUG_PORT"]) == ("127.0.0.1", str(debug_port))
+
+
+def test_on_a_bridge_both_ports_are_published_on_loopback_and_a_debugger_stops_at_a_breakpoint(
+    docker: Docker, bridged_docker: Docker, debug_runtime_image: str, project: Path, tmp_path: Path
+):
+    """A daemon with a bridge (as docker's everywhere, Docker Desktop's included): `-p 127.0.0.1:PORT:PORT`
+    for the function and for SERVER_DEBUG_PORT, both listening on all of the container's interfaces."""
+    saved = tmp_path / "debug-runtime.tar"
+    docker("save", "--output", str(saved), debug_runtime_image)
+    bridged_docker("load", "--input", str(saved))
+    port, debug_port = free_port(), free_port()
+    command = [*FUNCWSGI, "run", "--container", "--debug", "--debug-port", str(debug_port), "--port", str(port)]
+    network, bindings, environment = attach_and_stop(bridged_docker, project, command, port, debug_port, "0.0.0.0")
+    assert network in ("default", "bridge"), network
+    assert bindings == {
+        f"{port}/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(port)}],
+        f"{debug_port}/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(debug_port)}],
+    }
+    assert (environment["SERVER_HOST"], environment["SERVER_DEBUG_HOST"]) == ("0.0.0.0", "0.0.0.0")

@@ -21,6 +21,8 @@ from ..support.processes import FUNCWSGI, Server, base_env
 from .conftest import Docker, build_args, engine_env, image_project, run_container, server_uid
 
 FIXTURE = REPO / "tests" / "conformance" / "fixture" / "nodejs26" / "main"
+#: The project's Node 26, which runs the inspector client of tests/support/inspector_breakpoint.mjs.
+NODE = REPO / ".tools" / "node" / "node_modules" / ".bin" / "node"
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +147,43 @@ def test_funcwsgi_run_container_for_a_node_function(docker: Docker, nodejs26_ima
     finally:
         server.stop()
     assert docker("ps", "-aq", "--filter", "name=funcwsgi-boxed-js").stdout.strip() == ""
+
+
+def test_run_container_debug_on_a_bridge_publishes_the_inspector_on_loopback(
+    docker: Docker, bridged_docker: Docker, nodejs26_image: str, node_project: Path, tmp_path: Path
+):
+    """On a daemon with a bridge: `-p 127.0.0.1:PORT:PORT` for the function and for the inspector, which
+    listens on all of the container's interfaces; a debugger on the host stops a call at a breakpoint."""
+    saved = tmp_path / "nodejs26.tar"
+    docker("save", "--output", str(saved), nodejs26_image)
+    bridged_docker("load", "--input", str(saved))
+    port, debug_port = free_port(), free_port()
+    command = [*FUNCWSGI, "run", "--container", "--debug", "--debug-port", str(debug_port), "--port", str(port)]
+    server = Server(command, engine_env(bridged_docker), port, cwd=node_project)
+    try:
+        server.wait_for_output("Ctrl-C stops it", timeout=600)
+        name = bridged_docker("ps", "--filter", "name=funcwsgi-boxed-js-", "--format", "{{.Names}}").stdout.split()[0]
+        found = json.loads(bridged_docker("inspect", name).stdout)[0]
+        assert found["HostConfig"]["NetworkMode"] in ("default", "bridge")
+        assert found["HostConfig"]["PortBindings"] == {
+            f"{port}/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(port)}],
+            f"{debug_port}/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(debug_port)}],
+        }
+        environment = dict(item.split("=", 1) for item in found["Config"]["Env"])
+        assert (environment["SERVER_HOST"], environment["SERVER_DEBUG_HOST"]) == ("0.0.0.0", "0.0.0.0")
+        launch, _ = json.JSONDecoder().raw_decode(server.stderr, server.stderr.index("{", server.stderr.index(f"Debugger on 127.0.0.1:{debug_port}")))
+        assert (launch["type"], launch["address"], launch["port"], launch["remoteRoot"]) == ("node", "127.0.0.1", debug_port, "/function")
+        # The inspector protocol, through the published port: a breakpoint on handler.js's `return` line.
+        attached = subprocess.run(
+            [str(NODE), str(REPO / "tests" / "support" / "inspector_breakpoint.mjs"), str(debug_port), f"http://127.0.0.1:{port}/?name=paused", "/function/handler.js", "2"],
+            capture_output=True, text=True, timeout=120,
+        )
+        assert attached.returncode == 0, attached.stdout + attached.stderr
+        stopped = json.loads(attached.stdout)
+        assert (stopped["url"], stopped["line"], len(stopped["hit"])) == ("file:///function/handler.js", 2, 1), stopped
+        assert stopped["status"] == 200 and json.loads(stopped["body"])["name"] == "paused"
+        server.signal(signal.SIGTERM)
+        assert server.wait_exit(60) == 0
+    finally:
+        server.stop()
+    assert bridged_docker("ps", "-aq", "--filter", "name=funcwsgi-boxed-js").stdout.strip() == ""

@@ -16,7 +16,7 @@ from types import FrameType
 from ...config import specs
 from ...errors import StartupError
 from .. import node_modules, scaffolding, venvs
-from ..containers import ENGINE_ENV, find_engine
+from ..containers import ENGINE_ENV, find_engine, has_bridge
 from ..project import SECRETS_ENV, Project, load_project
 from ..runs import RunRecord, claim_port
 from .build import build_image, scaffolded_dir
@@ -43,14 +43,17 @@ run.secrets, default ~/.config/funcwsgi/secrets/<name>: outside the project,
 so no secret is committed with it). Ctrl-C stops
 it and removes .func/runs/N unless --keep. In a scaffolded project
 (func.yaml scaffolded: true) ./dist/run.sh is used and nothing is generated.
---container builds the image (see 'funcwsgi build') and runs it with host
-networking; {ENGINE_ENV} chooses docker or podman. --debug sets
+--container builds the image (see 'funcwsgi build') and runs it on the
+engine's default bridge network, its port published on --host (-p
+127.0.0.1:PORT:PORT), or with the host's network where the daemon has no
+bridge; {ENGINE_ENV} chooses docker or podman. --debug sets
 SERVER_DEBUG_PORT (--debug-port, default {DEBUG_PORTS['python']} for Python with debugpy,
 {DEBUG_PORTS['nodejs26']} for Node's inspector) on 127.0.0.1 and prints a VS Code launch
 configuration that attaches to it; with --container a Python function's image
 is built FROM {scaffolding.DEBUG_RUNTIME_IMAGE} and tagged NAME:TAG-debug (never
-the image 'deploy' and 'push' use), and the port, like the function's, is the
-host's.
+the image 'deploy' and 'push' use), and the debugger's port is published on the
+host's 127.0.0.1 beside the function's (the debugger listening on all of the
+container's interfaces), or is the host's where the daemon has no bridge.
 
 exit status: 0 when stopped with Ctrl-C or SIGTERM, 2 for a start-up error
 (bad func.yaml, no docker for --container), else the function server's own.
@@ -142,15 +145,22 @@ def run_on_host(project: Project, folder: Path, args: argparse.Namespace) -> int
     if args.reload:
         env.update(SERVER_ADAPTER="werkzeug", SERVER_RELOAD="true")
     if args.debug:
-        env.update(debug_settings(project, args, remote_root=str(project.root.resolve())))
+        port = debug_port(project, args)
+        announce_debugger(project, port, remote_root=str(project.root.resolve()))
+        env.update(SERVER_DEBUG_PORT=str(port), SERVER_DEBUG_HOST="127.0.0.1")
     command = [str(scripts / "run.sh"), *project.run_args, *args.extra]
     process = subprocess.Popen(command, env=env, cwd=project.root, start_new_session=True)
     return supervise(project, process, record, scripts, reload=args.reload)
 
 
-def debug_settings(project: Project, args: argparse.Namespace, *, remote_root: str) -> dict[str, str]:
-    """SERVER_DEBUG_PORT on loopback, after printing the VS Code configuration that attaches to it."""
-    port = args.debug_port or DEBUG_PORTS[project.runtime]
+def debug_port(project: Project, args: argparse.Namespace) -> int:
+    """The debugger's port: --debug-port, else the one VS Code's attach configurations use for the runtime."""
+    port: int = args.debug_port or DEBUG_PORTS[project.runtime]
+    return port
+
+
+def announce_debugger(project: Project, port: int, *, remote_root: str) -> None:
+    """Print the VS Code configuration that attaches to the debugger on the host's 127.0.0.1:``port``."""
     if project.is_node:
         launch = {
             "name": f"Attach to {project.name} (funcwsgi)", "type": "node", "request": "attach",
@@ -166,7 +176,6 @@ def debug_settings(project: Project, args: argparse.Namespace, *, remote_root: s
         }
     say(f"Debugger on 127.0.0.1:{port}; attach VS Code with this configuration in .vscode/launch.json's \"configurations\":")
     say(json.dumps(launch, indent=2))
-    return {"SERVER_DEBUG_PORT": str(port), "SERVER_DEBUG_HOST": "127.0.0.1"}
 
 
 def announce_secrets(project: Project) -> Path:
@@ -201,10 +210,16 @@ def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -
     record = claim_port(project.func_dir / "runs", folder, args.host, args.port, url_host(args.host), container=name)
     if record.port != args.port:
         say(f"Port {args.port} is taken; using {record.port}")
-    settings = {**project.function_env(), "SERVER_HOST": args.host, "SERVER_PORT": str(record.port)}
-    if args.debug:  # host networking: the debugger's port is the host's, as the function's is
-        settings.update(debug_settings(project, args, remote_root="/function"))
-    command = [engine, "run", "--rm", "--name", name, "--network", "host"]
+    debugger = None
+    if args.debug:
+        debugger = debug_port(project, args)
+        announce_debugger(project, debugger, remote_root="/function")
+    bridge = has_bridge(engine)
+    if debugger is not None and bridge:  # the runtime's own warning about 0.0.0.0 speaks of the container's network
+        say(f"The debugger listens on all of the container's interfaces; {os.path.basename(engine)} publishes it on 127.0.0.1 only")
+    network, listening = network_arguments(bridge, args.host, record.port, debugger)
+    settings = {**project.function_env(), **listening}
+    command = [engine, "run", "--rm", "--name", name, *network]
     secrets = announce_secrets(project)
     if secrets.is_dir() and SECRETS_ENV not in settings:
         command += ["--volume", f"{secrets}:{CONTAINER_SECRETS}:ro"]
@@ -213,6 +228,34 @@ def run_in_container(project: Project, folder: Path, args: argparse.Namespace) -
     command += [image, *project.run_args, *args.extra]
     process = subprocess.Popen(command, cwd=project.root, start_new_session=True)
     return supervise(project, process, record, folder, reload=False, stop=[engine, "stop", "--time", str(int(STOP_TIMEOUT)), name])
+
+
+def network_arguments(bridge: bool, host: str, port: int, debugger: int | None) -> tuple[list[str], dict[str, str]]:
+    """The engine's network arguments for a run, and the settings that go with them.
+
+    On the engine's default bridge network (docker's everywhere, Docker Desktop's
+    included, and podman's) the container listens on all its own interfaces and
+    the engine publishes the function's port on ``host`` and the debugger's on the
+    host's 127.0.0.1 only: whoever reaches a debugger runs any code in the
+    function. A daemon without a bridge gets the host's network, as before: the
+    ports are the host's, each on the address a run on the host would use.
+    """
+    if not bridge:
+        settings = {"SERVER_HOST": host, "SERVER_PORT": str(port)}
+        if debugger is not None:
+            settings.update(SERVER_DEBUG_HOST="127.0.0.1", SERVER_DEBUG_PORT=str(debugger))
+        return ["--network", "host"], settings
+    arguments = ["-p", f"{published_host(host)}:{port}:{port}"]
+    settings = {"SERVER_HOST": "0.0.0.0", "SERVER_PORT": str(port)}
+    if debugger is not None:
+        arguments += ["-p", f"127.0.0.1:{debugger}:{debugger}"]
+        settings.update(SERVER_DEBUG_HOST="0.0.0.0", SERVER_DEBUG_PORT=str(debugger))
+    return arguments, settings
+
+
+def published_host(host: str) -> str:
+    """``host`` as ``-p`` takes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
 
 
 def require_debug_runtime(engine: str) -> str:
@@ -258,14 +301,21 @@ def supervise(project: Project, process: subprocess.Popen[bytes], record: RunRec
 
 
 def wait_listening(process: subprocess.Popen[bytes], record: RunRecord) -> bool:
-    """Poll the port until it accepts a connection (True) or the process ends (False)."""
+    """Poll the port until the server answers an HTTP request (True) or the process ends (False).
+
+    An answer, not a connection: a port an engine publishes from a bridge network is
+    taken by its proxy at once, before the server in the container listens.
+    """
     host = record.url.split("//", 1)[1].rsplit(":", 1)[0].strip("[]")
     while process.poll() is None:
         try:
-            with socket.create_connection((host, record.port), timeout=0.5):
-                return True
+            with socket.create_connection((host, record.port), timeout=0.5) as probe:
+                probe.sendall(b"GET /healthz HTTP/1.0\r\nHost: funcwsgi-run\r\n\r\n")
+                if probe.recv(5) == b"HTTP/":
+                    return True
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
     return False
 
 

@@ -279,3 +279,41 @@ def test_debug_port_without_debug_is_refused(tmp_path: Path, cli):
     result = cli("run", "--debug-port", "5678", cwd=tmp_path / "plain")
     assert result.returncode == 2
     assert result.stderr.strip() == "funcwsgi: error: --debug-port 5678 is invalid: expected an integer from 1 to 65535, with --debug"
+
+
+# -- run --container: the engine's network arguments -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "debugger", "arguments", "settings"),
+    [
+        pytest.param(
+            "127.0.0.1", 5678,
+            ["-p", "127.0.0.1:8080:8080", "-p", "127.0.0.1:5678:5678"],
+            {"SERVER_HOST": "0.0.0.0", "SERVER_PORT": "8080", "SERVER_DEBUG_HOST": "0.0.0.0", "SERVER_DEBUG_PORT": "5678"},
+            id="debug",
+        ),
+        pytest.param("127.0.0.1", None, ["-p", "127.0.0.1:8080:8080"], {"SERVER_HOST": "0.0.0.0", "SERVER_PORT": "8080"}, id="no-debug"),
+        pytest.param(
+            "0.0.0.0", 9229,
+            ["-p", "0.0.0.0:8080:8080", "-p", "127.0.0.1:9229:9229"],
+            {"SERVER_HOST": "0.0.0.0", "SERVER_PORT": "8080", "SERVER_DEBUG_HOST": "0.0.0.0", "SERVER_DEBUG_PORT": "9229"},
+            id="every-interface-the-debugger-on-loopback",
+        ),
+        pytest.param("::1", None, ["-p", "[::1]:8080:8080"], {"SERVER_HOST": "0.0.0.0", "SERVER_PORT": "8080"}, id="ipv6"),
+    ],
+)
+def test_on_a_bridge_both_ports_are_published_and_the_debugger_only_on_loopback(host, debugger, arguments, settings):
+    from funcwsgi.cli.commands.run import network_arguments
+
+    assert network_arguments(True, host, 8080, debugger) == (arguments, settings)
+
+
+@pytest.mark.parametrize(("host", "debugger"), [("127.0.0.1", 5678), ("0.0.0.0", None)])
+def test_without_a_bridge_the_container_has_the_hosts_network(host, debugger):
+    from funcwsgi.cli.commands.run import network_arguments
+
+    expected = {"SERVER_HOST": host, "SERVER_PORT": "8080"}
+    if debugger is not None:
+        expected.update(SERVER_DEBUG_HOST="127.0.0.1", SERVER_DEBUG_PORT=str(debugger))
+    assert network_arguments(False, host, 8080, debugger) == (["--network", "host"], expected)
