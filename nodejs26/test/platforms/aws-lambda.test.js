@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { functions, runToExit, startRuntime } from '../helpers.js';
+import { deployed, removeDeployed } from './libraries.js';
 
 const json = async (response) => JSON.parse(await response.text());
 
@@ -231,5 +232,36 @@ describe('module kinds and handler shapes', () => {
     const { code, stderr } = await runToExit({ _HANDLER: 'index.nope', LAMBDA_TASK_ROOT: functions('aws-lambda-http') });
     assert.equal(code, 2);
     assert.equal(stderr, `funcwsgi: error: no function 'nope' in ${functions('aws-lambda-http')}/index.mjs; found: handler\n`);
+  });
+});
+
+describe("Powertools for AWS Lambda's parser accepts the events (its own API Gateway schemas)", () => {
+  const deployments = [];
+  after(() => { for (const folder of deployments) removeDeployed(folder); });
+
+  for (const format of ['2.0', '1.0']) {
+    it(`with the library in node_modules: payload ${format} passes the schema`, async () => {
+      const folder = deployed('aws-lambda-powertools', { withLibrary: true });
+      deployments.push(folder);
+      const runtime = await startRuntime({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: folder, LAMBDA_PAYLOAD_FORMAT: format });
+      try {
+        for (const [target, init] of [['/a/b?x=1&x=2', { method: 'POST', body: '{"n":1}', headers: { 'content-type': 'application/json', cookie: 'a=1; b=2' } }], ['/', {}], ['/bin', { method: 'PUT', body: Buffer.from([0, 0xff]), headers: { 'content-type': 'application/octet-stream' } }]]) {
+          const response = await runtime.fetch(target, init);
+          const got = await json(response);
+          assert.equal(response.status, 200, JSON.stringify(got));
+          assert.equal(got.version, format);
+        }
+      } finally {
+        await runtime.stop();
+      }
+    });
+  }
+
+  it('without it, start-up stops with one line naming the package', async () => {
+    const folder = deployed('aws-lambda-powertools', { withLibrary: false });
+    deployments.push(folder);
+    const { code, stderr } = await runToExit({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: folder });
+    assert.equal(code, 2);
+    assert.match(stderr.split('\n')[0], /^funcwsgi: error: .*index\.mjs failed to import '@aws-lambda-powertools\/parser'.*is it in the function's package\.json dependencies\?$/);
   });
 });
