@@ -10,6 +10,7 @@ from funcwsgi.application import FunctionService
 from .bounds import Limits
 from .calls import OUTBOX_LIMIT, CallRunner
 from .connections import Connections, Timeouts
+from .http2 import install as install_http2
 
 
 class Edge:
@@ -37,8 +38,11 @@ class Edge:
         #: Serves a connection that opened with HTTP/2's preface: (connection, bytes read); None: HTTP/1.1 only.
         self.http2: Any = None
         self.http2_prior_knowledge = False
+        #: Upgrades an HTTP/1.1 request asking ``Upgrade: h2c`` (http2.Http2Entry); None: such a request is served as HTTP/1.1.
+        self.http2_upgrade: Any = None
         #: The open connections (whatever their protocol), to stop them when the worker stops.
         self.open: dict[Any, None] = {}
+        install_http2(self, cfg)
 
     def opened(self, conn: Any) -> None:
         self.open[conn] = None

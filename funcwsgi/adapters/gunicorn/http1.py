@@ -187,6 +187,7 @@ class Http1Connection(asyncio.Protocol):
         self.stopping = False
         self.early = b""  # what a held connection sent before it was let in
         self.opening = edge.http2_prior_knowledge  # the first bytes may be HTTP/2's preface
+        self.upgrading: tuple[Http1Exchange, bytes] | None = None  # an Upgrade: h2c request, and its HTTP2-Settings
 
     # -- the connection ------------------------------------------------------------------
 
@@ -202,6 +203,11 @@ class Http1Connection(asyncio.Protocol):
             self.server = (str(server[0]), int(server[1]))
         self.edge.opened(self)
         self.connections.arrived(self)  # False: held, its bytes kept unparsed until it is let in
+
+    def hand_over(self) -> None:
+        """HTTP/2 (http2.py) took the transport: nothing more is done here for this connection."""
+        self.closed = True
+        self.ignoring = True
 
     def let_in(self) -> None:
         self.resume_reading()
@@ -333,11 +339,16 @@ class Http1Connection(asyncio.Protocol):
                 data = self.feed_chunked(data)
                 continue
             end = data.find(b"\r\n\r\n")  # where a head may end: llhttp then knows whether a chunked body follows
-            if end < 0:
-                parser.feed_data(data)
+            piece, data = (data, b"") if end < 0 else (data[: end + 4], data[end + 4 :])
+            try:
+                parser.feed_data(piece)
+            except httptools.HttpParserUpgrade as upgrade:
+                if self.upgrading is None:
+                    raise
+                # An Upgrade: h2c request (llhttp stops at its head): HTTP/2 takes the connection, body and all.
+                (exchange, settings), self.upgrading = self.upgrading, None
+                self.edge.http2_upgrade.upgrade(self, exchange, settings, piece[upgrade.args[0] :] + data)
                 return
-            parser.feed_data(data[: end + 4])
-            data = data[end + 4 :]
 
     def feed_chunked(self, data: bytes) -> bytes:
         """Line by line until the chunked body ends; what follows it is returned."""
@@ -448,6 +459,12 @@ class Http1Connection(asyncio.Protocol):
             return
         if not exchange.keep_alive:
             self.ignoring = True  # the client said it sends nothing more
+        h2c = self.edge.http2_upgrade
+        if h2c is not None and self.parser.should_upgrade() and self.active is None and not self.queue:
+            settings = h2c.wanted(self, exchange)
+            if settings is not None:
+                self.upgrading = (exchange, settings)  # handed to HTTP/2 once llhttp stops (feed)
+                return
         self.ready(exchange)
 
     @staticmethod

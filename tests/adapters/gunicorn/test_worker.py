@@ -23,7 +23,7 @@ from ...support.processes import BIN, start
 from ...support.sockets import connect, exchange, one_answer, status_of, until_closed
 
 EDGE = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "-k", "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker", "funcwsgi:app"]
-SETTINGS = {"SERVER_NUMTHREADS": "2", "SERVER_HEADER_TIMEOUT": "1", "SERVER_BODY_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
+SETTINGS = {"SERVER_HTTP2": "false", "SERVER_NUMTHREADS": "2", "SERVER_HEADER_TIMEOUT": "1", "SERVER_BODY_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
 
 
 @pytest.fixture(scope="module")

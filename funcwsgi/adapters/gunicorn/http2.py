@@ -1,0 +1,941 @@
+"""HTTP/2 without TLS (h2c) on the edge: the ``h2`` library frames it; each stream is one call.
+
+A connection becomes HTTP/2 in one of two ways, on the port HTTP/1.1 is
+served on (:mod:`.http1` hands it over):
+
+- it opens with the connection preface (prior knowledge, RFC 9113 section
+  3.3), as Knative's queue-proxy and mesh sidecars speak it;
+- its first request asks ``Upgrade: h2c`` with one ``HTTP2-Settings``
+  (RFC 7540 section 3.2): ``101``, and that request is stream 1.
+
+Only peers in gunicorn's ``forwarded_allow_ips`` get HTTP/2, as with
+gunicorn's own h2c: others are served HTTP/1.1 (a preface gets ``400``).
+
+Every stream is an :class:`Http2Stream`, the :class:`~.calls.Exchange` the
+call runner runs like an HTTP/1.1 request, so streams of one connection run
+at once, each on its own thread (or task). What a connection may cost is
+bounded here:
+
+- streams: ``SETTINGS_MAX_CONCURRENT_STREAMS`` is announced; a stream opened
+  past it is refused alone, ``RST_STREAM REFUSED_STREAM`` (RFC 9113 section
+  5.1.2), and the connection lives on;
+- a malformed header section (connection-specific fields, invalid names or
+  values, missing or misplaced pseudo-header fields, one in trailers) resets
+  its stream with ``PROTOCOL_ERROR`` before any call; the header list
+  (HPACK-decoded) is bounded like an HTTP/1.1 head, and a CONTINUATION or
+  HPACK flood ends the connection;
+- resets and control frames (PING, SETTINGS, empty DATA) past a burst end
+  the connection with ``GOAWAY ENHANCE_YOUR_CALM`` (rapid reset,
+  CVE-2023-44487; CVE-2019-9512/9515/9518);
+- answers leave as the client's flow-control windows allow; a stream whose
+  client takes nothing for ``SERVER_SEND_TIMEOUT`` is reset, and the bytes a
+  connection holds back are bounded (:data:`CONNECTION_OUTBOX`); past them a
+  streaming call waits (``pending()`` / ``on_drained()``);
+- a stream reset by its client is its client leaving: ``client_gone``;
+- the worker's stop refuses new streams, lets those in flight answer, then
+  sends ``GOAWAY``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import io
+import ipaddress
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import IO, TYPE_CHECKING, Any
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+from h2.errors import ErrorCodes
+from h2.settings import SettingCodes, Settings
+
+from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_REQUEST, REQUEST_TIMEOUT, URI_TOO_LONG, Reply
+
+from .bounds import HEAD_LIMIT, NOT_TRAILERS
+from .calls import OUTBOX_LIMIT
+from .connections import CALLED, IDLE
+from .http1 import BODILESS_CODES, BODY_IN_MEMORY
+
+if TYPE_CHECKING:
+    from .calls import Answer, Headers
+    from .edge import Edge
+    from .http1 import Http1Connection, Http1Exchange
+
+#: Request body a stream may send ahead of what the edge has read (its window), and a connection.
+STREAM_WINDOW = 256 * 1024
+CONNECTION_WINDOW = 1024 * 1024
+#: Answer bytes a connection holds back for windows that are shut; past it, a streaming call waits.
+CONNECTION_OUTBOX = OUTBOX_LIMIT
+#: A waiting call goes on once its stream holds no more than this.
+DRAINED = OUTBOX_LIMIT // 4
+#: Bytes handed to the socket and not yet sent past which nothing more is framed, and nothing read.
+WRITE_HIGH = 256 * 1024
+#: Resets a client may send in RESET_SECONDS (gunicorn's figures): past them, GOAWAY ENHANCE_YOUR_CALM.
+RESET_BURST = 200
+RESET_SECONDS = 10.0
+#: PING, SETTINGS and empty DATA frames a client may send in CONTROL_SECONDS (gunicorn's figures).
+CONTROL_BURST = 1000
+CONTROL_SECONDS = 10.0
+#: How often a connection with streams looks for stalled ones.
+CHECK_SECONDS = 0.25
+#: Answer fields HTTP/2 does not carry (RFC 9113 section 8.2.2).
+CONNECTION_FIELDS = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
+#: Request fields HTTP/2 forbids (section 8.2.2); ``te`` is allowed as ``trailers`` only.
+CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
+REQUEST_PSEUDO = frozenset({b":method", b":scheme", b":path", b":authority"})
+#: Fields of an ``Upgrade: h2c`` request that end with its HTTP/1.1 connection.
+UPGRADE_ONLY = frozenset({b"connection", b"upgrade", b"http2-settings", b"keep-alive", b"proxy-connection", b"te", b"transfer-encoding"})
+SWITCHING = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+#: Name bytes RFC 9113 section 8.2.1 forbids: controls, space, uppercase, DEL and above.
+_BAD_NAME = frozenset(range(0x21)) | frozenset(range(0x41, 0x5B)) | frozenset(range(0x7F, 0x100))
+
+
+class Malformed(Exception):
+    """A request HTTP/2 calls malformed (RFC 9113 section 8.1.1): its stream is reset with PROTOCOL_ERROR."""
+
+
+class Http2Stream:
+    """One stream of an HTTP/2 connection: its request, and its answer (:class:`~.calls.Exchange`)."""
+
+    __slots__ = (
+        "conn",
+        "id",
+        "method",
+        "target",
+        "http_version",
+        "headers",
+        "peer",
+        "server",
+        "client_gone",
+        "body_skipped",
+        "memory",
+        "spool",
+        "received",
+        "complete",
+        "started",
+        "call_done",
+        "head_sent",
+        "bodiless",
+        "end_requested",
+        "closed",
+        "outbox",
+        "held",
+        "progress",
+        "gone_future",
+    )
+
+    def __init__(self, conn: Http2Connection, stream_id: int, method: str, target: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+        self.conn = conn
+        self.id = stream_id
+        self.method = method
+        self.target = target
+        self.http_version = "2"
+        self.headers = headers
+        self.peer = conn.peer
+        self.server = conn.server
+        self.client_gone = False
+        self.body_skipped = False
+        self.memory = bytearray()
+        self.spool: IO[bytes] | None = None
+        self.received = 0
+        self.complete = False  # the client ended its side: the request is whole
+        self.started = False  # handed to the call runner
+        self.call_done = False  # the runner is done with it (or it never reached the runner)
+        self.head_sent = False
+        self.bodiless = False
+        self.end_requested = False  # the answer is complete as far as the runner is concerned
+        self.closed = False  # our side is over: END_STREAM framed, or the stream reset
+        self.outbox: deque[bytes] = deque()  # answer bytes the windows keep back
+        self.held = 0
+        self.progress = time.monotonic()
+        self.gone_future: asyncio.Future[None] | None = None
+
+    # -- the request ---------------------------------------------------------------------
+
+    def store(self, data: bytes) -> None:
+        self.received += len(data)
+        if self.spool is not None:
+            self.spool.write(data)
+            return
+        self.memory += data
+        if len(self.memory) > BODY_IN_MEMORY:
+            self.spool = tempfile.TemporaryFile()
+            self.spool.write(self.memory)
+            self.memory = bytearray()
+
+    def body(self) -> IO[bytes]:
+        if self.spool is not None:
+            self.spool.seek(0)
+            return self.spool
+        return io.BytesIO(self.memory)
+
+    def gone(self) -> None:
+        """The client reset the stream, or the connection ended: nobody will read the answer."""
+        self.client_gone = True
+        if self.gone_future is not None and not self.gone_future.done():
+            self.gone_future.set_result(None)
+
+    async def disconnected(self) -> None:
+        if self.client_gone:
+            return
+        if self.gone_future is None:
+            self.gone_future = asyncio.get_running_loop().create_future()
+        await self.gone_future
+
+    def release(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
+
+    # -- the answer (on the loop) ----------------------------------------------------------
+
+    def respond(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
+        self.conn.respond(self, status, headers, chunks, end)
+
+    def pending(self) -> int:
+        # Past the connection's bound, every stream that writes waits for it to drain, not only its own.
+        held = self.conn.held
+        return held if held > CONNECTION_OUTBOX else self.held
+
+    def on_drained(self, callback: Callable[[], None]) -> None:
+        if self.closed or self.pending() <= DRAINED:
+            callback()
+        else:
+            self.conn.waiters.append((self, callback))
+
+    def abort(self, answer: Answer | None) -> None:
+        self.conn.abort(self, answer)
+
+    def finished(self) -> None:
+        self.conn.finished(self)
+
+
+class Http2Connection(asyncio.Protocol):
+    """One HTTP/2 connection, taken over from :class:`~.http1.Http1Connection` with its transport."""
+
+    def __init__(self, entry: Http2Entry, handed: Http1Connection) -> None:
+        self.entry = entry
+        self.edge = edge = entry.edge
+        self.runner = edge.runner
+        self.connections = edge.connections
+        self.h2 = h2.connection.H2Connection(entry.h2_config)
+        # Announced as set; enforced here, stream by stream, rather than by h2 (which would end the connection).
+        self.h2.local_settings = Settings(client=False, initial_values=entry.settings)
+        self.h2.decoder.max_header_list_size = entry.header_list_size
+        self.transport: Any = handed.transport
+        self.peer: tuple[str, int] | None = handed.peer
+        self.server: tuple[str, int] | None = handed.server
+        self.streams: dict[int, Http2Stream] = {}
+        self.ready: list[Http2Stream] = []  # complete in this batch of frames: started once it is read whole
+        self.sending: dict[int, Http2Stream] = {}  # streams with answer bytes held back
+        self.waiters: list[tuple[Http2Stream, Callable[[], None]]] = []
+        self.held: int = 0
+        self.write_paused = False
+        self.read_paused = False
+        self.stopping = False
+        self.dead = False
+        self.resets: deque[float] = deque()
+        self.controls: deque[float] = deque()
+        self.timer: asyncio.TimerHandle | None = None
+        self.upgrading: Http1Exchange | None = None  # an Upgrade: h2c request whose body is still arriving
+        self.upgrade_settings = b""
+        self.early = b""
+        # for the sweep (connections.py)
+        self.phase = CALLED
+        self.deadline = 0.0
+        self.progress = time.monotonic()
+        self.take_over(handed)
+
+    def take_over(self, handed: Http1Connection) -> None:
+        """This protocol reads the transport from now on, in the place the HTTP/1.1 one had."""
+        handed.hand_over()
+        self.edge.closed(handed)
+        self.edge.opened(self)
+        # The HTTP/1.1 protocol's place among the connections (its count) is this one's now: its own
+        # connection_lost never comes, this one's tells Connections.closed.
+        self.connections.called(handed)
+        self.transport.set_protocol(self)
+        self.transport.set_write_buffer_limits(high=WRITE_HIGH)
+
+    def begin(self) -> None:
+        """Our SETTINGS, with the stream limit relaxed inside h2 (we enforce it), and a wider connection window."""
+        settings = self.h2.local_settings
+        settings[SettingCodes.MAX_CONCURRENT_STREAMS] = 2**31 - 1
+        settings.acknowledge()
+        self.h2.increment_flow_control_window(CONNECTION_WINDOW - 65535)
+        self.write_out()
+        self.connections.wait(self, IDLE, self.edge.timeouts.keepalive)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        if self.dead:
+            return
+        if self.upgrading is not None:
+            self.early += data
+            self.upgrade_body_arrived()
+            return
+        try:
+            events = self.h2.receive_data(data)
+        except h2.exceptions.ProtocolError:
+            # A connection error (h2 queued its GOAWAY): a CONTINUATION or HPACK flood, a body longer or
+            # shorter than its content-length, a frame out of place.
+            self.end()
+            return
+        if not self.handle(events):
+            return
+        if self.ready:
+            ready, self.ready = self.ready, []
+            for stream in ready:
+                if not stream.client_gone:
+                    self.start(stream)
+        self.frame_all()
+
+    def handle(self, events: list[h2.events.Event]) -> bool:
+        """Each event's handler, in order; False once the connection ended on one of them."""
+        handlers = HANDLERS
+        for event in events:
+            handler = handlers.get(type(event))
+            if handler is not None:
+                handler(self, event)
+                if self.dead:
+                    return False
+        return True
+
+    def request_received(self, event: h2.events.RequestReceived) -> None:
+        stream_id = event.stream_id
+        if self.stopping or self.h2.open_inbound_streams > self.entry.max_streams:
+            self.h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)
+            return
+        try:
+            method, target, headers, length = self.entry.request(event.headers)
+        except Malformed:
+            self.h2.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
+            return
+        stream = Http2Stream(self, stream_id, method, target, headers)
+        self.add(stream)
+        refusal = self.entry.refusal(stream, length)
+        if refusal is not None:
+            self.refuse(stream, refusal)
+            return
+        limit = self.entry.body_limit
+        if limit and length is not None and length > limit:
+            stream.body_skipped = True  # answered now (the body-limit layer's 413), its body not read
+            self.ready.append(stream)
+            return
+        if event.stream_ended is not None:
+            stream.complete = True
+            self.ready.append(stream)
+
+    def data(self, event: h2.events.DataReceived) -> None:
+        length = event.flow_controlled_length
+        stream = self.streams.get(event.stream_id)
+        if length:
+            try:
+                self.h2.acknowledge_received_data(length, event.stream_id)
+            except h2.exceptions.StreamClosedError:
+                pass
+        elif event.stream_ended is None:
+            self.control()
+        if stream is None or stream.body_skipped or stream.started:
+            return
+        stream.progress = time.monotonic()
+        stream.store(event.data)
+        limit = self.entry.body_limit
+        if limit and stream.received > limit:
+            self.refuse(stream, self.entry.body_too_large)
+            return
+        if event.stream_ended is not None:
+            stream.complete = True
+            self.ready.append(stream)
+
+    def trailers(self, event: h2.events.TrailersReceived) -> None:
+        stream = self.streams.get(event.stream_id)
+        if stream is None:
+            return
+        try:
+            refused = self.entry.trailers(event.headers)
+        except Malformed:
+            self.reset(stream, ErrorCodes.PROTOCOL_ERROR)
+            return
+        if refused:
+            self.refuse(stream, MALFORMED_REQUEST)
+            return
+        stream.complete = True
+        self.ready.append(stream)
+
+    def stream_reset(self, event: h2.events.StreamReset) -> None:
+        now = time.monotonic()
+        resets = self.resets
+        resets.append(now)
+        while resets and now - resets[0] > RESET_SECONDS:
+            resets.popleft()
+        if len(resets) > RESET_BURST:
+            self.calm()
+            return
+        stream = self.streams.get(event.stream_id)
+        if stream is not None:
+            stream.closed = True
+            self.dropped(stream)
+
+    def terminated(self, event: h2.events.ConnectionTerminated) -> None:
+        # The client's GOAWAY: h2 sends nothing after it, so nothing can be answered any more.
+        self.end()
+
+    def control(self, event: object = None) -> None:
+        now = time.monotonic()
+        controls = self.controls
+        controls.append(now)
+        while controls and now - controls[0] > CONTROL_SECONDS:
+            controls.popleft()
+        if len(controls) > CONTROL_BURST:
+            self.calm()
+
+    def calm(self) -> None:
+        self.h2.close_connection(ErrorCodes.ENHANCE_YOUR_CALM)
+        self.end()
+
+    # -- an Upgrade: h2c request -------------------------------------------------------------
+
+    def upgrade(self, exchange: Http1Exchange, settings: bytes, rest: bytes) -> None:
+        """Its head is read (llhttp stops there): its body, if any, then ``101``, and it is stream 1."""
+        self.upgrading = exchange
+        self.upgrade_settings = settings
+        self.early = rest
+        self.connections.wait(self, IDLE, self.edge.timeouts.body)
+        self.upgrade_body_arrived()
+
+    def upgrade_body_arrived(self) -> None:
+        exchange = self.upgrading
+        assert exchange is not None
+        length = self.entry.content_length(exchange.headers)
+        if len(self.early) < length:
+            return
+        self.upgrading = None
+        body, rest = self.early[:length], self.early[length:]
+        self.early = b""
+        self.transport.write(SWITCHING)
+        self.h2.initiate_upgrade_connection(self.upgrade_settings)
+        self.begin()
+        headers = [(name, value) for name, value in exchange.headers if name not in UPGRADE_ONLY]
+        stream = Http2Stream(self, 1, exchange.method, exchange.target, headers)
+        self.add(stream)
+        stream.store(body)
+        stream.complete = True
+        self.start(stream)
+        if rest:
+            self.data_received(rest)
+        else:
+            self.frame_all()
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def add(self, stream: Http2Stream) -> None:
+        if not self.streams:
+            self.connections.called(self)
+            if self.timer is None:
+                self.timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self.check)
+        self.streams[stream.id] = stream
+
+    def start(self, stream: Http2Stream) -> None:
+        stream.started = True
+        self.runner.start(stream)
+
+    def refuse(self, stream: Http2Stream, reply: Reply) -> None:
+        """Answered by the edge (no call): ``reply``, then the rest of the request is not read."""
+        stream.call_done = True
+        self.respond(stream, reply.status, list(reply.headers), (reply.body,), True)
+        if not stream.closed:
+            stream.body_skipped = True
+
+    def finished(self, stream: Http2Stream) -> None:
+        stream.call_done = True
+        if not stream.end_requested and not stream.closed:
+            self.reset(stream, ErrorCodes.INTERNAL_ERROR)  # the call ended without an answer
+        self.settle(stream)
+        self.write_out()
+
+    def abort(self, stream: Http2Stream, answer: Answer | None) -> None:
+        if stream.closed or stream.end_requested or self.dead:
+            return  # the call's own answer went first
+        if answer is not None and not stream.head_sent:
+            status, headers, body = answer
+            self.respond(stream, status, headers, (body,), True)
+        else:
+            self.reset(stream, ErrorCodes.INTERNAL_ERROR)
+
+    def settle(self, stream: Http2Stream) -> None:
+        """Forget a stream once its call is done and our side of it is over."""
+        if not (stream.call_done and stream.closed) or self.streams.get(stream.id) is not stream:
+            return
+        del self.streams[stream.id]
+        stream.release()
+        if not stream.complete and not stream.client_gone and not self.dead:
+            # Answered before the client sent all of its request (a refusal, a 413): it need send no more.
+            try:
+                self.h2.reset_stream(stream.id, ErrorCodes.NO_ERROR)
+            except h2.exceptions.StreamClosedError:
+                pass
+        if not self.streams:
+            if self.stopping:
+                self.goodbye()
+            elif not self.dead:
+                self.connections.wait(self, IDLE, self.edge.timeouts.keepalive)
+
+    def dropped(self, stream: Http2Stream) -> None:
+        """The stream ended on the client's side or ours before its answer did: what it holds goes."""
+        stream.gone()
+        self.held -= stream.held
+        stream.held = 0
+        stream.outbox.clear()
+        self.sending.pop(stream.id, None)
+        if not stream.started:
+            stream.call_done = True
+        self.wake_waiters()
+        self.settle(stream)
+
+    def reset(self, stream: Http2Stream, code: int) -> None:
+        if not stream.closed and not self.dead:
+            try:
+                self.h2.reset_stream(stream.id, code)
+            except h2.exceptions.StreamClosedError:
+                pass
+        stream.closed = True
+        self.dropped(stream)
+
+    # -- answering ---------------------------------------------------------------------------
+
+    def respond(self, stream: Http2Stream, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
+        if stream.closed or stream.end_requested or self.dead:
+            return
+        data = chunks if isinstance(chunks, (list, tuple)) else list(chunks)
+        if not stream.head_sent:
+            stream.head_sent = True
+            code = int(status[:3])
+            fields = [(b":status", status[:3].encode("ascii"))]
+            length = None
+            for name, value in headers:
+                lower = name.lower()
+                if lower in CONNECTION_FIELDS:
+                    continue
+                if lower == "content-length":
+                    length = value
+                fields.append((lower.encode("latin-1"), value.encode("latin-1")))
+            if stream.method == "HEAD" or code in BODILESS_CODES or code < 200:
+                stream.bodiless = True
+            elif end and length is None:
+                fields.append((b"content-length", str(sum(len(chunk) for chunk in data)).encode("ascii")))
+            head_only = end and (stream.bodiless or not any(data))
+            try:
+                self.h2.send_headers(stream.id, fields, end_stream=head_only)
+            except h2.exceptions.ProtocolError:
+                self.reset(stream, ErrorCodes.INTERNAL_ERROR)
+                return
+            if head_only:
+                stream.end_requested = stream.closed = True
+                self.settle(stream)
+                self.write_out()
+                return
+        if not stream.bodiless:
+            for chunk in data:
+                if chunk:
+                    stream.outbox.append(chunk)
+                    stream.held += len(chunk)
+                    self.held += len(chunk)
+        if end:
+            stream.end_requested = True
+        self.frame(stream)
+        self.write_out()
+
+    def frame(self, stream: Http2Stream) -> None:
+        """DATA frames of ``stream``'s held answer, as far as the windows and the socket allow."""
+        h2conn = self.h2
+        stream_id = stream.id
+        outbox = stream.outbox
+        sent = 0
+        try:
+            while outbox and not self.write_paused:
+                window = h2conn.local_flow_control_window(stream_id)
+                if window <= 0:
+                    break
+                chunk = outbox[0]
+                size = min(window, h2conn.max_outbound_frame_size, len(chunk))
+                if size == len(chunk):
+                    outbox.popleft()
+                else:
+                    outbox[0] = chunk[size:]
+                    chunk = chunk[:size]
+                sent += size
+                h2conn.send_data(stream_id, chunk, end_stream=stream.end_requested and not outbox)
+            if not outbox and stream.end_requested and not stream.closed:
+                if not sent:
+                    h2conn.end_stream(stream_id)
+                stream.closed = True
+        except (h2.exceptions.StreamClosedError, h2.exceptions.FlowControlError):
+            stream.closed = True
+        if sent:
+            stream.held -= sent
+            self.held -= sent
+            stream.progress = time.monotonic()
+        if outbox and not stream.closed:
+            self.sending[stream_id] = stream
+            return
+        self.sending.pop(stream_id, None)
+        if stream.closed and outbox:
+            self.dropped(stream)
+        elif stream.closed:
+            self.settle(stream)
+
+    def frame_all(self) -> None:
+        for stream in list(self.sending.values()):
+            self.frame(stream)
+        self.write_out()
+        if self.waiters:
+            self.wake_waiters()
+
+    def wake_waiters(self) -> None:
+        waiting, self.waiters = self.waiters, []
+        for stream, callback in waiting:
+            if stream.closed or stream.pending() <= DRAINED:
+                callback()
+            else:
+                self.waiters.append((stream, callback))
+
+    def write_out(self) -> None:
+        data = self.h2.data_to_send()
+        if data and not self.transport.is_closing():
+            self.transport.write(data)
+
+    def pause_writing(self) -> None:
+        # The client reads slower than we frame: nothing more is framed, and nothing read, until it catches up.
+        self.write_paused = True
+        if not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if self.read_paused and not self.dead:
+            self.read_paused = False
+            self.transport.resume_reading()
+        self.frame_all()
+
+    # -- deadlines, stopping, closing -----------------------------------------------------------
+
+    def check(self) -> None:
+        """Every CHECK_SECONDS while streams are open: a body that pauses too long, an answer nobody takes."""
+        self.timer = None
+        if self.dead:
+            return
+        now = time.monotonic()
+        timeouts = self.edge.timeouts
+        for stream in list(self.sending.values()):
+            if now - stream.progress > timeouts.send:
+                self.reset(stream, ErrorCodes.CANCEL)
+        for stream in list(self.streams.values()):
+            if not stream.complete and not stream.started and not stream.call_done and now - stream.progress > timeouts.body:
+                self.refuse(stream, REQUEST_TIMEOUT)
+        self.write_out()
+        if self.streams:
+            self.timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self.check)
+
+    def unsent(self) -> int:
+        return self.held + (0 if self.dead else self.transport.get_write_buffer_size())
+
+    def timed_out(self) -> None:
+        if self.upgrading is not None:  # the upgrade's body did not come: HTTP/1.1's 408
+            self.transport.write(REQUEST_TIMEOUT.http_head(("Connection", "close")) + REQUEST_TIMEOUT.body)
+            self.close()
+            return
+        self.goodbye()
+
+    def evict(self) -> None:
+        self.goodbye()
+
+    def let_in(self) -> None:  # never held: it was let in as HTTP/1.1
+        pass
+
+    def send_stalled(self) -> None:
+        self.transport.abort()
+
+    def goodbye(self) -> None:
+        """Idle past the keep-alive timeout, or its room wanted: GOAWAY, and closed."""
+        if not self.dead:
+            self.h2.close_connection()
+            self.end()
+
+    def stop(self) -> None:
+        """The worker stops: new streams are refused; once those in flight have answered, GOAWAY and closed.
+
+        The GOAWAY waits for them: a client on the h2 library (as the kit's) takes no frame after one.
+        """
+        if self.dead or self.stopping:
+            return
+        self.stopping = True
+        if self.upgrading is not None:
+            self.end()
+        elif not self.streams:
+            self.goodbye()
+
+    def end(self) -> None:
+        """The connection is over: what h2 queued goes out, and every stream's client is gone."""
+        if self.dead:
+            return
+        self.write_out()
+        self.dead = True
+        for stream in list(self.streams.values()):
+            stream.closed = True
+            self.dropped(stream)
+        self.close()
+
+    def close(self) -> None:
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.dead = True
+        for stream in list(self.streams.values()):
+            stream.closed = True
+            self.dropped(stream)
+        self.wake_waiters()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.connections.closed(self)
+        self.edge.closed(self)
+
+    def eof_received(self) -> bool:
+        return False
+
+
+HANDLERS: dict[type, Callable[[Http2Connection, Any], None]] = {
+    h2.events.RequestReceived: Http2Connection.request_received,
+    h2.events.DataReceived: Http2Connection.data,
+    h2.events.TrailersReceived: Http2Connection.trailers,
+    h2.events.StreamReset: Http2Connection.stream_reset,
+    h2.events.ConnectionTerminated: Http2Connection.terminated,
+    h2.events.PingReceived: Http2Connection.control,
+    h2.events.RemoteSettingsChanged: Http2Connection.control,
+}
+
+
+class Http2Entry:
+    """A worker's HTTP/2: who may speak it, its limits, and the hand-over from HTTP/1.1."""
+
+    def __init__(self, edge: Edge, cfg: Any, max_streams: int) -> None:
+        self.edge = edge
+        self.max_streams = max_streams
+        self.header_list_size = getattr(cfg, "http2_max_header_list_size", 0) or HEAD_LIMIT
+        limits = edge.limits
+        self.limits = limits
+        self.body_limit = limits.body
+        self.body_too_large = limits.body_too_large
+        self.settings = {
+            SettingCodes.MAX_CONCURRENT_STREAMS: max_streams,
+            SettingCodes.MAX_HEADER_LIST_SIZE: self.header_list_size,
+            SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
+            SettingCodes.ENABLE_PUSH: 0,
+        }
+        # Header sections are checked here, stream by stream (h2's own checks end the whole connection).
+        self.h2_config = h2.config.H2Configuration(
+            client_side=False,
+            header_encoding=None,
+            validate_inbound_headers=False,
+            normalize_inbound_headers=False,
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+        )
+        allowed = [str(address).strip() for address in getattr(cfg, "forwarded_allow_ips", ["127.0.0.1", "::1"])]
+        self.everyone = "*" in allowed
+        self.networks = []
+        for address in allowed:
+            if address and address != "*":
+                try:
+                    self.networks.append(ipaddress.ip_network(address, strict=False))
+                except ValueError:
+                    continue
+
+    def trusted(self, peer: tuple[str, int] | None) -> bool:
+        """Whether the peer may speak HTTP/2 without TLS: gunicorn's forwarded_allow_ips, as its own h2c has it."""
+        if self.everyone or peer is None:
+            return True
+        try:
+            address = ipaddress.ip_address(peer[0])
+        except ValueError:
+            return False
+        return any(address in network for network in self.networks)
+
+    # -- the hand-over from HTTP/1.1 ---------------------------------------------------------------
+
+    def prior_knowledge(self, conn: Http1Connection, opening: bytes) -> None:
+        """A connection that opened with the preface (``opening`` holds it and what came after)."""
+        if not self.trusted(conn.peer):
+            conn.send_refusal(MALFORMED_REQUEST)
+            return
+        connection = Http2Connection(self, conn)
+        connection.h2.initiate_connection()
+        connection.begin()
+        connection.data_received(opening)
+
+    def wanted(self, conn: Http1Connection, exchange: Http1Exchange) -> bytes | None:
+        """The ``HTTP2-Settings`` of an HTTP/1.1 request that may be upgraded to HTTP/2; None: it is served as it is."""
+        if exchange.http_version != "1.1" or not self.trusted(conn.peer):
+            return None
+        upgrade = b""
+        tokens: set[bytes] = set()
+        settings = []
+        for name, value in exchange.headers:
+            if name == b"upgrade":
+                upgrade = value.strip().lower()
+            elif name == b"http2-settings":
+                settings.append(value.strip())
+            elif name == b"connection":
+                tokens.update(token.strip() for token in value.lower().split(b","))
+            elif name == b"transfer-encoding":
+                return None
+        if upgrade != b"h2c" or len(settings) != 1 or not {b"upgrade", b"http2-settings"} <= tokens:
+            return None
+        if self.body_limit and self.content_length(exchange.headers) > self.body_limit:
+            return None
+        return settings[0] if settings_valid(settings[0]) else None
+
+    def upgrade(self, conn: Http1Connection, exchange: Http1Exchange, settings: bytes, rest: bytes) -> None:
+        """Switch ``conn`` to HTTP/2; ``rest`` is what followed the request's head."""
+        Http2Connection(self, conn).upgrade(exchange, settings, rest)
+
+    @staticmethod
+    def content_length(headers: list[tuple[bytes, bytes]]) -> int:
+        for name, value in headers:
+            if name == b"content-length":
+                return int(value)  # llhttp allowed one, of digits only
+        return 0
+
+    # -- what a stream's header section may hold ---------------------------------------------------
+
+    def request(self, fields: list[tuple[bytes, bytes]]) -> tuple[str, bytes, list[tuple[bytes, bytes]], int | None]:
+        """Method, target, regular fields and content-length of a request's header section; Malformed if it is."""
+        method = path = authority = scheme = None
+        headers: list[tuple[bytes, bytes]] = []
+        host = None
+        length = None
+        bad_name = _BAD_NAME
+        for name, value in fields:
+            if not name:
+                raise Malformed
+            check_value(value)
+            if name[0] == 0x3A:  # ":"
+                if headers or name not in REQUEST_PSEUDO:
+                    raise Malformed
+                if name == b":method":
+                    if method is not None:
+                        raise Malformed
+                    method = value
+                elif name == b":path":
+                    if path is not None:
+                        raise Malformed
+                    path = value
+                elif name == b":authority":
+                    if authority is not None:
+                        raise Malformed
+                    authority = value
+                else:
+                    if scheme is not None:
+                        raise Malformed
+                    scheme = value
+                continue
+            for byte in name:
+                if byte in bad_name:
+                    raise Malformed
+            if b":" in name or name in CONNECTION_SPECIFIC or (name == b"te" and value.lower() != b"trailers"):
+                raise Malformed
+            if name == b"host":
+                if host is not None:
+                    raise Malformed
+                host = value
+            elif name == b"content-length":
+                if not value.isdigit() or (length is not None and int(value) != length):
+                    raise Malformed
+                length = int(value)
+            headers.append((name, value))
+        if not method or method == b"CONNECT" or not scheme or not path:
+            raise Malformed  # CONNECT (a tunnel) is not served: no function takes one
+        if path[:1] != b"/" and not (path == b"*" and method == b"OPTIONS"):
+            raise Malformed
+        if host is None:
+            if authority:
+                headers.append((b"host", authority))
+        elif authority is not None and authority != host:
+            raise Malformed
+        return method.decode("latin-1"), path, headers, length
+
+    def refusal(self, stream: Http2Stream, length: int | None) -> Reply | None:
+        """The HTTP/1.1 head's bounds, kept for HTTP/2 too: the target's length, the number and size of fields."""
+        limits = self.limits
+        if limits.request_line and len(stream.target) > limits.request_line:
+            return URI_TOO_LONG
+        if len(stream.headers) > limits.fields:
+            return HEAD_TOO_LARGE
+        if limits.field_size:
+            for name, value in stream.headers:
+                if len(name) + len(value) > limits.field_size:
+                    return HEAD_TOO_LARGE
+        return None
+
+    @staticmethod
+    def trailers(fields: list[tuple[bytes, bytes]]) -> bool:
+        """Whether the trailers hold a field that may not be a trailer; Malformed if they are."""
+        refused = False
+        for name, value in fields:
+            if not name or name[0] == 0x3A:
+                raise Malformed  # no pseudo-header field in trailers (RFC 9113 section 8.1)
+            check_value(value)
+            for byte in name:
+                if byte in _BAD_NAME:
+                    raise Malformed
+            if name in CONNECTION_SPECIFIC:
+                raise Malformed
+            refused = refused or name in NOT_TRAILERS
+        return refused
+
+
+def check_value(value: bytes) -> None:
+    """RFC 9113 section 8.2.1: no NUL, CR or LF, no whitespace at either end."""
+    if value and (value[0] in (0x20, 0x09) or value[-1] in (0x20, 0x09) or b"\r" in value or b"\n" in value or b"\0" in value):
+        raise Malformed
+
+
+def settings_valid(payload: bytes) -> bool:
+    """An ``HTTP2-Settings`` value h2 can take: base64url of whole settings, each in its range."""
+    try:
+        raw = base64.urlsafe_b64decode(payload + b"=" * (-len(payload) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    if len(raw) % 6:
+        return False
+    for index in range(0, len(raw), 6):
+        code = int.from_bytes(raw[index : index + 2], "big")
+        value = int.from_bytes(raw[index + 2 : index + 6], "big")
+        if (code == 2 and value > 1) or (code == 4 and value > 2**31 - 1) or (code == 5 and not 16384 <= value <= 16777215):
+            return False
+    return True
+
+
+def install(edge: Edge, cfg: Any) -> None:
+    """Serve h2c on ``edge`` where gunicorn's settings ask for it: ``http_protocols``, ``http2_cleartext``,
+    ``http2_max_concurrent_streams`` (``SERVER_HTTP2`` and ``SERVER_HTTP2_MAX_STREAMS`` set them)."""
+    if "h2" not in getattr(cfg, "http_protocols", ()):
+        return
+    cleartext = getattr(cfg, "http2_cleartext", "both")
+    entry = Http2Entry(edge, cfg, int(getattr(cfg, "http2_max_concurrent_streams", 100)))
+    if cleartext in ("prior-knowledge", "both"):
+        edge.http2 = entry.prior_knowledge
+        edge.http2_prior_knowledge = True
+    if cleartext in ("upgrade", "both"):
+        edge.http2_upgrade = entry

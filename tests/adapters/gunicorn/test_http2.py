@@ -1,0 +1,195 @@
+"""h2c on funcwsgi's edge worker (funcwsgi/adapters/gunicorn/http2.py), on real gunicorn processes.
+
+What every HTTP/2 server must hold is in tests/reliability/test_http2.py and
+the conformance kit over h2c; here is what is the edge's own: the
+``Upgrade: h2c`` hand-over with a body, streams of one connection running at
+once, a malformed stream costing only itself, the send timeout on a stream
+whose window stays shut, a body past the limit without a ``content-length``,
+answers larger than the windows, and the peers that may speak HTTP/2.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import h2.config
+import h2.connection
+import h2.events
+import pytest
+from hyperframe.frame import SettingsFrame, WindowUpdateFrame
+
+from ...reliability.h2_client import PREFACE, PROTOCOL_ERROR, REFUSED_STREAM, RawH2, request_fields
+from ...support.logs import json_lines
+from ...support.processes import BIN, Server, debian_tool, start
+
+EDGE = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "-k", "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker", "funcwsgi:app"]
+CANCEL = 0x8
+MAX_BODY = 4096
+SEND_TIMEOUT = 1.0
+KEEPALIVE = 2.0
+
+
+@pytest.fixture(scope="module")
+def seen_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("edge-h2") / "seen.jsonl"
+
+
+@pytest.fixture(scope="module")
+def server(seen_log: Path) -> Iterator[Server]:
+    settings = {
+        "SERVER_NUMTHREADS": "4",
+        "SERVER_HTTP2_MAX_STREAMS": "8",
+        "SERVER_MAX_BODY_SIZE": str(MAX_BODY),
+        "SERVER_SEND_TIMEOUT": str(SEND_TIMEOUT),
+        "SERVER_KEEPALIVE_TIMEOUT": str(KEEPALIVE),
+        "SEEN_LOG": str(seen_log),
+    }
+    with start(EDGE, "h2_echo", **settings) as running:
+        yield running
+
+
+def seen(log: Path, path: str) -> list[dict[str, object]]:
+    return [call for call in json_lines(log) if call["path"] == path]
+
+
+def upgraded(port: int, path: str, body_parts: list[bytes]) -> tuple[bytes, int, bytes]:
+    """An HTTP/1.1 request asking Upgrade: h2c (the h2 library as the client): the 101's head, and stream 1's status and body."""
+    client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    settings = client.initiate_upgrade_connection()
+    assert settings is not None
+    body = b"".join(body_parts)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: edge\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+        f"HTTP2-Settings: {settings.decode()}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(head + body_parts[0])
+        for part in body_parts[1:]:
+            time.sleep(0.1)  # the body in parts, as a slow client sends it
+            sock.sendall(part)
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += sock.recv(65536)
+        switching, _, rest = received.partition(b"\r\n\r\n")
+        sock.sendall(client.data_to_send())  # the preface, after the 101 (RFC 7540 section 3.5)
+        status, answer, ended = 0, b"", False
+        events = client.receive_data(rest) if rest else []
+        while True:
+            for event in events:
+                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == 1:
+                    status = int(dict(event.headers)[b":status"])
+                elif isinstance(event, h2.events.DataReceived) and event.stream_id == 1:
+                    answer += event.data
+                elif isinstance(event, h2.events.StreamEnded) and event.stream_id == 1:
+                    ended = True
+            sock.sendall(client.data_to_send())
+            if ended:
+                return switching, status, answer
+            data = sock.recv(65536)
+            assert data, "the connection closed before stream 1 was answered"
+            events = client.receive_data(data)
+
+
+def test_an_upgrade_request_with_a_body_is_stream_1(server, seen_log):
+    """RFC 7540 section 3.2: 101, then the upgrading request answered on stream 1, its body read over HTTP/1.1."""
+    switching, status, answer = upgraded(server.port, "/upgraded", [b"half", b" and half"])
+    assert switching.startswith(b"HTTP/1.1 101 ") and b"upgrade: h2c" in switching.lower(), switching
+    assert status == 200 and json.loads(answer)["body"] == "half and half"
+    (call,) = seen(seen_log, "/upgraded")
+    assert (call["protocol"], call["body"]) == ("HTTP/2", "half and half")
+    assert not {"upgrade", "http2-settings", "connection"} & set(call["headers"])  # HTTP/1.1's own fields stay behind
+
+
+def test_the_streams_of_one_connection_are_called_at_once(server):
+    """Each stream is its own call, on its own thread: four calls of a second each take about a second, not four."""
+    with RawH2("127.0.0.1", server.port) as client:
+        began = time.monotonic()
+        streams = [client.get("/sleep?s=1") for _ in range(4)]
+        client.pump(lambda: all(client.streams[stream].done for stream in streams), timeout=10)
+        took = time.monotonic() - began
+        assert [client.streams[stream].status for stream in streams] == [200] * 4
+    assert took < 3.0, f"four one-second calls on one connection took {took:.1f} s"
+
+
+@pytest.mark.parametrize(
+    "fields, trailers",
+    [
+        pytest.param([*request_fields("GET", "/malformed"), ("X-Upper", "1")], None, id="uppercase-name"),
+        pytest.param([*request_fields("GET", "/malformed"), ("connection", "keep-alive")], None, id="connection-specific"),
+        pytest.param([*request_fields("GET", "/malformed"), ("x-value", " padded")], None, id="edge-whitespace"),
+        pytest.param(request_fields("POST", "/malformed"), [(":path", "/elsewhere")], id="pseudo-header-in-trailers"),
+    ],
+)
+def test_a_malformed_stream_is_reset_alone_and_the_connection_serves_on(server, seen_log, fields, trailers):
+    with RawH2("127.0.0.1", server.port) as client:
+        bad = client.request(fields, b"body" if trailers else None, trailers=trailers)
+        assert client.answer(bad).reset == PROTOCOL_ERROR
+        good = client.get("/after-malformed")
+        assert client.answer(good).status == 200
+        assert client.goaway is None
+    assert seen(seen_log, "/malformed") == []
+
+
+def test_streams_past_the_limit_are_refused_and_the_connection_serves_on(server):
+    with RawH2("127.0.0.1", server.port) as client:
+        client.pump(lambda: SettingsFrame.MAX_CONCURRENT_STREAMS in client.server_settings)
+        assert client.server_settings[SettingsFrame.MAX_CONCURRENT_STREAMS] == 8
+        streams = [client.get("/sleep?s=0.3") for _ in range(12)]
+        client.pump(lambda: all(client.streams[stream].done for stream in streams), timeout=10)
+        answers = [client.streams[stream] for stream in streams]
+        assert sum(answer.status == 200 for answer in answers) == 8
+        assert sum(answer.reset == REFUSED_STREAM for answer in answers) == 4
+        assert client.answer(client.get("/after-refusals")).status == 200
+        assert client.goaway is None
+
+
+def test_a_stream_whose_window_stays_shut_is_reset_after_the_send_timeout(server):
+    """The client takes nothing of one answer: that stream is reset (CANCEL); the connection and its other streams live on."""
+    with RawH2("127.0.0.1", server.port, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}, auto_window=False) as client:
+        stalled = client.get("/stream?chunks=4")
+        began = time.monotonic()
+        client.pump(lambda: client.streams[stalled].done, timeout=SEND_TIMEOUT + 5)
+        assert client.streams[stalled].reset == CANCEL
+        assert SEND_TIMEOUT <= time.monotonic() - began < SEND_TIMEOUT + 3
+        fresh = client.get("/fresh")
+        client.frame(WindowUpdateFrame(fresh, window_increment=65535))
+        assert client.answer(fresh).status == 200
+
+
+def test_an_answer_larger_than_the_windows_arrives_whole(server):
+    with RawH2("127.0.0.1", server.port) as client:
+        answer = client.answer(client.get("/stream?chunks=64"), timeout=10)  # 1 MiB through 64 KiB windows
+    assert answer.ended and len(answer.body) == 64 * 16384
+
+
+def test_a_body_past_the_limit_without_a_content_length_gets_413(server, seen_log):
+    with RawH2("127.0.0.1", server.port) as client:
+        answer = client.answer(client.request(request_fields("POST", "/too-long"), [b"x" * 3000, b"x" * 3000]))
+        assert answer.status == 413
+        assert client.answer(client.get("/after-413")).status == 200
+    assert seen(seen_log, "/too-long") == []
+
+
+def test_an_idle_connection_gets_goaway_after_the_keepalive_timeout(server):
+    with RawH2("127.0.0.1", server.port) as client:
+        assert client.answer(client.get("/before-idle")).status == 200
+        client.pump(lambda: client.goaway is not None and client.closed, timeout=KEEPALIVE + 3)
+        assert (client.goaway, client.closed) == (0, True)
+
+
+def test_only_trusted_peers_get_http2(seen_log):
+    """gunicorn's forwarded_allow_ips, as for its own h2c: from elsewhere a preface gets 400, an upgrade is not made."""
+    with start(EDGE, "h2_echo", FORWARDED_ALLOW_IPS="10.0.0.1", SEEN_LOG=str(seen_log)) as elsewhere:
+        with socket.create_connection(("127.0.0.1", elsewhere.port), timeout=5) as sock:
+            sock.sendall(PREFACE + SettingsFrame(0).serialize())
+            assert sock.recv(100).startswith(b"HTTP/1.1 400 ")
+        curl = subprocess.run(
+            [debian_tool("curl", "curl"), "-sS", "--http2", "-w", "\n%{http_version}", f"http://127.0.0.1:{elsewhere.port}/not-upgraded"],
+            capture_output=True, text=True, timeout=10, check=True,
+        )
+        assert curl.stdout.rpartition("\n")[2] == "1.1"
