@@ -10,7 +10,6 @@ from funcwsgi.application import FunctionService
 from .bounds import Limits
 from .calls import OUTBOX_LIMIT, CallRunner
 from .connections import Connections, Timeouts
-from .http2 import install as install_http2
 
 
 class Edge:
@@ -39,10 +38,10 @@ class Edge:
         self.http2: Any = None
         self.http2_prior_knowledge = False
         #: Upgrades an HTTP/1.1 request asking ``Upgrade: h2c`` (http2.Http2Entry); None: such a request is served as HTTP/1.1.
+        #: These three are set by http2.install, where gunicorn's settings ask for h2c.
         self.http2_upgrade: Any = None
         #: The open connections (whatever their protocol), to stop them when the worker stops.
         self.open: dict[Any, None] = {}
-        install_http2(self, cfg)
 
     def opened(self, conn: Any) -> None:
         self.open[conn] = None

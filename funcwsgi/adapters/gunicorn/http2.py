@@ -311,7 +311,9 @@ class Http2Connection(asyncio.Protocol):
 
     def request_received(self, event: h2.events.RequestReceived) -> None:
         stream_id = event.stream_id
-        if self.stopping or self.h2.open_inbound_streams > self.entry.max_streams:
+        # The streams held here are those open or half-closed (RFC 9113 section 5.1.2), and a few whose
+        # answer is framed but whose call is finishing: counted without h2's walk over all of its streams.
+        if self.stopping or len(self.streams) >= self.entry.max_streams:
             self.h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)
             return
         try:
@@ -829,7 +831,8 @@ class Http2Entry:
         for name, value in fields:
             if not name:
                 raise Malformed
-            check_value(value)
+            if value and (value[0] in (0x20, 0x09) or value[-1] in (0x20, 0x09) or b"\r" in value or b"\n" in value or b"\0" in value):
+                raise Malformed  # RFC 9113 section 8.2.1 (check_value, inline: it runs for every field)
             if name[0] == 0x3A:  # ":"
                 if headers or name not in REQUEST_PSEUDO:
                     raise Malformed

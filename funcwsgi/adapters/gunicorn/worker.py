@@ -35,6 +35,7 @@ from . import WORKER_BOOT_ERROR
 from .connections import SWEEP_SECONDS
 from .edge import Edge
 from .http1 import Http1Connection
+from .http2 import install as install_http2
 
 
 class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
@@ -71,6 +72,7 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
 
     async def serve(self, loop: asyncio.AbstractEventLoop) -> int | None:
         edge = Edge(self.service, self.cfg, loop)
+        install_http2(edge, self.cfg)
         runner = edge.runner
         woken = asyncio.Event()
         servers: list[asyncio.AbstractServer] = []
