@@ -136,6 +136,16 @@ class Connections:
         self.sending.pop(conn, None)
         self.let_held_in()
 
+    def replace(self, old: Connection, new: Connection) -> None:
+        """``new`` speaks for ``old`` from now on (HTTP/2 took its transport): its place, and its send deadline."""
+        if old in self.counted:
+            self.counted.discard(old)
+            self.counted.add(new)
+        self.waiting.pop(old, None)
+        sending = self.sending.pop(old, None)
+        if sending is not None:
+            self.sending[new] = sending
+
     def let_held_in(self) -> None:
         """Held connections take the free places: those with a request waiting first, then the oldest."""
         while (self.held_asking or self.held_silent) and (not self.limit or len(self.counted) < self.limit):

@@ -567,15 +567,7 @@ class Http1Connection(asyncio.Protocol):
 
     def unread(self) -> int:
         """Bytes the client sent that the loop has not read yet (the kernel's count)."""
-        transport = self.transport
-        if transport is None or self.closed:
-            return 0
-        try:
-            sock = transport.get_extra_info("socket")
-            count: int = struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
-        except (OSError, AttributeError, ValueError):
-            return 0
-        return count
+        return 0 if self.transport is None or self.closed else unread_bytes(self.transport)
 
     def send_stalled(self) -> None:
         if self.transport is not None:
@@ -674,6 +666,16 @@ class Http1Connection(asyncio.Protocol):
             self.transport.write(self.head(exchange, status, headers, (body,), True) + (b"" if exchange.bodiless else body))
         self.close()
 
+
+
+def unread_bytes(transport: asyncio.BaseTransport) -> int:
+    """Bytes the client sent that the loop has not read yet (the kernel's count), on any protocol's transport."""
+    try:
+        sock = transport.get_extra_info("socket")
+        count: int = struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+    except (OSError, AttributeError, ValueError):
+        return 0
+    return count
 
 _date = ["", -1]
 

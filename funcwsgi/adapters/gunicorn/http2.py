@@ -61,7 +61,7 @@ from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_REQUEST, REQUEST_TIMEOUT,
 from .bounds import HEAD_LIMIT, NOT_TRAILERS
 from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
-from .http1 import BODILESS_CODES, BODY_IN_MEMORY
+from .http1 import BODILESS_CODES, BODY_IN_MEMORY, unread_bytes
 
 if TYPE_CHECKING:
     from .calls import Answer, Headers
@@ -258,9 +258,9 @@ class Http2Connection(asyncio.Protocol):
         handed.hand_over()
         self.edge.closed(handed)
         self.edge.opened(self)
-        # The HTTP/1.1 protocol's place among the connections (its count) is this one's now: its own
-        # connection_lost never comes, this one's tells Connections.closed.
-        self.connections.called(handed)
+        # The HTTP/1.1 protocol's place among the connections is this one's now: its own connection_lost
+        # never comes, this one's tells Connections.closed.
+        self.connections.replace(handed, self)
         self.transport.set_protocol(self)
         self.transport.set_write_buffer_limits(high=WRITE_HIGH)
 
@@ -660,6 +660,9 @@ class Http2Connection(asyncio.Protocol):
 
     def evict(self) -> None:
         self.goodbye()
+
+    def unread(self) -> int:
+        return 0 if self.dead else unread_bytes(self.transport)
 
     def let_in(self) -> None:  # never held: it was let in as HTTP/1.1
         pass

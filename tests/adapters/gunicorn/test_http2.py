@@ -193,3 +193,14 @@ def test_only_trusted_peers_get_http2(seen_log):
             capture_output=True, text=True, timeout=10, check=True,
         )
         assert curl.stdout.rpartition("\n")[2] == "1.1"
+
+
+def test_an_http2_connection_gives_its_place_back_when_it_closes(seen_log):
+    """At SERVER_MAX_CONNECTIONS=2, ten HTTP/2 connections one after another, then HTTP/1.1: each is let in at once."""
+    with start(EDGE, "h2_echo", SERVER_MAX_CONNECTIONS="2", SEEN_LOG=str(seen_log)) as small:
+        for n in range(10):
+            with RawH2("127.0.0.1", small.port, timeout=2) as client:
+                assert client.answer(client.get(f"/place-{n}"), timeout=2).status == 200, f"connection {n}"
+        with socket.create_connection(("127.0.0.1", small.port), timeout=2) as sock:
+            sock.sendall(b"GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert sock.recv(100).startswith(b"HTTP/1.1 200 ")
