@@ -294,7 +294,7 @@ class Http2Connection(asyncio.Protocol):
         if self.ready:
             ready, self.ready = self.ready, []
             for stream in ready:
-                if not stream.client_gone:
+                if not stream.client_gone and not stream.started:
                     self.start(stream)
         self.frame_all()
 
@@ -360,8 +360,8 @@ class Http2Connection(asyncio.Protocol):
 
     def trailers(self, event: h2.events.TrailersReceived) -> None:
         stream = self.streams.get(event.stream_id)
-        if stream is None:
-            return
+        if stream is None or stream.body_skipped or stream.started or stream.call_done:
+            return  # answered, or to be, at its head (a refusal, a 413): its trailers change nothing
         try:
             refused = self.entry.trailers(event.headers)
         except Malformed:

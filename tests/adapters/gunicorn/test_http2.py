@@ -11,6 +11,7 @@ answers larger than the windows, and the peers that may speak HTTP/2.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import time
@@ -204,3 +205,21 @@ def test_an_http2_connection_gives_its_place_back_when_it_closes(seen_log):
         with socket.create_connection(("127.0.0.1", small.port), timeout=2) as sock:
             sock.sendall(b"GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert sock.recv(100).startswith(b"HTTP/1.1 200 ")
+
+
+def posts_called(port: int) -> float:
+    with RawH2("127.0.0.1", port) as client:
+        text = client.answer(client.get("/metrics")).body.decode()
+    return float(re.search(r'^function_calls_total\{method="POST"\} (\S+)$', text, re.MULTILINE).group(1))  # type: ignore[union-attr]
+
+
+def test_trailers_after_a_body_past_the_limit_start_no_second_call(server, seen_log):
+    """A content-length past the limit is answered at its head (one call, the 413); the trailers that end the stream later start none."""
+    before = posts_called(server.port)
+    with RawH2("127.0.0.1", server.port) as client:
+        fields = [*request_fields("POST", "/past-limit-trailers"), ("content-length", str(MAX_BODY + 1))]
+        stream = client.request(fields, b"x" * (MAX_BODY + 1), trailers=[("x-checksum", "1")])
+        assert client.answer(stream).status == 413
+        assert client.answer(client.get("/after-trailers")).status == 200
+    assert posts_called(server.port) == before + 1
+    assert seen(seen_log, "/past-limit-trailers") == []
