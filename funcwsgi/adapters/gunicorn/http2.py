@@ -39,8 +39,6 @@ bounded here:
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import io
 import ipaddress
 import tempfile
@@ -58,10 +56,11 @@ from h2.settings import SettingCodes, Settings
 
 from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_REQUEST, REQUEST_TIMEOUT, URI_TOO_LONG, Reply
 
-from .bounds import HEAD_LIMIT, NOT_TRAILERS
+from .bounds import HEAD_LIMIT
 from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
 from .http1 import BODILESS_CODES, BODY_IN_MEMORY, unread_bytes
+from .http2_fields import UPGRADE_ONLY, Malformed, content_length, h2c_settings, request_section, trailer_section
 
 if TYPE_CHECKING:
     from .calls import Answer, Headers
@@ -87,18 +86,7 @@ CONTROL_SECONDS = 10.0
 CHECK_SECONDS = 0.25
 #: Answer fields HTTP/2 does not carry (RFC 9113 section 8.2.2).
 CONNECTION_FIELDS = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
-#: Request fields HTTP/2 forbids (section 8.2.2); ``te`` is allowed as ``trailers`` only.
-CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
-REQUEST_PSEUDO = frozenset({b":method", b":scheme", b":path", b":authority"})
-#: Fields of an ``Upgrade: h2c`` request that end with its HTTP/1.1 connection.
-UPGRADE_ONLY = frozenset({b"connection", b"upgrade", b"http2-settings", b"keep-alive", b"proxy-connection", b"te", b"transfer-encoding"})
 SWITCHING = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
-#: Name bytes RFC 9113 section 8.2.1 forbids: controls, space, uppercase, DEL and above.
-_BAD_NAME = frozenset(range(0x21)) | frozenset(range(0x41, 0x5B)) | frozenset(range(0x7F, 0x100))
-
-
-class Malformed(Exception):
-    """A request HTTP/2 calls malformed (RFC 9113 section 8.1.1): its stream is reset with PROTOCOL_ERROR."""
 
 
 class Http2Stream:
@@ -317,7 +305,7 @@ class Http2Connection(asyncio.Protocol):
             self.h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)
             return
         try:
-            method, target, headers, length = self.entry.request(event.headers)
+            method, target, headers, length = request_section(event.headers)
         except Malformed:
             self.h2.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
             return
@@ -363,7 +351,7 @@ class Http2Connection(asyncio.Protocol):
         if stream is None or stream.body_skipped or stream.started or stream.call_done:
             return  # answered, or to be, at its head (a refusal, a 413): its trailers change nothing
         try:
-            refused = self.entry.trailers(event.headers)
+            refused = trailer_section(event.headers)
         except Malformed:
             self.reset(stream, ErrorCodes.PROTOCOL_ERROR)
             return
@@ -417,7 +405,7 @@ class Http2Connection(asyncio.Protocol):
     def upgrade_body_arrived(self) -> None:
         exchange = self.upgrading
         assert exchange is not None
-        length = self.entry.content_length(exchange.headers)
+        length = content_length(exchange.headers)
         if len(self.early) < length:
             return
         self.upgrading = None
@@ -790,96 +778,14 @@ class Http2Entry:
         connection.data_received(opening)
 
     def wanted(self, conn: Http1Connection, exchange: Http1Exchange) -> bytes | None:
-        """The ``HTTP2-Settings`` of an HTTP/1.1 request that may be upgraded to HTTP/2; None: it is served as it is."""
-        if exchange.http_version != "1.1" or not self.trusted(conn.peer):
+        """The ``HTTP2-Settings`` of a request that may be upgraded to HTTP/2, from a trusted peer; None: served as it is."""
+        if not self.trusted(conn.peer):
             return None
-        upgrade = b""
-        tokens: set[bytes] = set()
-        settings = []
-        for name, value in exchange.headers:
-            if name == b"upgrade":
-                upgrade = value.strip().lower()
-            elif name == b"http2-settings":
-                settings.append(value.strip())
-            elif name == b"connection":
-                tokens.update(token.strip() for token in value.lower().split(b","))
-            elif name == b"transfer-encoding":
-                return None
-        if upgrade != b"h2c" or len(settings) != 1 or not {b"upgrade", b"http2-settings"} <= tokens:
-            return None
-        if self.body_limit and self.content_length(exchange.headers) > self.body_limit:
-            return None
-        return settings[0] if settings_valid(settings[0]) else None
+        return h2c_settings(exchange.http_version, exchange.headers, self.body_limit)
 
     def upgrade(self, conn: Http1Connection, exchange: Http1Exchange, settings: bytes, rest: bytes) -> None:
         """Switch ``conn`` to HTTP/2; ``rest`` is what followed the request's head."""
         Http2Connection(self, conn).upgrade(exchange, settings, rest)
-
-    @staticmethod
-    def content_length(headers: list[tuple[bytes, bytes]]) -> int:
-        for name, value in headers:
-            if name == b"content-length":
-                return int(value)  # llhttp allowed one, of digits only
-        return 0
-
-    # -- what a stream's header section may hold ---------------------------------------------------
-
-    def request(self, fields: list[tuple[bytes, bytes]]) -> tuple[str, bytes, list[tuple[bytes, bytes]], int | None]:
-        """Method, target, regular fields and content-length of a request's header section; Malformed if it is."""
-        method = path = authority = scheme = None
-        headers: list[tuple[bytes, bytes]] = []
-        host = None
-        length = None
-        bad_name = _BAD_NAME
-        for name, value in fields:
-            if not name:
-                raise Malformed
-            if value and (value[0] in (0x20, 0x09) or value[-1] in (0x20, 0x09) or b"\r" in value or b"\n" in value or b"\0" in value):
-                raise Malformed  # RFC 9113 section 8.2.1 (check_value, inline: it runs for every field)
-            if name[0] == 0x3A:  # ":"
-                if headers or name not in REQUEST_PSEUDO:
-                    raise Malformed
-                if name == b":method":
-                    if method is not None:
-                        raise Malformed
-                    method = value
-                elif name == b":path":
-                    if path is not None:
-                        raise Malformed
-                    path = value
-                elif name == b":authority":
-                    if authority is not None:
-                        raise Malformed
-                    authority = value
-                else:
-                    if scheme is not None:
-                        raise Malformed
-                    scheme = value
-                continue
-            for byte in name:
-                if byte in bad_name:
-                    raise Malformed
-            if b":" in name or name in CONNECTION_SPECIFIC or (name == b"te" and value.lower() != b"trailers"):
-                raise Malformed
-            if name == b"host":
-                if host is not None:
-                    raise Malformed
-                host = value
-            elif name == b"content-length":
-                if not value.isdigit() or (length is not None and int(value) != length):
-                    raise Malformed
-                length = int(value)
-            headers.append((name, value))
-        if not method or method == b"CONNECT" or not scheme or not path:
-            raise Malformed  # CONNECT (a tunnel) is not served: no function takes one
-        if path[:1] != b"/" and not (path == b"*" and method == b"OPTIONS"):
-            raise Malformed
-        if host is None:
-            if authority:
-                headers.append((b"host", authority))
-        elif authority is not None and authority != host:
-            raise Malformed
-        return method.decode("latin-1"), path, headers, length
 
     def refusal(self, stream: Http2Stream, length: int | None) -> Reply | None:
         """The HTTP/1.1 head's bounds, kept for HTTP/2 too: the target's length, the number and size of fields."""
@@ -893,44 +799,6 @@ class Http2Entry:
                 if len(name) + len(value) > limits.field_size:
                     return HEAD_TOO_LARGE
         return None
-
-    @staticmethod
-    def trailers(fields: list[tuple[bytes, bytes]]) -> bool:
-        """Whether the trailers hold a field that may not be a trailer; Malformed if they are."""
-        refused = False
-        for name, value in fields:
-            if not name or name[0] == 0x3A:
-                raise Malformed  # no pseudo-header field in trailers (RFC 9113 section 8.1)
-            check_value(value)
-            for byte in name:
-                if byte in _BAD_NAME:
-                    raise Malformed
-            if name in CONNECTION_SPECIFIC:
-                raise Malformed
-            refused = refused or name in NOT_TRAILERS
-        return refused
-
-
-def check_value(value: bytes) -> None:
-    """RFC 9113 section 8.2.1: no NUL, CR or LF, no whitespace at either end."""
-    if value and (value[0] in (0x20, 0x09) or value[-1] in (0x20, 0x09) or b"\r" in value or b"\n" in value or b"\0" in value):
-        raise Malformed
-
-
-def settings_valid(payload: bytes) -> bool:
-    """An ``HTTP2-Settings`` value h2 can take: base64url of whole settings, each in its range."""
-    try:
-        raw = base64.urlsafe_b64decode(payload + b"=" * (-len(payload) % 4))
-    except (binascii.Error, ValueError):
-        return False
-    if len(raw) % 6:
-        return False
-    for index in range(0, len(raw), 6):
-        code = int.from_bytes(raw[index : index + 2], "big")
-        value = int.from_bytes(raw[index + 2 : index + 6], "big")
-        if (code == 2 and value > 1) or (code == 4 and value > 2**31 - 1) or (code == 5 and not 16384 <= value <= 16777215):
-            return False
-    return True
 
 
 def install(edge: Edge, cfg: Any) -> None:
