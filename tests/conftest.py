@@ -170,6 +170,7 @@ TIMING_MODULES = (
     "tests/reliability/test_admission.py",
     "tests/reliability/test_hostile.py",
     "tests/reliability/test_http2.py",
+    "tests/reliability/test_idle_close.py",
     "tests/reliability/test_soak.py",
     "tests/timeouts/test_cancelling.py",
     "tests/timeouts/test_handoff.py",
