@@ -2,6 +2,8 @@
 // the handler string, .js/.mjs/.cjs, async and callback handlers, the context,
 // the SAM template's routes and payload format, results turned into HTTP, errors.
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import http2 from 'node:http2';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { functions, runToExit, startRuntime } from '../helpers.js';
@@ -263,5 +265,60 @@ describe("Powertools for AWS Lambda's parser accepts the events (its own API Gat
     const { code, stderr } = await runToExit({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: folder });
     assert.equal(code, 2);
     assert.match(stderr.split('\n')[0], /^funcwsgi: error: .*index\.mjs failed to import '@aws-lambda-powertools\/parser'.*is it in the function's package\.json dependencies\?$/);
+  });
+});
+
+describe('tracing reaches a Lambda handler', () => {
+  let collector;
+  let next;
+  let runtime;
+  const listen = (server) => new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+  before(async () => {
+    collector = http.createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200).end()); });
+    next = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ traceparent: req.headers.traceparent ?? null })));
+    const collectorPort = await listen(collector);
+    await listen(next);
+    runtime = await startRuntime({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: functions('aws-lambda-traced'), TRACE_COLLECTOR_ENDPOINT: `http://127.0.0.1:${collectorPort}/v1/traces` });
+  });
+  after(async () => {
+    await runtime?.stop();
+    collector?.close();
+    next?.close();
+  });
+
+  it("continues the caller's trace into the handler's outgoing fetch()", async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const target = `/?next=${encodeURIComponent(`http://127.0.0.1:${next.address().port}/`)}`;
+    const got = await json(await runtime.fetch(target, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } }));
+    assert.match(got.traceparent, new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+  });
+});
+
+describe('over HTTP/2 (h2c)', () => {
+  it('gives the 2.0 event the Host :authority names, and the front\'s answers', async () => {
+    const runtime = await startRuntime({ _HANDLER: 'index.handler', LAMBDA_TASK_ROOT: functions('aws-lambda-http'), SERVER_HTTP2: 'true' });
+    const session = http2.connect(runtime.url);
+    const request = (target, headers = {}) => new Promise((resolve, reject) => {
+      const stream = session.request({ ':path': target, ...headers });
+      const chunks = [];
+      let status;
+      stream.on('response', (head) => { status = head[':status']; });
+      stream.on('data', (chunk) => chunks.push(chunk));
+      stream.on('end', () => resolve([status, Buffer.concat(chunks).toString()]));
+      stream.on('error', reject);
+      stream.end();
+    });
+    try {
+      const [status, body] = await request('/h2?x=1', { cookie: 'a=1' });
+      assert.equal(status, 200);
+      const { event } = JSON.parse(body);
+      assert.equal(event.headers.host, `127.0.0.1:${runtime.port}`);
+      assert.deepEqual(event.cookies, ['a=1']);
+      assert.equal(event.requestContext.http.protocol, 'HTTP/2.0');
+      assert.deepEqual(await request('/fail'), [500, '{"message":"Internal Server Error"}']);
+    } finally {
+      session.close();
+      await runtime.stop();
+    }
   });
 });

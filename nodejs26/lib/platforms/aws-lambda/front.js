@@ -48,11 +48,20 @@ export function frontSettings(config, template, loadedName) {
   });
 }
 
-/** The request's headers as [name as sent, value] pairs. */
+/** The request's headers as [name as sent, value] pairs; over HTTP/2, :authority is the Host the gateway passes on. */
 function headerPairs(incoming) {
   const raw = incoming.rawHeaders;
   const pairs = [];
-  for (let i = 0; i < raw.length; i += 2) if (!raw[i].startsWith(':')) pairs.push([raw[i], raw[i + 1]]);
+  let authority = null;
+  let host = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i] === ':authority') authority = raw[i + 1];
+    else if (!raw[i].startsWith(':')) {
+      pairs.push([raw[i], raw[i + 1]]);
+      if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') host = true;
+    }
+  }
+  if (authority !== null && !host) pairs.unshift(['host', authority]);
   return pairs;
 }
 
