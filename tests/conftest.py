@@ -148,14 +148,29 @@ def client_socket() -> Iterator[tuple[Any, Any]]:
 
 
 # -- the tests that judge time ---------------------------------------------------------------------
-# `make test` runs pytest twice: every test but these in several processes at once (pytest-xdist,
+# `make test` runs pytest three times: every test but these in several processes at once (pytest-xdist,
 # `-n 4 --dist loadfile -m "not timing"`: most tests wait on real servers, and a module stays in one
-# process, so its module-scoped servers start once), then these alone, one at a time (`-m timing`),
-# so that nothing else running on the machine moves a deadline's lateness, a slow client's timing or
-# a load's figures. A test judging time carries the `timing` mark, takes the `timing` fixture or is
-# in one of TIMING_MODULES. Plain `pytest` runs everything in one process, as always.
+# process, so its module-scoped servers start once); then the ones that judge a deadline two modules
+# at a time (`-n 2 -m "timing and not alone"`: a core each, and their bounds' slack scales with the
+# contention tests/support/calibration.py measures); then the ones that load the machine or judge
+# its figures (a soak, an overload, the hostile-client matrix, a worker's memory) one at a time
+# (`-m alone`), so that nothing else moves them. A test judging time carries the `timing` mark, takes
+# the `timing` fixture or is in one of TIMING_MODULES; one needing the machine to itself is in
+# ALONE_MODULES or carries the `alone` mark. Plain `pytest` runs everything in one process, as always.
 
 TIMING = "timing"
+ALONE = "alone"
+#: Modules whose timing tests load the machine or judge a process's figures: each runs with nothing beside it.
+ALONE_MODULES = (
+    "tests/reliability/test_admission.py",
+    "tests/reliability/test_faults.py",
+    "tests/reliability/test_hostile.py",
+    "tests/reliability/test_soak.py",
+)
+#: Tests that only measure a third-party server (waitress, werkzeug, granian): their rows of the framing
+#: and hostile-client tables. `make framing` and `make hostile` run them, where those tables are made;
+#: `make test` leaves them out (`-m "not survey"`), so they cost its run nothing.
+SURVEY = "survey"
 #: Modules whose tests judge time, or load the machine (which would move the others' timing).
 #: A path here that is no longer a file stops the run.
 TIMING_MODULES = (
@@ -180,13 +195,50 @@ TIMING_MODULES = (
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{TIMING}: the test judges time or a process's figures; `make test` runs it alone, after the others (tests/conftest.py)")
+    config.addinivalue_line("markers", f"{ALONE}: the test loads the machine or judges its figures; `make test` runs it with nothing beside it (tests/conftest.py)")
+    config.addinivalue_line("markers", "slow(reason): why the test takes long, in one line; the run's summary lists the slowest tests with it")
+    config.addinivalue_line("markers", f"{SURVEY}: the test only measures a third-party server; `make framing`/`make hostile` run it (tests/conftest.py)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    missing = [path for path in TIMING_MODULES if not (config.rootpath / path).is_file()]
+    missing = [path for path in TIMING_MODULES + ALONE_MODULES if not (config.rootpath / path).is_file()]
     if missing:
         raise pytest.UsageError(f"tests/conftest.py: TIMING_MODULES names {', '.join(missing)}, not a file (moved?): update the list")
     for item in items:
-        if item.nodeid.split("::")[0] in TIMING_MODULES or TIMING in getattr(item, "fixturenames", ()):
+        module = item.nodeid.split("::")[0]
+        if module in TIMING_MODULES or TIMING in getattr(item, "fixturenames", ()):
             item.add_marker(TIMING)
+        if module in ALONE_MODULES and item.get_closest_marker(TIMING) is not None:
+            item.add_marker(ALONE)
+
+
+# -- the slowest tests say why ----------------------------------------------------------------------
+#: How many of the slowest tests the summary lists, with the reason their `slow` mark gives.
+SLOWEST_SHOWN = 12
+_took: dict[str, float] = {}
+_why: dict[str, str] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    mark = item.get_closest_marker("slow")
+    if mark is not None and mark.args:
+        item.user_properties.append(("slow", str(mark.args[0])))  # reaches the controller under pytest-xdist too
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Setup counts too: a module's servers start in its first test's setup.
+    _took[report.nodeid] = _took.get(report.nodeid, 0.0) + report.duration
+    for name, value in report.user_properties:
+        if name == "slow":
+            _why[report.nodeid] = str(value)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    slowest = sorted(_took.items(), key=lambda item: item[1], reverse=True)[:SLOWEST_SHOWN]
+    if not slowest or slowest[0][1] < 5.0:
+        return
+    terminalreporter.section("the slowest tests, and why")
+    for nodeid, seconds in slowest:
+        why = _why.get(nodeid, "no reason given: add @pytest.mark.slow('why') to it or its module")
+        terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}  ({why})")

@@ -24,6 +24,8 @@ from .support.paths import REPO
 #: What setuptools prints when the package configuration is off (data folders taken for packages, ...).
 SETUPTOOLS_WARNING = re.compile(r"would be ignored|Setuptools\w*Warning|^\s*warning: ", re.MULTILINE)
 
+pytestmark = pytest.mark.slow("builds the wheel and installs it, with pip, into fresh virtual environments")
+
 
 def fresh_venv(folder: Path) -> Path:
     """A new virtual environment of the interpreter the tests run on, with the pip it bundles."""

@@ -81,6 +81,7 @@ def loop_server(request) -> Iterator[tuple[Server, EventReceiver]]:
     events.stop()
 
 
+@pytest.mark.slow("2,000 calls held open at once on one worker")
 def test_one_worker_holds_two_thousand_awaiting_calls_at_once(loop_server):
     server, _ = loop_server
     began = time.monotonic()
@@ -126,6 +127,7 @@ def test_interleaved_calls_each_see_their_own_request_id_span_log_ids_and_event(
         assert event.headers["traceparent"].split("-")[1] == f"{n + 1:032x}"
 
 
+@pytest.mark.slow("waits out two call timeouts, one per way a coroutine can hang")
 def test_the_timeout_cancels_the_coroutine_answers_408_on_time_and_leaves_no_task(loop_server):
     server, _ = loop_server
     url = server.url

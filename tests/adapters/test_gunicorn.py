@@ -157,6 +157,7 @@ def test_a_worker_that_kills_its_process_is_replaced_and_the_crash_logged(tmp_pa
         running.stop()
 
 
+@pytest.mark.slow("calls that never return, one timeout after another, then the worker's threads and memory watched settling")
 def test_calls_that_never_return_keep_threads_and_memory_bounded(tmp_path, timing):
     # 2 server threads: at most 4 threads may be stuck in calls that timed out.
     running = serving(tmp_path, SERVER_NUMTHREADS="2", SERVER_CALL_TIMEOUT="0.3")

@@ -54,6 +54,7 @@ def test_an_async_failure_is_a_plain_500_at_once(served):
 
 
 @pytest.mark.timing
+@pytest.mark.slow("waits out a call timeout; granian then drains the cancelled call before it stops")
 def test_an_awaited_call_past_the_timeout_gets_408_in_time(served):
     runtime = served["async"]
     limit = runtime.settings.call_timeout

@@ -68,6 +68,7 @@ def test_function_times_out_408_at_the_deadline(served, path, timing):
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
+@pytest.mark.slow("calls that never return, one timeout after another, then the worker's threads and memory watched settling")
 def test_function_never_returns_repeatedly_threads_and_memory_stay_bounded(adapter, tmp_path, timing):
     # 2 server threads: the timeout layer keeps at most 4 call threads, stuck ones included.
     running = serve(adapter, tmp_path, SERVER_NUMTHREADS="2")

@@ -26,7 +26,7 @@ import pytest
 import requests
 
 from ..support.paths import REPO
-from .framing import BY_NAME, PATH_NAMES, Running, cell_text, run_case, start
+from .framing import BY_NAME, PATH_NAMES, PATHS, Running, cell_text, run_case, start
 from .framing_cases import CASE_NAMES, CASES, CHUNKED, Case
 
 RESULTS = REPO / "docs" / "framing-results.json"
@@ -37,7 +37,7 @@ HONEST_CALL_BOUND = 5.0
 _seen: dict[str, dict[str, str]] = {}
 
 
-@pytest.fixture(scope="module", params=PATH_NAMES)
+@pytest.fixture(scope="module", params=[pytest.param(path.name, marks=() if path.ours else pytest.mark.survey) for path in PATHS])
 def running(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     served = start(BY_NAME[request.param], tmp_path_factory.mktemp(f"framing-{request.param}"))
     yield served

@@ -37,9 +37,14 @@ from .hostile import (
 )
 
 ATTACKS_BY_NAME = {attack.name: attack for attack in ATTACKS}
+pytestmark = pytest.mark.slow("the first cell of each adapter runs its whole hostile-client matrix, every attack in turn (about 25 s)")
 
 
-@pytest.fixture(scope="module", params=HTTP_ADAPTERS)
+#: The matrix on a third-party server only measures it: `make hostile` runs those rows (tests/conftest.py).
+OURS = "gunicorn"
+
+
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=() if name == OURS else pytest.mark.survey) for name in HTTP_ADAPTERS])
 def matrix(request: pytest.FixtureRequest) -> dict[str, Any]:
     # werkzeug's threads and descriptors after the matrix are shown, not judged (the test below skips):
     # one look, not LEAK_WAIT seconds of waiting for figures that do not come back. The overload run

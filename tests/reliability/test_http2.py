@@ -494,6 +494,7 @@ def test_http2_on_an_adapter_without_it_is_refused_with_one_line(adapter):
     ]
 
 
+@pytest.mark.slow("starts a bare granian and pauses before the trailers, as the upstream report's reproduction does")
 def test_bare_granian_with_http2_on_serves_a_pseudo_header_in_trailers():
     """granian's own behaviour, with HTTP/2 explicitly on and nothing of funcwsgi's: the reproduction
     reported upstream (tests/support/granian_trailers.py; docs/reliability.md#reported-upstream).

@@ -18,6 +18,7 @@ from .soak import Tally, print_report, report, run
 SETTINGS = {"seconds": 60, "connections": 32, "adapter": "gunicorn", "workers": 2, "threads": 16, "sample_seconds": 0.6}
 
 
+@pytest.mark.slow("a soak: mixed calls on 32 connections for SOAK_SECONDS, by design")
 def test_soak_mixed_calls_on_32_connections():
     """The real soak.
 
