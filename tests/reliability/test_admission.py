@@ -73,6 +73,7 @@ def burst(port: int, path: str, count: int, limit: float = 30.0) -> list[tuple[s
     return asyncio.run(all_at_once())
 
 
+@pytest.mark.slow("1,500 connections opened at once, each call held half a second")
 def test_1500_simultaneous_calls_on_the_event_loop_are_all_answered(loop):
     exposition = loop.get("/metrics").text
     before = metric_total(exposition, "function_rejected_total")
@@ -96,6 +97,7 @@ def test_a_burst_the_threads_clear_within_the_target_is_served_whole(threads):
     assert Counter(status for status, _, _ in answers) == {"200": 200}
 
 
+@pytest.mark.slow("an overload run long enough for the queueing delay to pass its target")
 def test_calls_that_would_wait_past_the_target_get_503_at_once_and_probes_answer(threads):
     # 500 calls of 1.5 s on 50 threads: the first 50 run, the others would wait 1.5 s or more, past the
     # 1-s target. The service time is learnt from a first round; a third of a second's worth of calls
