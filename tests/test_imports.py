@@ -301,6 +301,7 @@ def test_needless_names_what_it_should():
     assert needless(loaded) == loaded
 
 
+@pytest.mark.slow("starts a real server on each adapter")
 @pytest.mark.parametrize("adapter", ["gunicorn", "granian"])
 def test_a_plain_function_loads_only_what_it_uses(adapter):
     """`funcwsgi serve` with the default settings, asked by the function itself what its process has imported."""

@@ -21,6 +21,8 @@ from tests.support.polling import wait_for
 from tests.support.ports import free_port
 from tests.support.processes import FUNCWSGI, Server, http_get, start
 
+pytestmark = pytest.mark.slow("starts a real server per case and stops it with SIGTERM, its collector down or silent")
+
 #: Seconds from the last answer to the process's end: 1 s, as the issue asks, and half a second more for a
 #: loaded 2-core machine (the exporter's retries alone held it 8 to 20 s).
 EXIT_WITHIN = 1.5
