@@ -9,7 +9,7 @@
 // (docs/migration-aws-lambda-nodejs.md).
 import fs from 'node:fs';
 import path from 'node:path';
-import { withValues } from '../config.js';
+import { moduleFile as runtimeModuleFile, withValues } from '../config.js';
 import { LoadError, pyRepr } from '../errors.js';
 import { importModule } from '../loader.js';
 import { getLogger } from '../logs.js';
@@ -62,7 +62,11 @@ export async function locate(config) {
   if (template.timeout !== null && !givenByUser(config, 'serverCallTimeout')) changes.serverCallTimeout = template.timeout;
   if (handler === null) {
     if (!(givenByUser(config, 'handlerFolder') && config.lambdaTaskRoot)) changes.handlerFolder = root;
-    return withValues(config, changes);
+    const located = withValues(config, changes);
+    if (runtimeModuleFile(located.handlerFolder, located.handlerModuleName) === null) {
+      throw new LoadError(`the function is AWS Lambda's (${signal(config)}), but nothing names its handler: set _HANDLER (such as index.handler), or put a template.yaml or index.mjs in ${root}`);
+    }
+    return located;
   }
   const { moduleRoot, moduleName, handlerName } = parseHandler(handler, config.lambdaHandler ? '_HANDLER' : 'the template\'s Handler');
   const base = template.codeUri && !config.lambdaHandler ? path.join(root, template.codeUri) : root;

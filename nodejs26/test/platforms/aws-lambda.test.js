@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import http2 from 'node:http2';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { functions, runToExit, startRuntime } from '../helpers.js';
@@ -319,6 +321,19 @@ describe('over HTTP/2 (h2c)', () => {
     } finally {
       session.close();
       await runtime.stop();
+    }
+  });
+});
+
+describe('a Lambda signal with nothing naming the handler', () => {
+  it('stops start-up with one line saying what to set', async () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'lambda-empty-'));
+    try {
+      const { code, stderr } = await runToExit({ AWS_LAMBDA_FUNCTION_NAME: 'orders', HANDLER_FOLDER: empty });
+      assert.equal(code, 2);
+      assert.equal(stderr, `funcwsgi: error: the function is AWS Lambda's (AWS_LAMBDA_FUNCTION_NAME=orders), but nothing names its handler: set _HANDLER (such as index.handler), or put a template.yaml or index.mjs in ${empty}\n`);
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true });
     }
   });
 });
