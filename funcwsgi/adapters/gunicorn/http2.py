@@ -51,6 +51,7 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+import hpack
 from h2.errors import ErrorCodes
 from h2.settings import SettingCodes, Settings
 
@@ -84,9 +85,21 @@ CONTROL_BURST = 1000
 CONTROL_SECONDS = 10.0
 #: How often a connection with streams looks for stalled ones.
 CHECK_SECONDS = 0.25
+#: Answer fields whose value is new in every answer (or secret): never put in HPACK's table, where
+#: each would push out the fields that repeat.
+UNINDEXED = frozenset({"x-request-id", "traceparent", "tracestate", "set-cookie", "date"})
 #: Answer fields HTTP/2 does not carry (RFC 9113 section 8.2.2).
 CONNECTION_FIELDS = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
 SWITCHING = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+
+
+class PlainEncoder(hpack.Encoder):
+    """HPACK without Huffman coding: on a loopback or mesh hop the bytes it saves cost more CPU than the rest
+    of the header block (RFC 7541 section 5.2 leaves the choice to the encoder)."""
+
+    def encode(self, headers: Any, huffman: bool = False) -> bytes:
+        encoded: bytes = super().encode(headers, huffman=False)
+        return encoded
 
 
 class Http2Stream:
@@ -217,6 +230,7 @@ class Http2Connection(asyncio.Protocol):
         # Announced as set; enforced here, stream by stream, rather than by h2 (which would end the connection).
         self.h2.local_settings = Settings(client=False, initial_values=entry.settings)
         self.h2.decoder.max_header_list_size = entry.header_list_size
+        self.h2.encoder = PlainEncoder()
         self.transport: Any = handed.transport
         self.peer: tuple[str, int] | None = handed.peer
         self.server: tuple[str, int] | None = handed.server
@@ -517,7 +531,10 @@ class Http2Connection(asyncio.Protocol):
                     continue
                 if lower == "content-length":
                     length = value
-                fields.append((lower.encode("latin-1"), value.encode("latin-1")))
+                if lower in UNINDEXED:
+                    fields.append(hpack.NeverIndexedHeaderTuple(lower.encode("latin-1"), value.encode("latin-1")))
+                else:
+                    fields.append((lower.encode("latin-1"), value.encode("latin-1")))
             if stream.method == "HEAD" or code in BODILESS_CODES or code < 200:
                 stream.bodiless = True
             elif end and length is None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import h2.config
 import h2.connection
 import h2.events
+import hpack
 import pytest
 from hyperframe.frame import SettingsFrame, WindowUpdateFrame
 
@@ -223,3 +224,25 @@ def test_trailers_after_a_body_past_the_limit_start_no_second_call(server, seen_
         assert client.answer(client.get("/after-trailers")).status == 200
     assert posts_called(server.port) == before + 1
     assert seen(seen_log, "/past-limit-trailers") == []
+
+
+def test_an_answers_request_id_is_sent_plain_and_kept_out_of_the_hpack_table(server):
+    """No Huffman coding (its CPU outweighs its bytes on a local hop), and the per-answer x-request-id never indexed."""
+    client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    client.initiate_connection()
+    client.send_headers(1, [(":method", "GET"), (":scheme", "http"), (":path", "/plain"), (":authority", "edge")], end_stream=True)
+    raw, headers, ended = b"", [], False
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(client.data_to_send())
+        while not ended:
+            data = sock.recv(65536)
+            assert data, "closed before the answer"
+            raw += data
+            for event in client.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived):
+                    headers = event.headers
+                ended = ended or isinstance(event, h2.events.StreamEnded)
+            sock.sendall(client.data_to_send())
+    (request_id,) = [header for header in headers if header[0] == b"x-request-id"]
+    assert isinstance(request_id, hpack.NeverIndexedHeaderTuple)
+    assert request_id[1] in raw and b"application/json" in raw  # as sent, not Huffman-coded
