@@ -62,6 +62,7 @@ def test_every_node_platform_template_is_checked():
     assert sorted(checked) == sorted(name for name in TEMPLATES_OF["nodejs26"] if name != "http")
 
 
+@pytest.mark.slow("creates a project, runs its node --test, then serves it with funcwsgi run")
 @pytest.mark.parametrize("template", sorted(LIBRARY_FREE_TEMPLATES))
 def test_library_free_platform_templates_pass_their_tests_and_run(cli, cli_env, tmp_path: Path, template: str):
     result = cli("create", "fn", "--runtime", "nodejs26", "--template", template, cwd=tmp_path)
