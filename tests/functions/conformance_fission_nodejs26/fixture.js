@@ -32,6 +32,7 @@ module.exports = async function (context) {
     return text(200, req.get('x-request-id') ?? '');
   }
   if (path === '/cancel') {
+    console.log('waiting for cancellation');
     for (let waited = 0; waited < 5000 && !cancelled(); waited += 20) await sleep(20);
     console.log(`cancelled: ${cancelled()}`);
     return text(200, 'done');

@@ -35,6 +35,7 @@ export const handler = async (event, context) => {
     return text(200, context.awsRequestId);
   }
   if (path === '/cancel') {
+    console.log('waiting for cancellation');
     for (let waited = 0; waited < 5000 && !cancelled(); waited += 20) await sleep(20);
     console.log(`cancelled: ${cancelled()}`);
     return text(200, 'done');
