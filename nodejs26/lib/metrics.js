@@ -77,6 +77,23 @@ export class CallMetrics {
     });
   }
 
+  /** Show function_spans_dropped_total: spans are exported (TRACE_COLLECTOR_ENDPOINT is set). */
+  countDroppedSpans() {
+    if (this.spansDropped !== undefined) return;
+    this.spansDropped = 0;
+    const name = 'function_spans_dropped_total';
+    const help = 'Number of spans not delivered to TRACE_COLLECTOR_ENDPOINT: their export failed, or they were unsent when the process stopped.';
+    this.registry.registerMetric({
+      name, help, type: 'counter', aggregator: 'sum',
+      get: () => ({ name, help, type: 'counter', aggregator: 'sum', values: [{ labels: {}, value: this.spansDropped }] }),
+    });
+  }
+
+  /** `count` spans could not be delivered to the trace collector. */
+  droppedSpans(count) {
+    this.spansDropped += count;
+  }
+
   /** A call cancelled (sdk.cancelled()) for `cause`: 'client' or 'timeout'. */
   cancelled(cause) {
     this.cancellations[cause] += 1;

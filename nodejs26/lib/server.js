@@ -93,6 +93,10 @@ export class Runtime {
     this.monitor = monitor;
     this.blocked = monitor ? (call, seconds) => monitor.blockedBy(call, seconds) : null;
     this.metrics = config.serverMetrics ? new CallMetrics() : null;
+    if (this.metrics && tracing) {
+      this.metrics.countDroppedSpans();
+      tracing.dropped = (count) => this.metrics.droppedSpans(count);
+    }
     this.faas = config.serverMetrics ? faas : null; // the FaaS metrics over OTLP, beside the Prometheus ones
     this.cors = config.serverCorsOrigins.length ? new Cors(config) : null;
     this.maxBody = config.serverMaxBodySize;

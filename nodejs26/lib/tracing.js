@@ -3,14 +3,47 @@
 // trace is continued (OTEL_PROPAGATORS, by default W3C trace context, baggage and
 // B3 multi-header), one server span per call, spans of sdk.getTracer() and of
 // outgoing fetch() calls are its children. Loaded only when the endpoint is set.
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { ExportResultCode } from '@opentelemetry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { spanIds } from './logs.js';
+import { getLogger, spanIds } from './logs.js';
 import { ProtobufSpanExporter } from './otlp.js';
+
+// Shutdown does not wait on telemetry (as funcwsgi/middleware/span_export.py): with the
+// collector down or silent, the exporter's retries would hold a stopping pod for
+// OTEL_EXPORTER_OTLP_TRACES_TIMEOUT (10 s). The last export gets this long, then the
+// spans not delivered are counted (function_spans_dropped_total) and logged once.
+export const SHUTDOWN_MILLIS = 500;
+const log = getLogger('funcwsgi');
+
+/** The exporter, counting what it delivered and what it could not; told nothing once the process stops. */
+class CountingExporter {
+  constructor(inner, tracing) {
+    this.inner = inner;
+    this.tracing = tracing;
+    this.sent = 0;
+  }
+
+  export(spans, done) {
+    this.inner.export(spans, (result) => {
+      if (result.code === ExportResultCode.SUCCESS) this.sent += spans.length;
+      else this.tracing.drop(spans.length);
+      done(result);
+    });
+  }
+
+  forceFlush() {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+
+  shutdown() {
+    return this.inner.shutdown();
+  }
+}
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
@@ -33,8 +66,23 @@ export class Tracing {
     }
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the function's metadata.
     const resource = defaultResource().merge(resourceFromAttributes(ours)).merge(resourceFromAttributes(fromOtelEnvironment()));
-    this.exporter = new ProtobufSpanExporter(config.traceCollectorEndpoint);
-    this.provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: this.exporter, scheduledDelayMillis: Number(process.env.OTEL_BSP_SCHEDULE_DELAY) || 500 })] });
+    this.endpoint = config.traceCollectorEndpoint;
+    this.exporter = new CountingExporter(new ProtobufSpanExporter(config.traceCollectorEndpoint), this);
+    this.ended = 0; // sampled spans handed to the batch processor
+    this.lost = 0; // of them, not delivered
+    this.stopped = false;
+    this.dropped = null; // the metrics' counter, when /metrics is served (server.js sets it)
+    const batch = new BatchSpanProcessor({ exporter: this.exporter, scheduledDelayMillis: Number(process.env.OTEL_BSP_SCHEDULE_DELAY) || 500 });
+    const counted = {
+      onStart: (span, parent) => batch.onStart(span, parent),
+      onEnd: (span) => {
+        if (span.spanContext().traceFlags & TraceFlags.SAMPLED) this.ended += 1;
+        batch.onEnd(span);
+      },
+      forceFlush: () => batch.forceFlush(),
+      shutdown: () => batch.shutdown(),
+    };
+    this.provider = new TracerProvider({ resource, spanProcessors: [counted] });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(buildPropagator(config.otelPropagators));
     trace.setGlobalTracerProvider(this.provider);
@@ -93,8 +141,25 @@ export class Tracing {
     span.end();
   }
 
+  /** `count` spans could not be delivered. */
+  drop(count) {
+    if (this.stopped) return;
+    this.lost += count;
+    this.dropped?.(count);
+  }
+
+  /** Flush what is batched, for SHUTDOWN_MILLIS at most; count and log, once, what did not leave. */
   async shutdown() {
-    await this.provider.shutdown().catch(() => {});
+    let timer;
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, SHUTDOWN_MILLIS); });
+    await Promise.race([this.provider.shutdown().catch(() => {}), late]);
+    clearTimeout(timer);
+    const unsent = this.ended - this.exporter.sent - this.lost;
+    if (unsent > 0) this.drop(unsent); // still queued or in flight
+    this.stopped = true;
+    if (this.lost > 0) {
+      log.warning(`${this.lost} span(s) could not be delivered to TRACE_COLLECTOR_ENDPOINT=${this.endpoint} and were dropped (counted in function_spans_dropped_total)`);
+    }
   }
 }
 
