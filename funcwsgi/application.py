@@ -16,7 +16,7 @@ from .handler.loader import LoadedFunction, wrap_callable
 from .logs import configure_logging
 from .process import print_startup_lines
 from .serving import loaded_by_its_own_command
-from .stack import build_stack, direct, serves_on_loop
+from .stack import build_stack, serves_on_loop
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -35,7 +35,6 @@ class FunctionService:
         self.config = config
         self.loaded = loaded
         self.wsgi, built = build_stack(config, loaded)
-        self._call_stack = direct(self.wsgi)
         #: The layers' names from the outside in, ``function`` last.
         self.layers = [layer.name for layer in built] + ["function"]
         #: The same, with the options whose setting is not the default: what the start-up log shows.
@@ -57,7 +56,7 @@ class FunctionService:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
         # The sdk reads the metadata of the service serving the call (several may be mounted).
         environ[CONFIG_KEY] = self.config
-        return self._call_stack(environ, start_response)
+        return self.wsgi(environ, start_response)
 
     def __repr__(self) -> str:
         return f"<FunctionService {self.loaded.path}:{self.loaded.name} [{' > '.join(self.layers)}]>"

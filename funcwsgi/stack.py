@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, specs
@@ -95,7 +94,7 @@ class Layer:
             option: source.make(config, loaded, below) if isinstance(source, Made) else getattr(config, source)
             for option, source in self.options.items()
         }
-        return self.cls(direct(below.app), **values)
+        return self.cls(below.app, **values)
 
     def check_of(self, built: WSGIApplication) -> Check | None:
         """The liveness check this layer declares, bound to ``built`` (this layer as built), or None."""
@@ -115,27 +114,6 @@ class Layer:
             f", {option}={ENV_NAMES[source] if isinstance(source, str) else repr(source)}" for option, source in self.options.items()
         )
         return f"Layer({self.name!r}, {getattr(self.cls, '__name__', self.cls)}{options})"
-
-
-def direct(app: WSGIApplication) -> WSGIApplication:
-    """``app``'s bound ``__call__`` when it is an instance of a Python class: what each layer calls.
-
-    Calling an instance goes through its type's call slot, a C call that
-    starts a new interpreter frame loop; calling its bound method is inlined
-    by the interpreter. Across a dozen layers that is a measurable part of a
-    call (``bench/callgrind.py``), and on the event-loop path it also keeps
-    the stack each call's greenlet saves and restores shallow.
-    """
-    for cls in type(app).__mro__:
-        call = vars(cls).get("__call__")
-        if call is not None:
-            return call.__get__(app) if isinstance(call, FunctionType) else app
-    return app
-
-
-def layer_of(app: object) -> object:
-    """The layer object behind what :func:`direct` made of it."""
-    return getattr(app, "__self__", app)
 
 
 def _shown(value: Any) -> str:

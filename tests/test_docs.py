@@ -79,7 +79,6 @@ def test_the_reserved_routes_table_lists_every_path_the_runtime_answers():
     from werkzeug.test import Client
 
     from funcwsgi import make_app
-    from funcwsgi.stack import layer_of
 
     def main(req):
         return "the function"
@@ -89,7 +88,7 @@ def test_the_reserved_routes_table_lists_every_path_the_runtime_answers():
     assert answered == set(listed), f"listed but reaching the function: {set(listed) - answered}"
     stack = make_app(main, environ={}).wsgi
     while not hasattr(stack, "routes"):
-        stack = layer_of(stack.app)
+        stack = stack.app
     assert set(stack.routes) == set(listed), "docs/handler-api.md's reserved-routes table is the one list of the runtime's own paths"
     # The metrics row names the settings that move it and switch it off; each does what it says.
     assert "SERVER_METRICS_PATH" in listed["/metrics"] and "SERVER_METRICS=false" in listed["/metrics"]

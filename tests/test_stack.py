@@ -9,7 +9,7 @@ from funcwsgi.config import Config
 from funcwsgi.handler.loader import wrap_callable
 from funcwsgi.middleware.body_limit import BodyLimitMiddleware
 from funcwsgi.middleware.server_errors import ErrorMiddleware
-from funcwsgi.stack import LAYERS, Layer, Made, build_stack, layer_of
+from funcwsgi.stack import LAYERS, Layer, Made, build_stack
 
 
 def hello(req, res):
@@ -48,8 +48,8 @@ def test_the_first_layer_is_the_outermost():
     app, built = build_stack(config, wrap_callable(hello, config), layers)
     assert built == layers
     assert isinstance(app, ErrorMiddleware)
-    assert isinstance(layer_of(app.app), BodyLimitMiddleware)
-    assert layer_of(app.app).too_large.status == "413 Request Entity Too Large"
+    assert isinstance(app.app, BodyLimitMiddleware)
+    assert app.app.too_large.status == "413 Request Entity Too Large"
 
 
 def test_options_are_read_from_settings_and_made_values():
@@ -67,7 +67,7 @@ def test_options_are_read_from_settings_and_made_values():
     layer = Layer("probe", Probe, {"limit": "server_max_body_size", "made": Made(lambda config, loaded, inner: loaded.name)})
     build_stack(config, wrap_callable(hello, config), [layer])
     assert seen["limit"] == 10 and seen["made"] == "hello"
-    assert type(layer_of(seen["inner"])).__name__ == "FunctionApp"
+    assert type(seen["inner"]).__name__ == "FunctionApp"
 
 
 def test_a_disabled_layer_is_not_in_the_stack():

@@ -56,10 +56,7 @@ class FunctionApp:
         # whose passes grow with the calls in flight (on the loop, hundreds). Parted when the answer
         # is complete, a call's objects go as soon as the server is done with them.
         if type(body) is list:
-            # release(environ, request), spelled out for every call's sake (the request was just read from the environ)
-            del environ[REQUEST_KEY]
-            if request.__dict__.get("files"):
-                request.close()
+            release(environ, request)
             return body
         return ReleasingBody(body, partial(release, environ, request))
 

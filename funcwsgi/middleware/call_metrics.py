@@ -36,9 +36,7 @@ class MetricsMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         series = self.series.get(environ.get("REQUEST_METHOD", ""), self.other)
         started = perf_counter()
-        # A closure over a list notes the status: cheaper per call than a StatusNote (no __init__ frame,
-        # and calling it is inlined where calling an object with __call__ is not).
-        status = ["500"]
+        status = ["500"]  # noted by start_and_note, read when the call ends
 
         def start_and_note(status_line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             status[0] = status_line
@@ -50,11 +48,7 @@ class MetricsMiddleware:
             self.record(series, environ, perf_counter() - started, True)
             raise
         if type(body) is list:
-            seconds = perf_counter() - started
-            failed = status[0][0] == "5" or FAILURE_KEY in environ
-            series.record(seconds, failed)  # record(), spelled out for every call's sake
-            if self.faas is not None:
-                self.faas.record(environ, seconds, failed)
+            self.record(series, environ, perf_counter() - started, status[0][0] == "5" or FAILURE_KEY in environ)
             return body
         return MeasuredBody(body, self, series, environ, status, started)
 

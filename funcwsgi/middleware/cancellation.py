@@ -46,19 +46,15 @@ _cause_lock = threading.Lock()
 
 
 class Cancellation:
-    """One call's cancellation: its cause once cancelled.
+    """One call's cancellation: its cause once cancelled."""
 
-    No ``__init__`` and no ``__slots__``: the class attributes are the defaults, so the layer
-    makes one for every call by setting only what differs (a Python ``__init__`` would cost
-    every call a frame).
-    """
-
-    #: Why the call was cancelled (:data:`CLIENT`, :data:`TIMEOUT`), None while it is not.
-    cause: str | None = None
-    #: The call's deadline, whose decision the timeout layer shares (past it, the call answers 408); None: no deadline (any more).
-    deadline: Deadline | None = None
-    #: The server's :class:`~funcwsgi.serving.ServerCall`, asked whether the client is still there; None: cannot tell.
-    server_call: ServerCall | None = None
+    def __init__(self, deadline: Deadline | None = None, server_call: ServerCall | None = None) -> None:
+        #: Why the call was cancelled (:data:`CLIENT`, :data:`TIMEOUT`), None while it is not.
+        self.cause: str | None = None
+        #: The call's deadline, whose decision the timeout layer shares (past it, the call answers 408); None: no deadline (any more).
+        self.deadline = deadline
+        #: The server's :class:`~funcwsgi.serving.ServerCall`, asked whether the client is still there; None: cannot tell.
+        self.server_call = server_call
 
     def cancelled(self) -> bool:
         """Whether the call is cancelled, asking the clock and the server now."""
@@ -127,14 +123,14 @@ class CancellationMiddleware:
         self.count = count
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        cancellation = environ[CANCELLATION_KEY] = Cancellation()
+        deadline = None
         if self.seconds:
             # Made here, where the call is first seen, and shared with the timeout layer through the environ.
-            cancellation.deadline = environ[DEADLINE_KEY] = deadline_in(self.seconds)
+            deadline = environ[DEADLINE_KEY] = deadline_in(self.seconds)
         server_call: ServerCall | None = environ.get(SERVER_CALL_KEY)
+        cancellation = environ[CANCELLATION_KEY] = Cancellation(deadline, server_call)
         watched = False
         if server_call is not None:
-            cancellation.server_call = server_call
             if server_call.lent is THREAD:
                 watched = True
                 if not _watcher.running:
@@ -148,11 +144,8 @@ class CancellationMiddleware:
         if environ.get(FAILURE_KEY) == TIMEOUT:  # the timeout layer's word: its 408 may have sent the client away
             cancellation.cancel(TIMEOUT)
         cancellation.deadline = None  # the timeout covers the call until the function returns, not the body's sending
-        if type(body) is list:  # answered whole: nothing more of the call runs (ended(), spelled out for every call's sake)
-            if watched:
-                _watcher.calls.discard(cancellation)
-            if cancellation.cause is not None and self.count is not None:
-                self.count(cancellation.cause)
+        if type(body) is list:  # answered whole: nothing more of the call runs
+            self.ended(environ, cancellation, watched)
             return body
         return ClosingBody(body, lambda: self.ended(environ, cancellation, watched))
 

@@ -40,10 +40,7 @@ class HttpRulesMiddleware:
         self.app = app
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        call = _Call()
-        call.server_start = start_response
-        if environ.get("REQUEST_METHOD") == "HEAD":
-            call.head = True
+        call = _Call(start_response, head=environ.get("REQUEST_METHOD") == "HEAD")
         body = self.app(environ, call.start_response)
         if call.bodiless or (call.status is None and call.head):
             return call.discard(body)
@@ -56,17 +53,14 @@ class HttpRulesMiddleware:
 
 
 class _Call:
-    """One call's response as the layer sees it start.
+    """One call's response as the layer sees it start."""
 
-    No ``__init__`` and no ``__slots__``: the class attributes are the defaults, so making one
-    for every call sets only what differs (a Python ``__init__`` would cost every call a frame).
-    """
-
-    server_start: StartResponse
-    head = False
-    status: str | None = None
-    bodiless = False
-    written: list[bytes] | None = None
+    def __init__(self, server_start: StartResponse, *, head: bool) -> None:
+        self.server_start = server_start
+        self.head = head
+        self.status: str | None = None
+        self.bodiless = False
+        self.written: list[bytes] | None = None
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
         self.status = status

@@ -21,6 +21,14 @@ def usable(request_id: str) -> bool:
     return 0 < len(request_id) <= MAX_LENGTH and request_id.isascii() and request_id.isprintable()
 
 
+
+def new_request_id() -> str:
+    """32 hex digits of 128 random bits: unique enough to find a call's log lines, with no system call.
+
+    An id correlates, it guards nothing; ``random`` reseeds in each forked worker.
+    """
+    return getrandbits(128).to_bytes(16, "big").hex()
+
 class RequestIdMiddleware:
     """Puts the call's id in ``environ['funcwsgi.request_id']`` and echoes it in the response.
 
@@ -34,10 +42,7 @@ class RequestIdMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         request_id = environ.get("HTTP_X_REQUEST_ID")
         if request_id is None or not usable(request_id):
-            # 128 random bits: unique enough to find a call's log lines, and no system call per
-            # request (an id correlates, it guards nothing); random reseeds in each forked worker.
-            # The quickest way to 32 hex digits, spelled out here: a function around it costs a frame.
-            request_id = getrandbits(128).to_bytes(16, "big").hex()
+            request_id = new_request_id()
         environ[REQUEST_ID_KEY] = request_id
         header = (HEADER, request_id)
 
