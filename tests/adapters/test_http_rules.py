@@ -20,15 +20,15 @@ from ..support.processes import SERVE, Server, start
 STREAMED = ["/generator", "/iterator", "/wsgi", "/wsgi-lazy", "/write", "/plain"]
 
 
-#: (adapter, function): every threaded server with the sync function, and the two event-loop
-#: servers (gunicorn's uvicorn worker, granian's ASGI) with the same function written async.
-SERVED = [(adapter, "http_rules") for adapter in HTTP_ADAPTERS] + [("gunicorn", "http_rules_async"), ("granian", "http_rules_async")]
+#: (adapter, module of tests/functions/http_rules): every threaded server with the sync function, and
+#: the two event-loop servers (gunicorn's uvicorn worker, granian's ASGI) with the same answers from an async def.
+SERVED = [(adapter, "handler") for adapter in HTTP_ADAPTERS] + [("gunicorn", "handler_async"), ("granian", "handler_async")]
 
 
-@pytest.fixture(scope="module", params=SERVED, ids=lambda served: "-".join(served).replace("http_rules_async", "loop").replace("-http_rules", ""))
+@pytest.fixture(scope="module", params=SERVED, ids=lambda served: served[0] if served[1] == "handler" else f"{served[0]}-loop")
 def server(request):
-    adapter, function = request.param
-    with start(SERVE, function, SERVER_ADAPTER=adapter, SERVER_NUMTHREADS="2", SERVER_WORKERS="1") as running:
+    adapter, module = request.param
+    with start(SERVE, "http_rules", HANDLER_MODULE_NAME=module, SERVER_ADAPTER=adapter, SERVER_NUMTHREADS="2", SERVER_WORKERS="1") as running:
         yield running
 
 

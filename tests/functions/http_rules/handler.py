@@ -18,6 +18,11 @@ def writing_app(environ, start_response):
 
 
 def main(req, res):
+    return answer(req)
+
+
+def answer(req):
+    """What each path answers; handler_async.py answers the same from an ``async def main``."""
     path = req.path
     if path == "/generator":
         return (chunk for chunk in ("streamed ", "body"))
