@@ -93,6 +93,26 @@ CONNECTION_FIELDS = frozenset({"connection", "keep-alive", "proxy-connection", "
 SWITCHING = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
 
 
+class Burst:
+    """Counts events over a sliding window: past ``limit`` of them within ``seconds``, a flood."""
+
+    __slots__ = ("limit", "seconds", "times")
+
+    def __init__(self, limit: int, seconds: float) -> None:
+        self.limit = limit
+        self.seconds = seconds
+        self.times: deque[float] = deque()
+
+    def past(self) -> bool:
+        """One more event; whether the burst is now past its limit."""
+        now = time.monotonic()
+        times = self.times
+        times.append(now)
+        while now - times[0] > self.seconds:
+            times.popleft()
+        return len(times) > self.limit
+
+
 class PlainEncoder(hpack.Encoder):
     """HPACK without Huffman coding: on a loopback or mesh hop the bytes it saves cost more CPU than the rest
     of the header block (RFC 7541 section 5.2 leaves the choice to the encoder)."""
@@ -243,8 +263,8 @@ class Http2Connection(asyncio.Protocol):
         self.read_paused = False
         self.stopping = False
         self.dead = False
-        self.resets: deque[float] = deque()
-        self.controls: deque[float] = deque()
+        self.resets = Burst(RESET_BURST, RESET_SECONDS)
+        self.controls = Burst(CONTROL_BURST, CONTROL_SECONDS)
         self.timer: asyncio.TimerHandle | None = None
         self.upgrading: Http1Exchange | None = None  # an Upgrade: h2c request whose body is still arriving
         self.upgrade_settings = b""
@@ -376,12 +396,7 @@ class Http2Connection(asyncio.Protocol):
         self.ready.append(stream)
 
     def stream_reset(self, event: h2.events.StreamReset) -> None:
-        now = time.monotonic()
-        resets = self.resets
-        resets.append(now)
-        while resets and now - resets[0] > RESET_SECONDS:
-            resets.popleft()
-        if len(resets) > RESET_BURST:
+        if self.resets.past():
             self.calm()
             return
         stream = self.streams.get(event.stream_id)
@@ -394,12 +409,7 @@ class Http2Connection(asyncio.Protocol):
         self.end()
 
     def control(self, event: object = None) -> None:
-        now = time.monotonic()
-        controls = self.controls
-        controls.append(now)
-        while controls and now - controls[0] > CONTROL_SECONDS:
-            controls.popleft()
-        if len(controls) > CONTROL_BURST:
+        if self.controls.past():
             self.calm()
 
     def calm(self) -> None:
