@@ -175,7 +175,7 @@ SURVEY = "survey"
 #: A path here that is no longer a file stops the run.
 TIMING_MODULES = (
     "tests/adapters/test_event_loop.py",
-    "tests/adapters/test_event_loop_limits.py",
+    "tests/adapters/gunicorn/test_connections.py",
     "tests/adapters/test_gunicorn.py",
     "tests/conformance/test_cancellation.py",
     "tests/conformance/test_limits.py",

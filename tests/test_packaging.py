@@ -195,8 +195,8 @@ def test_make_run_installs_the_package_and_nothing_else(tmp_path: Path):
     assert "npm" in everything and "-e '.[test,docs,waitress,granian]'" in everything and "apt-get" in everything
 
 
-#: The servers funcwsgi runs on, and what they need for HTTP/2 and the event loop.
-SERVERS = ("gunicorn", "h2", "uvicorn", "uvicorn-worker", "waitress", "granian")
+#: The servers funcwsgi runs on, what they need for HTTP/2 and the edge's parser and loop, and what the benchmarks compare with.
+SERVERS = ("gunicorn", "h2", "httptools", "uvloop", "uvicorn", "uvicorn-worker", "waitress", "granian")
 
 
 def requirement_lines() -> list[str]:

@@ -224,7 +224,7 @@ class Plan:
 
     def knative(self) -> list[dict[str, Any]]:
         if self.config.server_http2 and self.config.server_adapter in HTTP2_BY_DEFAULT and handler_is_async(self.project):
-            # The queue-proxy would speak h2c to uvicorn's worker, which answers HTTP/1.1 only: every call would fail.
+            # The queue-proxy would speak h2c to the edge worker, which answers async def over HTTP/1.1 only: every call would fail.
             raise ProjectError(
                 f"{self.where}: envs.SERVER_HTTP2 is true, but {self.project.handler_module}.py's"
                 f" {self.project.handler_function}() is async def, which {self.config.server_adapter} serves on its"

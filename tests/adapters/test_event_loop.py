@@ -1,6 +1,6 @@
 """What only the event-loop path has: many calls per worker, cancelling timeouts, a watched loop, a bound on calls.
 
-Each loop server (gunicorn's uvicorn worker, granian's ASGI) serves the
+Each loop server (gunicorn's edge worker, granian's ASGI) serves the
 async twin of the serving function as a real subprocess; the many
 concurrent calls come from one asyncio client with a connection per call.
 """
@@ -201,7 +201,7 @@ def test_gunicorn_funcwsgi_app_serves_an_async_function_on_the_loop_worker(tmp_p
         server.wait_ready()
         answers = many_calls(port, [("/sleep?s=1", {})] * 200)
         assert [status for status, _, _ in answers] == [200] * 200
-        assert "Using worker: funcwsgi.adapters._event_loop_worker.EventLoopWorker" in server.stderr + server.stdout
+        assert "Using worker: funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker" in server.stderr + server.stdout
     finally:
         server.stop()
 

@@ -21,7 +21,7 @@ STREAMED = ["/generator", "/iterator", "/wsgi", "/wsgi-lazy", "/write", "/plain"
 
 
 #: (adapter, module of tests/functions/http_rules): every threaded server with the sync function, and
-#: the two event-loop servers (gunicorn's uvicorn worker, granian's ASGI) with the same answers from an async def.
+#: the two event-loop servers (gunicorn's edge worker, granian's ASGI) with the same answers from an async def.
 SERVED = [(adapter, "handler") for adapter in HTTP_ADAPTERS] + [("gunicorn", "handler_async"), ("granian", "handler_async")]
 
 

@@ -123,7 +123,7 @@ def test_cloudevent_function_refuses_a_plain_request(events):
 # -- on the event loop, as any async function ---------------------------------------------------
 #
 # The same func-python instance (tests/functions/knative_loop) served by both event-loop adapters of
-# `funcwsgi serve` (gunicorn's uvicorn worker, the default; granian's ASGI) and, for what threads
+# `funcwsgi serve` (gunicorn's edge worker, the default; granian's ASGI) and, for what threads
 # give, by `gunicorn funcwsgi:app` with SERVER_EVENT_LOOP=off.
 
 KNATIVE_TIMEOUT = 1.0

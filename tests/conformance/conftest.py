@@ -4,7 +4,7 @@ The kit starts each runtime under test itself, through a launcher per
 runtime (launchers.py): inside this repository funcwsgi as a container runs
 it (``gunicorn funcwsgi:app``) and on every HTTP adapter (``funcwsgi serve``
 with ``SERVER_ADAPTER``), funcwsgi's event-loop path (the same fixtures
-written ``async def``, on gunicorn's uvicorn worker and granian's ASGI), the
+written ``async def``, on gunicorn's edge worker and granian's ASGI), the
 default server spoken to over HTTP/2 (h2c), and the Node runtime
 (``nodejs26/bin/serve``). Every check runs against every one
 of them::

@@ -17,8 +17,8 @@ _CLIENT_LEAVES = "test_cancellation.py::test_a_client_that_leaves_cancels_its_ca
 #: Servers that do not tell the core whether a call's client is still there (docs/sdk.md#cancellation).
 _NO_CONNECTION = "the server gives the call no way to see its client leave: cancelled at the timeout only"
 
-#: gunicorn serves an async def function with its uvicorn worker (the faster one, docs/servers.md#http2).
-_LOOP_HTTP1 = "an async def function is served by the uvicorn worker, HTTP/1.1 only: an h2c client is refused at once"
+#: gunicorn serves an async def function with funcwsgi's edge worker, HTTP/1.1 only for now (docs/servers.md#http2).
+_LOOP_HTTP1 = "an async def function is served by the edge worker, HTTP/1.1 only for now: an h2c client is refused at once"
 
 KNOWN_GAPS: tuple[tuple[str, str, str], ...] = (
     ("funcwsgi-waitress", _CLIENT_LEAVES, _NO_CONNECTION),

@@ -119,7 +119,7 @@ def _python_bin() -> Path:
 #: The HTTP servers funcwsgi runs on, each through `funcwsgi serve` with SERVER_ADAPTER.
 FUNCWSGI_ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
 #: The servers of funcwsgi's event-loop path (docs/async.md), by launcher-name suffix: `funcwsgi serve`
-#: as it is (gunicorn with its uvicorn worker) and granian's ASGI interface.
+#: as it is (gunicorn with funcwsgi's edge worker) and granian's ASGI interface.
 LOOP_ADAPTERS: dict[str, dict[str, str]] = {"": {}, "-granian": {"SERVER_ADAPTER": "granian"}}
 
 

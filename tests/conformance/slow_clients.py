@@ -1,6 +1,6 @@
 """The slow and hostile raw-socket clients of C14 (test_slow_clients.py), and the one-second limits they meet.
 
-adapters/test_event_loop_limits.py runs them too, against gunicorn's event-loop worker.
+adapters/gunicorn/test_connections.py runs them too, against gunicorn's edge worker.
 """
 
 from __future__ import annotations

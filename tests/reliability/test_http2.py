@@ -93,7 +93,7 @@ class H2Served:
 
 
 #: Each adapter serves a plain function on its threads and an async one on its event loop; gunicorn's
-#: event-loop worker (uvicorn's) serves HTTP/1.1 only (docs/servers.md#http2). nodejs26 serves
+#: edge worker serves async def over HTTP/1.1 only for now (docs/servers.md#http2). nodejs26 serves
 #: tests/functions/h2_echo/handler.mjs, the same function.
 SERVED = [
     (adapter, module)
@@ -523,7 +523,7 @@ def test_the_gaps_are_said_at_start_up(h2):
 
 @pytest.fixture(scope="module")
 def loop_on_gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """An async def function on the default server, as it starts by default (gunicorn, its uvicorn worker)."""
+    """An async def function on the default server, as it starts by default (gunicorn, funcwsgi's edge worker)."""
     folder = tmp_path_factory.mktemp("h2-loop-gunicorn")
     served = serve("gunicorn", folder, scenario="h2_echo", HANDLER_MODULE_NAME="handler_async", SEEN_LOG=str(folder / "seen.jsonl"))
     try:
@@ -533,7 +533,7 @@ def loop_on_gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
 
 
 def test_an_async_function_on_gunicorn_refuses_http2_with_prior_knowledge_at_once(loop_on_gunicorn):
-    """uvicorn has no HTTP/2: a connection that opens with the preface gets HTTP/1.1's 400 and is closed, never a hang."""
+    """The edge worker has no HTTP/2 yet: a connection that opens with the preface gets HTTP/1.1's 400 and is closed, never a hang."""
     served = loop_on_gunicorn
     began = time.monotonic()
     answer = served.raw(PREFACE + SettingsFrame(0).serialize(), timeout=5)

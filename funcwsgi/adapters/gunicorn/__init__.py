@@ -39,6 +39,8 @@ log = logging.getLogger("funcwsgi")
 # (NO_RESERVED_STATUS matches none), and a worker that ended before it booted stops the
 # server with this status, whatever its own (:class:`BootReports`).
 WORKER_BOOT_ERROR = 3
+#: funcwsgi's HTTP edge worker (:mod:`funcwsgi.adapters.gunicorn.worker`): async def functions run on it.
+EDGE_WORKER = "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker"
 NO_RESERVED_STATUS = -1
 #: What h2c on the thread worker does differently from RFC 9113 (tests/reliability/test_http2.py's GAPS).
 HTTP2_STREAMS = (
@@ -47,7 +49,7 @@ HTTP2_STREAMS = (
 )
 #: SERVER_HTTP2=true asked for what the event-loop worker cannot give (docs/servers.md#http2-and-async-def-functions).
 HTTP2_ON_THE_LOOP = (
-    "SERVER_HTTP2=true: an async def function is served by gunicorn's uvicorn worker, HTTP/1.1 only;"
+    "SERVER_HTTP2=true: an async def function is served by funcwsgi's HTTP edge worker, HTTP/1.1 only for now;"
     " an HTTP/2 client is refused (docs/servers.md#http2-and-async-def-functions)"
 )
 
@@ -114,7 +116,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
     def on_starting(server: Any) -> None:
         """Print the start-up lines and load the function once, in the master, before any fork.
 
-        An async function gets the event-loop worker instead of gthread, unless
+        An async function gets funcwsgi's HTTP edge worker instead of gthread, unless
         another worker class was asked for (``gunicorn -k ...``).
         """
         nonlocal config
@@ -127,10 +129,8 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
                 report_and_exit(error)
         service = service_of(server)
         if service.on_loop and server.cfg.worker_class_str == settings["worker_class"]:
-            from funcwsgi.adapters._event_loop_worker import EventLoopWorker  # here: a sync function's server never imports uvicorn
-
-            server.worker_class = EventLoopWorker
-            server.cfg.set("worker_class", "funcwsgi.adapters._event_loop_worker.EventLoopWorker")
+            server.cfg.set("worker_class", EDGE_WORKER)
+            server.worker_class = server.cfg.worker_class  # gunicorn loads the class the setting names
             if config.server_http2:
                 log.warning(HTTP2_ON_THE_LOOP)
         elif config.http2:

@@ -118,10 +118,11 @@ def check_head(version: str, headers: list[tuple[bytes, bytes]]) -> None:
             if b"," in value:
                 raise Refused(BAD_HOST)
         elif name == b"transfer-encoding":
-            if version != "1.1":
-                raise Refused(BAD_FRAMING)  # RFC 9112 section 6.1: chunked on HTTP/1.1 only
-            if value.lower() != b"chunked":
-                raise Refused(UNKNOWN_CODING)  # a coding before chunked (llhttp refuses one after it)
+            codings = [coding.strip(b" \t") for coding in value.lower().split(b",")]
+            if version != "1.1" or codings[-1] != b"chunked":
+                raise Refused(BAD_FRAMING)  # RFC 9112 section 6.3: chunked last, and on HTTP/1.1 only (6.1)
+            if len(codings) > 1:
+                raise Refused(UNKNOWN_CODING)  # a coding before chunked: not supported (section 6.1)
     if hosts > 1 or (hosts == 0 and version == "1.1"):
         raise Refused(BAD_HOST)
 

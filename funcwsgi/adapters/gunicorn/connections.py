@@ -94,7 +94,7 @@ class Connections:
     def arrived(self, conn: Connection) -> bool:
         """A new connection; False: it is held (no room), and is not read until :meth:`let_in` is called on it."""
         if self.limit and len(self.counted) >= self.limit and not self.evict_one(EVICT_AFTER):
-            conn.phase = HELD
+            conn.phase, conn.progress = HELD, time.monotonic()
             self.held_silent[conn] = None
             return False
         self.counted.add(conn)
@@ -104,7 +104,7 @@ class Connections:
     def asking(self, conn: Connection) -> None:
         """A held connection's client sent its first bytes: it is let in before the silent ones."""
         if self.held_silent.pop(conn, 0) is None:
-            self.held_asking[conn] = time.monotonic()
+            self.held_asking[conn] = conn.progress = time.monotonic()
 
     def wait(self, conn: Connection, phase: int, timeout: float) -> None:
         """The edge waits on ``conn``'s client, at most ``timeout`` seconds."""
@@ -151,7 +151,9 @@ class Connections:
         while (self.held_asking or self.held_silent) and (not self.limit or len(self.counted) < self.limit):
             newcomer, _ = (self.held_asking or self.held_silent).popitem(last=False)
             self.counted.add(newcomer)
+            silent_since = newcomer.progress  # its accept, or its first byte: held time is its client's silence too
             self.wait(newcomer, ACCEPTED, self.timeouts.header)
+            newcomer.progress = silent_since
             newcomer.let_in()
 
     # -- room, and the deadlines --------------------------------------------------------

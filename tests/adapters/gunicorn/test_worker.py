@@ -8,17 +8,20 @@ tests/conformance run on it too.
 
 from __future__ import annotations
 
+import ast
 import signal
 import socket
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import gunicorn.workers.base
 import pytest
 
 from funcwsgi.adapters.gunicorn.worker import HttpEdgeWorker
 
+from ...support.paths import REPO
 from ...support.processes import BIN, start
 from ...support.sockets import connect, exchange, one_answer, status_of, until_closed
 
@@ -242,3 +245,33 @@ def test_sys_exit_in_a_call_closes_its_connection_and_a_new_worker_serves_the_ne
         after = exchange(server.port, get("/", b"Connection: close\r\n"), timeout=10)
         assert status_of(after) == 200 and after.rsplit(b" ", 1)[1] != before.rsplit(b" ", 1)[1]
         assert server.process.poll() is None, "the server goes on"
+
+
+#: What the edge replaces: no module of ours may import a concrete gunicorn worker, gunicorn's parser or uvicorn's protocols.
+FORBIDDEN = ("gunicorn.workers.gthread", "gunicorn.http", "uvicorn.protocols")
+#: The thread worker, default for plain functions until the edge serves HTTP/2 (issue 42 item 5), and its framer.
+NOT_YET = {"funcwsgi/adapters/gunicorn_worker.py", "funcwsgi/adapters/_requests.py"}
+
+
+def forbidden_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        found += [name for name in names if any(name == banned or name.startswith(banned + ".") for banned in FORBIDDEN)]
+    return found
+
+
+def test_no_module_imports_a_concrete_gunicorn_worker_gunicorns_parser_or_uvicorns_protocols():
+    offending = {
+        str(path.relative_to(REPO)): found
+        for root in ("funcwsgi", "sdk", "bench")
+        for path in sorted((REPO / root).rglob("*.py"))
+        if str(path.relative_to(REPO)) not in NOT_YET and (found := forbidden_imports(path))
+    }
+    assert offending == {}
+
+
+def test_a_forbidden_import_is_found(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text("import gunicorn.http.wsgi\nfrom uvicorn.protocols.http import h11_impl\nfrom gunicorn.workers import base\n")
+    assert forbidden_imports(module) == ["gunicorn.http.wsgi", "uvicorn.protocols.http"]

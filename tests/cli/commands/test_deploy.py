@@ -175,7 +175,7 @@ def test_knative_names_the_port_h2c_when_func_yaml_asks_for_http2(tmp_path):
 
 
 def test_knative_refuses_h2c_for_an_async_function_on_gunicorn(tmp_path):
-    """uvicorn's worker, which serves async def on gunicorn, answers HTTP/1.1 only: an h2c port would fail every call."""
+    """The edge worker, which serves async def on gunicorn, answers HTTP/1.1 only for now: an h2c port would fail every call."""
     asking = write_project(tmp_path / "orders", FUNC_YAML.replace("envs:\n", "envs:\n  SERVER_HTTP2: \"true\"\n", 1))
     (asking / "handler.py").write_text(HANDLER.replace("def main(", "async def main("))
     refused = funcwsgi("deploy", "--dry-run", "--target", "knative", cwd=asking)

@@ -1,6 +1,6 @@
-"""adapters/_event_loop_limits.py: gunicorn's event-loop worker keeps the thread worker's slow-client limits.
+"""adapters/gunicorn/connections.py: the edge worker's slow-client limits, for an ``async def`` function.
 
-An async function on ``funcwsgi serve`` (gunicorn, uvicorn's worker), launched
+An async function on ``funcwsgi serve`` (gunicorn, the HTTP edge worker), launched
 as the conformance kit launches it (its ``funcwsgi-loop`` launcher, the
 ``python-async`` fixtures), with the limits at one second; raw-socket
 clients, the timed ones all at once, so the module takes a few seconds.
@@ -15,13 +15,13 @@ from concurrent.futures import Future
 
 import pytest
 
-from funcwsgi.adapters._event_loop_limits import QUIET_SWEEPS
-from funcwsgi.adapters._requests import REQUEST_TIMEOUT, SWEEP_SECONDS
+from funcwsgi.adapters.gunicorn.connections import SWEEP_SECONDS
+from funcwsgi.replies import REQUEST_TIMEOUT
 from funcwsgi.serving.admission import EVICT_AFTER
 
-from ..conformance.kit import Runtime, serve_many
-from ..conformance.launchers import local_launchers
-from ..conformance.slow_clients import (
+from ...conformance.kit import Runtime, serve_many
+from ...conformance.launchers import local_launchers
+from ...conformance.slow_clients import (
     EARLIEST,
     LARGE,
     LATEST,
@@ -32,22 +32,25 @@ from ..conformance.slow_clients import (
     outcome,
     sending,
 )
-from ..support.metrics import metric_total
-from ..support.polling import wait_for
-from ..support.sockets import connect, is_closed, until_closed
+from ...support.metrics import metric_total
+from ...support.polling import wait_for
+from ...support.sockets import connect, is_closed, until_closed
 
 CONNECTIONS = 4
-QUIET = max(EVICT_AFTER, QUIET_SWEEPS * SWEEP_SECONDS) + SWEEP_SECONDS  # a silent connection may be closed for a new one
+QUIET = EVICT_AFTER + SWEEP_SECONDS  # a silent connection may be closed for a new one
 
 
 @pytest.fixture(scope="module")
 def launches() -> Iterator[dict[str, Runtime]]:
     (loop,) = [launcher for launcher in local_launchers() if launcher.name == "funcwsgi-loop"]
-    with serve_many(loop, {
-        "timeouts": ("main", TIMEOUTS),
-        "connections": ("main", {"SERVER_MAX_CONNECTIONS": str(CONNECTIONS), "SERVER_MAX_INFLIGHT": "0", "SERVER_CALL_TIMEOUT": "10"}),
-    }) as started:
-        assert "EventLoopWorker" in started["timeouts"].process.stderr + started["timeouts"].read_log()
+    with serve_many(
+        loop,
+        {
+            "timeouts": ("main", TIMEOUTS),
+            "connections": ("main", {"SERVER_MAX_CONNECTIONS": str(CONNECTIONS), "SERVER_MAX_INFLIGHT": "0", "SERVER_CALL_TIMEOUT": "10"}),
+        },
+    ) as started:
+        assert "HttpEdgeWorker" in started["timeouts"].process.stderr + started["timeouts"].read_log()
         yield started
 
 
@@ -93,14 +96,14 @@ def timed(launches) -> dict[str, Future[object]]:
 def test_a_request_not_complete_in_time_gets_the_threads_408_and_is_closed(timed, client):
     """Mutation caught: the 408 left out when the connection's previous cycle was answered (``slow_next_head``)."""
     answer, took = outcome(timed, client)
-    assert answer == REQUEST_TIMEOUT.wire
+    assert answer == REQUEST_TIMEOUT.closing_wire()
     assert EARLIEST < took < LATEST, f"{took:.2f} s"
 
 
 def test_a_pipelined_request_whose_body_stalls_gets_the_408_after_the_answer_before_it(timed):
     """Mutation caught: the pipelined call left untimed once uvicorn starts it (it held its connection for ever)."""
     answer, took = outcome(timed, "pipelined_stalled_body")
-    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\nhello" + REQUEST_TIMEOUT.wire), answer  # type: ignore[union-attr]
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\nhello" + REQUEST_TIMEOUT.closing_wire()), answer  # type: ignore[union-attr]
     assert EARLIEST < took < LATEST, f"{took:.2f} s"
 
 
