@@ -22,13 +22,12 @@ Secret at a path of its own, one folder per Secret under it, listed in
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import HTTP2_BY_DEFAULT, Config
+from ..config import Config
 from ..errors import ConfigError
 from ..middleware.reserved import LIVENESS_PATH, READINESS_PATH
 from .project import DEPLOY_TARGETS, FUNC_YAML, SECRETS_ENV, Project, ProjectError
@@ -223,14 +222,6 @@ class Plan:
     # -- Knative ------------------------------------------------------------
 
     def knative(self) -> list[dict[str, Any]]:
-        if self.config.server_http2 and self.config.server_adapter in HTTP2_BY_DEFAULT and handler_is_async(self.project):
-            # The queue-proxy would speak h2c to the edge worker, which answers async def over HTTP/1.1 only: every call would fail.
-            raise ProjectError(
-                f"{self.where}: envs.SERVER_HTTP2 is true, but {self.project.handler_module}.py's"
-                f" {self.project.handler_function}() is async def, which {self.config.server_adapter} serves on its"
-                " event-loop worker, HTTP/1.1 only: Knative would send h2c that no call could answer;"
-                " remove SERVER_HTTP2, or set SERVER_ADAPTER=granian (HTTP/2 on its event loop)"
-            )
         platform = {
             "autoscaling.knative.dev/min-scale": str(self.scale_min),
             "autoscaling.knative.dev/max-scale": str(self.scale_max),
@@ -380,17 +371,6 @@ _SUFFIXES = {
     "": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
     "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
 }
-
-
-def handler_is_async(project: Project) -> bool:
-    """Whether the Python handler's function is ``async def``, read from its source: deploy runs no function code."""
-    if project.is_node:
-        return False
-    try:
-        tree = ast.parse((project.root / f"{project.handler_module}.py").read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return False  # the image build reports a missing or broken handler in its own words
-    return any(isinstance(node, ast.AsyncFunctionDef) and node.name == project.handler_function for node in tree.body)
 
 
 def quantity(text: str) -> float:

@@ -17,16 +17,10 @@ _CLIENT_LEAVES = "test_cancellation.py::test_a_client_that_leaves_cancels_its_ca
 #: Servers that do not tell the core whether a call's client is still there (docs/sdk.md#cancellation).
 _NO_CONNECTION = "the server gives the call no way to see its client leave: cancelled at the timeout only"
 
-#: gunicorn serves an async def function with funcwsgi's edge worker, HTTP/1.1 only for now (docs/servers.md#http2).
-_LOOP_HTTP1 = "an async def function is served by the edge worker, HTTP/1.1 only for now: an h2c client is refused at once"
-
 KNOWN_GAPS: tuple[tuple[str, str, str], ...] = (
     ("funcwsgi-waitress", _CLIENT_LEAVES, _NO_CONNECTION),
     ("funcwsgi-werkzeug", _CLIENT_LEAVES, _NO_CONNECTION),
     ("funcwsgi-granian", _CLIENT_LEAVES, _NO_CONNECTION),
-    ("funcwsgi-h2c", "test_signatures.py::test_an_async_function_is_awaited", _LOOP_HTTP1),
-    ("funcwsgi-h2c", "test_signatures.py::test_an_async_failure_is_a_plain_500_at_once", _LOOP_HTTP1),
-    ("funcwsgi-h2c", "test_signatures.py::test_an_awaited_call_past_the_timeout_gets_408_in_time", _LOOP_HTTP1),
     (
         "funcwsgi-h2c", "test_cancellation.py::test_a_client_that_resets_its_stream_cancels_its_call",
         "gunicorn serves an HTTP/2 connection's streams on one thread, which reads no frame while a call runs: a reset is seen after it",

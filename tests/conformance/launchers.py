@@ -134,6 +134,8 @@ def local_launchers() -> list[Launcher]:
     # The default server spoken to over HTTP/2 (h2c with prior knowledge, as Knative's queue-proxy
     # speaks it when func.yaml asks for HTTP/2): every check's call is a stream.
     found.append(Launcher("funcwsgi-h2c", "python314", "python", (str(bin_dir / "funcwsgi"), "serve"), protocol="h2c"))
+    # The same over HTTP/2 for the event-loop path: gunicorn's edge worker serves async def functions h2c too.
+    found.append(Launcher("funcwsgi-loop-h2c", "python314", "python-async", (str(bin_dir / "funcwsgi"), "serve"), protocol="h2c"))
     # The event-loop path: the same fixtures written async def, on the servers' default settings.
     found.append(Launcher("funcwsgi-loop-gunicorn-app", "python314", "python-async", (str(bin_dir / "gunicorn"), "funcwsgi:app")))
     found += [

@@ -31,7 +31,7 @@ from ..support.logs import json_lines
 from ..support.paths import REPO, function_folder
 from ..support.ports import free_port
 from ..support.processes import SERVE, Server, base_env, children, debian_tool, process_figures, run_to_exit
-from .h2_client import PREFACE, PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
+from .h2_client import PROTOCOL_ERROR, REFUSED_STREAM, Answer, RawH2, fresh_answer, request_fields
 from .harness import CALL_TIMEOUT, CANARY, LEAKS, MAX_BODY, Served, serve
 
 #: Every HTTP server adapter; HTTP2_ADAPTERS (read from funcwsgi/adapters/specs.py) names those serving HTTP/2: marking one there runs it here.
@@ -92,15 +92,9 @@ class H2Served:
         assert self.served.get("/fresh", timeout=1).status_code == 200
 
 
-#: Each adapter serves a plain function on its threads and an async one on its event loop; gunicorn's
-#: edge worker serves async def over HTTP/1.1 only for now (docs/servers.md#http2). nodejs26 serves
-#: tests/functions/h2_echo/handler.mjs, the same function.
-SERVED = [
-    (adapter, module)
-    for adapter in HTTP2_ADAPTERS
-    for module in ("handler", "handler_async")
-    if not (adapter == "gunicorn" and module == "handler_async")
-] + [("nodejs26", "handler")]
+#: Each adapter serves a plain function on its threads and an async one on its event loop (on gunicorn,
+#: the thread worker and funcwsgi's edge worker). nodejs26 serves tests/functions/h2_echo/handler.mjs, the same function.
+SERVED = [(adapter, module) for adapter in HTTP2_ADAPTERS for module in ("handler", "handler_async")] + [("nodejs26", "handler")]
 
 
 def serve_node(folder: Path, **settings: str) -> Served:
@@ -514,11 +508,11 @@ def test_bare_granian_with_http2_on_serves_a_pseudo_header_in_trailers():
 def test_the_gaps_are_said_at_start_up(h2):
     """An adapter with a gap says so when it starts with SERVER_HTTP2=true, naming the page that explains it."""
     warned = [record["message"] for record in h2.served.records() if "docs/servers.md#http2" in record.get("message", "")]
-    has_gaps = any(adapter == h2.adapter.removesuffix("-loop") for adapter, _ in GAPS)
+    has_gaps = any(adapter == h2.adapter for adapter, _ in GAPS)
     assert len(warned) == (1 if has_gaps else 0), warned
 
 
-# -- async def functions on gunicorn: HTTP/1.1 only ------------------------------------------
+# -- async def functions on gunicorn: HTTP/2 as for plain ones ---------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -532,38 +526,17 @@ def loop_on_gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         served.server.stop()
 
 
-def test_an_async_function_on_gunicorn_refuses_http2_with_prior_knowledge_at_once(loop_on_gunicorn):
-    """The edge worker has no HTTP/2 yet: a connection that opens with the preface gets HTTP/1.1's 400 and is closed, never a hang."""
-    served = loop_on_gunicorn
-    began = time.monotonic()
-    answer = served.raw(PREFACE + SettingsFrame(0).serialize(), timeout=5)
-    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
-    # The 400 and the close may reach httpx before or after its own frames are written: either way it is refused at once.
-    with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)), httpx.Client(http1=False, http2=True, timeout=5) as client:
-        client.get(served.url + "/h2")
-    curl = subprocess.run(
-        [debian_tool("curl", "curl"), "-sS", "--max-time", "5", "--http2-prior-knowledge", served.url + "/curl"], capture_output=True, text=True, timeout=10,
-    )
-    assert curl.returncode != 0, curl
-    assert time.monotonic() - began < 5, "an HTTP/2 client waited for its refusal"
-    assert not (served.folder / "seen.jsonl").exists(), "the function ran"
-    assert served.get("/h1").status_code == 200
-
-
-def test_an_async_function_on_gunicorn_answers_upgrade_h2c_over_http1(loop_on_gunicorn):
+@pytest.mark.parametrize("flag", ["--http2-prior-knowledge", "--http2"])
+def test_an_async_function_on_gunicorn_serves_http2_by_default(loop_on_gunicorn, flag):
+    """Prior knowledge and Upgrade: h2c reach an async def function as they reach a plain one (issue 42)."""
     result = subprocess.run(
-        [debian_tool("curl", "curl"), "-sS", "--max-time", "5", "--http2", "-w", "\\n%{http_version}", loop_on_gunicorn.url + "/upgrade"],
+        [debian_tool("curl", "curl"), "-sS", "--max-time", "5", flag, "--data-binary", "from curl", "-w", "\\n%{http_version}", loop_on_gunicorn.url + "/upgrade"],
         capture_output=True, text=True, timeout=10, check=True,
     )
     body, _, version = result.stdout.rpartition("\n")
-    assert version == "1.1", result
+    assert version == "2", result
     assert json.loads(body)["path"] == "/upgrade"
-
-
-def test_http2_asked_for_an_async_function_on_gunicorn_is_warned_about(tmp_path):
-    served = serve("gunicorn", tmp_path, scenario="h2_echo", HANDLER_MODULE_NAME="handler_async", SERVER_HTTP2="true", SEEN_LOG=str(tmp_path / "seen.jsonl"))
-    try:
-        warned = [record["message"] for record in served.records() if "docs/servers.md#http2-and-async-def-functions" in record.get("message", "")]
-        assert len(warned) == 1, served.output()[-2000:]
-    finally:
-        served.server.stop()
+    assert json.loads(body)["body"] == "from curl"
+    calls = [call for call in json_lines(loop_on_gunicorn.folder / "seen.jsonl") if call["path"] == "/upgrade"]
+    assert calls and {call["protocol"] for call in calls} == {"HTTP/2"}
+    assert loop_on_gunicorn.get("/h1").status_code == 200

@@ -47,11 +47,6 @@ HTTP2_STREAMS = (
     "HTTP/2 over cleartext on: up to SERVER_HTTP2_MAX_STREAMS=%d streams per connection; a client that opens more"
     " loses its connection rather than the extra streams (docs/servers.md#http2-on-gunicorn)"
 )
-#: SERVER_HTTP2=true asked for what the event-loop worker cannot give (docs/servers.md#http2-and-async-def-functions).
-HTTP2_ON_THE_LOOP = (
-    "SERVER_HTTP2=true: an async def function is served by funcwsgi's HTTP edge worker, HTTP/1.1 only for now;"
-    " an HTTP/2 client is refused (docs/servers.md#http2-and-async-def-functions)"
-)
 
 
 class BootReports:
@@ -131,8 +126,6 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         if service.on_loop and server.cfg.worker_class_str == settings["worker_class"]:
             server.cfg.set("worker_class", EDGE_WORKER)
             server.worker_class = server.cfg.worker_class  # gunicorn loads the class the setting names
-            if config.server_http2:
-                log.warning(HTTP2_ON_THE_LOOP)
         elif config.http2:
             log.info(HTTP2_STREAMS, config.server_http2_max_streams)
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
