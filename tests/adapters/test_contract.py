@@ -37,8 +37,9 @@ SERVED_BY = [*HTTP_ADAPTERS, *LOOP_PATHS]
 PROBES = ("/healthz", "/health/readiness", "/health/liveness")
 
 
-def function_of(adapter: str) -> str:
-    return "serving_async" if adapter in LOOP_PATHS else "serving"
+#: The serving function's module (tests/functions/serving): its async twin on the event-loop paths.
+def module_of(adapter: str) -> str:
+    return "handler_async" if adapter in LOOP_PATHS else "handler"
 
 
 def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str = "127.0.0.1", **settings: str) -> ServedFunction:
@@ -50,8 +51,9 @@ def start(adapter: str, folder: Path, *, bind: str = "127.0.0.1", connect: str =
         "SERVER_MAX_BODY_SIZE": str(MAX_BODY),
         "LIFECYCLE_LOG": str(folder / "lifecycle.log"),
         "HEALTH_DIR": str(folder),
+        **({} if "HANDLER_FOLDER" in settings else {"HANDLER_MODULE_NAME": module_of(adapter)}),
     }
-    return ServedFunction(adapter, serve(SERVE_COMMANDS.get(adapter, SERVE), function_of(adapter), host=connect, **{**defaults, **settings}), folder)
+    return ServedFunction(adapter, serve(SERVE_COMMANDS.get(adapter, SERVE), "serving", host=connect, **{**defaults, **settings}), folder)
 
 
 @pytest.fixture(scope="module", params=SERVED_BY)
@@ -62,9 +64,9 @@ def served(request, tmp_path_factory):
 
 
 def test_startup_lines_are_printed_once_before_serving(served):
-    folder = function_folder(function_of(served.adapter))
+    folder = function_folder("serving")
     expected = [
-        f"Importing function sources from {folder}/handler.py:main",
+        f"Importing function sources from {folder}/{module_of(served.adapter)}.py:main",
         "Tracing disabled: TRACE_COLLECTOR_ENDPOINT is not set",
         "Publisher Proxy not configured: PUBLISHER_PROXY_ADDRESS is not set",
         f"Starting python314 server 127.0.0.1:{served.server.port}",
@@ -251,7 +253,8 @@ def test_a_failing_start_hook_stops_start_up_with_one_line(adapter, tmp_path):
     port = free_port()
     env = base_env(
         SERVER_ADAPTER=LOOP_PATHS.get(adapter, adapter),
-        HANDLER_FOLDER=function_folder(function_of(adapter)),
+        HANDLER_FOLDER=function_folder("serving"),
+        HANDLER_MODULE_NAME=module_of(adapter),
         SERVER_HOST="127.0.0.1",
         SERVER_PORT=str(port),
         HEALTH_DIR=str(tmp_path),

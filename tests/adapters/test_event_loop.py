@@ -30,7 +30,8 @@ LONG_CALL_TIMEOUT = 3
 
 
 def serve(adapter: str, **settings: str) -> Server:
-    return start(SERVE, "serving_async", **{"SERVER_ADAPTER": adapter, "SERVER_CALL_TIMEOUT": str(CALL_TIMEOUT), **settings})
+    module = {} if "HANDLER_FOLDER" in settings else {"HANDLER_MODULE_NAME": "handler_async"}  # the serving function's async twin
+    return start(SERVE, "serving", **{**module, "SERVER_ADAPTER": adapter, "SERVER_CALL_TIMEOUT": str(CALL_TIMEOUT), **settings})
 
 
 async def _call(port: int, target: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -195,7 +196,7 @@ def test_gunicorn_funcwsgi_app_serves_an_async_function_on_the_loop_worker(tmp_p
     from ..support.paths import REPO
 
     port = free_port()
-    env = base_env(HANDLER_FOLDER=function_folder("serving_async"), SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+    env = base_env(HANDLER_FOLDER=function_folder("serving"), HANDLER_MODULE_NAME="handler_async", SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
     server = Server(GUNICORN, env, port, cwd=REPO)
     try:
         server.wait_ready()

@@ -1,4 +1,4 @@
-"""The serving function's async twin: the same paths, the same answers, served on the event loop.
+"""The serving function's async twin (HANDLER_MODULE_NAME=handler_async): the same paths, served on the event loop.
 
 Where the sync twin blocks a thread, this one awaits: ``/forever`` awaits a
 long sleep and ``/spin`` yields to the loop in a busy loop, so the call
@@ -11,57 +11,12 @@ import os
 import threading
 import time
 
+# The hooks and helpers are the sync twin's, next to this file: the same lifecycle log and health flags.
+from handler import _record, _Stream, _thread_state, alive, ready, start, stop  # noqa: F401 - the runtime reads the hooks from here
+
 import sdk
 
-_thread_state = threading.local()
 _cancellations = []  # what each cancelled call saw, for /cancelled
-
-
-def _record(event):
-    path = os.environ.get("LIFECYCLE_LOG")
-    if path:
-        with open(path, "a") as log:
-            log.write(f"{event} {os.getpid()}\n")
-
-
-class _Stream:
-    """A streamed body: close() records "closed <tag> <pid>". No finalizer: only a real close() records it."""
-
-    def __init__(self, tag):
-        self.tag = tag
-        self.chunks = iter([b"one,", b"two,", b"three"])
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return next(self.chunks)
-
-    def close(self):
-        _record(f"closed {self.tag}")
-
-
-def _flag(name):
-    folder = os.environ.get("HEALTH_DIR")
-    return bool(folder) and os.path.exists(os.path.join(folder, name))
-
-
-def start():
-    _record("start")
-    if _flag("fail-start"):
-        raise RuntimeError("cannot reach the database")
-
-
-def stop():
-    _record("stop")
-
-
-def ready():
-    return "warming up the cache" if _flag("not-ready") else True
-
-
-def alive():
-    return not _flag("not-alive")
 
 
 async def main(req, res):
