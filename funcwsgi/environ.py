@@ -28,7 +28,7 @@ KAFKA_RECORD_KEY = "funcwsgi.kafka.record"
 ASGI_SCOPE_KEY = "funcwsgi.asgi.scope"
 #: Set with it: the call's ASGI ``receive``, for an ASGI function to hear ``http.disconnect`` after the body.
 ASGI_RECEIVE_KEY = "funcwsgi.asgi.receive"
-#: The ``time.monotonic()`` by which the function's coroutine must be done (the timeout layer sets it on the loop path).
+#: On the loop path, the call's :class:`~funcwsgi.timeouts.Deadline` (the timeout layer puts it there for the loop's code).
 DEADLINE_KEY = "funcwsgi.deadline"
 #: The call's :class:`~funcwsgi.middleware.cancellation.Cancellation`: whether anyone still waits for it (``sdk.cancelled()``).
 CANCELLATION_KEY = "funcwsgi.cancellation"

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..bodies import ClosingBody
-from ..environ import CANCELLATION_KEY, DEADLINE_KEY, FAILURE_KEY
+from ..environ import CANCELLATION_KEY, FAILURE_KEY
 from ..serving import SERVER_CALL_KEY, THREAD, ServerCall
 from ..timeouts import Deadline, deadline_in
 
@@ -125,8 +125,8 @@ class CancellationMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         deadline = None
         if self.seconds:
-            # Made here, where the call is first seen, and shared with the timeout layer through the environ.
-            deadline = environ[DEADLINE_KEY] = deadline_in(self.seconds)
+            # Made here, where the call is first seen; the timeout layer finds it on the cancellation.
+            deadline = deadline_in(self.seconds)
         server_call: ServerCall | None = environ.get(SERVER_CALL_KEY)
         cancellation = environ[CANCELLATION_KEY] = Cancellation(deadline, server_call)
         watched = False

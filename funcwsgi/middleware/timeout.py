@@ -20,8 +20,9 @@ Every path shares one decision, the call's :class:`~funcwsgi.timeouts.Deadline`:
 an answer the function gives before the deadline goes out; once the deadline
 has passed the client gets the 408, even when the function answers a moment
 later (it noticed ``sdk.cancelled()``, say) before the watchdog or the sweep
-came round. The cancellation layer makes the deadline (``sdk.cancelled()``
-asks the same one); without that layer, this one makes it.
+came round. The cancellation layer makes the deadline, on the call's
+:class:`~funcwsgi.middleware.cancellation.Cancellation` (``sdk.cancelled()`` asks
+the same one); without that layer, this one makes it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..environ import DEADLINE_KEY, FAILURE_KEY
+from ..environ import CANCELLATION_KEY, DEADLINE_KEY, FAILURE_KEY
 from ..serving import SERVER_CALL_KEY, TASK, THREAD
 from ..timeouts import TIMED_OUT, CallTimeout, Deadline, Expired, deadline_in, log_timeout
 from ..timeouts.handoff import PooledCalls
@@ -56,15 +57,18 @@ class TimeoutMiddleware:
         self.handed_off = self.pooled.__call__
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        deadline: Deadline | None = environ.get(DEADLINE_KEY)
-        if deadline is None:
-            deadline = environ[DEADLINE_KEY] = deadline_in(self.seconds)
+        cancellation = environ.get(CANCELLATION_KEY)
+        deadline: Deadline | None = None if cancellation is None else cancellation.deadline
+        if deadline is None:  # a stack without the cancellation layer
+            deadline = deadline_in(self.seconds)
         call = environ.get(SERVER_CALL_KEY)
         try:
             if call is not None:
                 lent = call.lent
                 if lent is TASK:
-                    # The function's task is cancelled at the deadline (timeouts.cancelling).
+                    # The function's task is cancelled at the deadline (timeouts.cancelling), which the loop's code
+                    # finds in the environ; on a thread the deadline stays out of it (a key more can grow the dict).
+                    environ[DEADLINE_KEY] = deadline
                     return self.on_task(environ, start_response, deadline)
                 if lent is THREAD and call.answers_now:
                     return self.watchdog.run(self.app, environ, start_response, deadline)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 import time
 import weakref
 from typing import Any, Protocol
@@ -83,28 +84,35 @@ class Deadline:
     good: an answer taken before the deadline goes out, anything later is dropped
     for the 408, so the wire, the access log, the metrics and the span all see the
     one answer decided here. A server adapter never decides; it only serves the
-    call the timeout layer times (docs/servers.md#the-call-timeout).
+    call the timeout layer times (docs/servers.md#one-answer-decided-once).
 
-    The decision is ``setdefault`` on the instance's own ``__dict__``: one atomic
-    step (under the GIL, and under the dict's own lock on a free-threaded
-    build), so it needs no lock. No ``__init__``: :func:`deadline_in` sets ``at``.
+    The decision is a compare-and-set under one lock for every call (decided once
+    per call, so never contended for long).
     """
 
-    #: The ``time.monotonic()`` past which the call has run out of time.
-    at: float
-    #: :data:`KEPT` or :data:`EXPIRED` once decided; None while the call runs.
-    outcome: str | None = None
+    __slots__ = ("at", "outcome")
+
+    def __init__(self, at: float) -> None:
+        #: The ``time.monotonic()`` past which the call has run out of time.
+        self.at = at
+        #: :data:`KEPT` or :data:`EXPIRED` once decided; None while the call runs.
+        self.outcome: str | None = None
 
     def keep(self) -> bool:
         """The function's answer is taken now: True when it goes out (taken before the deadline, or decided so before)."""
-        outcome = self.outcome
-        if outcome is None:
-            outcome = vars(self).setdefault("outcome", KEPT if time.monotonic() < self.at else EXPIRED)
-        return outcome is KEPT
+        if self.outcome is None:
+            with _deciding:
+                if self.outcome is None:
+                    self.outcome = KEPT if time.monotonic() < self.at else EXPIRED
+        return self.outcome is KEPT
 
     def expire(self) -> bool:
         """The deadline has passed: True when the 408 goes out (decided now, or before); False when the answer was kept."""
-        return vars(self).setdefault("outcome", EXPIRED) is EXPIRED
+        if self.outcome is None:
+            with _deciding:
+                if self.outcome is None:
+                    self.outcome = EXPIRED
+        return self.outcome is EXPIRED
 
     def expired_by_now(self) -> bool:
         """Whether the 408 goes out, deciding so if the clock says the deadline has passed (``sdk.cancelled()``'s question)."""
@@ -113,11 +121,13 @@ class Deadline:
         return self.expire()
 
 
+#: The lock of every call's decision.
+_deciding = threading.Lock()
+
+
 def deadline_in(seconds: float) -> Deadline:
     """A call's :class:`Deadline`, ``seconds`` from now."""
-    deadline = Deadline()
-    deadline.at = time.monotonic() + seconds
-    return deadline
+    return Deadline(time.monotonic() + seconds)
 
 
 #: The answer to a call that outlived ``SERVER_CALL_TIMEOUT``, on both timeout paths.
