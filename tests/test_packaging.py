@@ -100,11 +100,11 @@ WORKER_CLASS = re.compile(r"funcwsgi\.adapters\.[a-z_.]+\.[A-Z]\w*Worker")
 def test_the_names_users_type_resolve_in_the_installed_package(installed: Path):
     pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     workers = sorted({name for page in pages for name in WORKER_CLASS.findall(page.read_text())})
-    assert "funcwsgi.adapters.gunicorn_worker.FunctionWorker" in workers
+    assert "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker" in workers
     code = (
         "import sys, gunicorn.util\n"
         "import funcwsgi.gunicorn_conf as conf\n"
-        "assert conf.worker_class == 'funcwsgi.adapters.gunicorn_worker.FunctionWorker', conf.worker_class\n"
+        "assert conf.worker_class == 'funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker', conf.worker_class\n"
         "for name in sys.argv[1:]:\n"
         "    loaded = gunicorn.util.load_class(name)\n"
         "    assert sys.modules[loaded.__module__].__file__.startswith(sys.prefix), name\n"

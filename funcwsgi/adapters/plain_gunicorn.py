@@ -31,7 +31,7 @@ GUNICORN_COMMAND = "gunicorn -c python:funcwsgi.gunicorn_conf funcwsgi:app"
 #: The module that holds those settings, imported (under either of its names) by a gunicorn that read them.
 GUNICORN_SETTINGS_MODULE = "funcwsgi.adapters.gunicorn_conf"
 #: funcwsgi's gunicorn worker class, which applies the slow-client settings itself when named with ``-k``.
-GUNICORN_WORKER_MODULE = "funcwsgi.adapters.gunicorn_worker"
+GUNICORN_WORKER_MODULE = "funcwsgi.adapters.gunicorn.worker"
 #: Settings only funcwsgi's gunicorn settings (or its worker class, the second group) apply.
 GUNICORN_SETTINGS = (
     "SERVER_WORKERS",
@@ -81,7 +81,7 @@ def build_app(settings: Config) -> FunctionService:
     service = print_startup_lines(settings, lambda: build_service(settings, load_function(settings)), address)
     if speaks:
         log_stack(service)
-        ours = GUNICORN_WORKER_MODULE in sys.modules  # gunicorn -k funcwsgi.adapters.gunicorn_worker.FunctionWorker
+        ours = GUNICORN_WORKER_MODULE in sys.modules  # gunicorn -k funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker
         unapplied = [*GUNICORN_SETTINGS, *([] if ours else [*WORKER_SETTINGS, "funcwsgi's worker class"]), "its server hooks"]
         print(
             f"funcwsgi: warning: gunicorn runs with its own settings only: {', '.join(unapplied[:-1])} and {unapplied[-1]} "

@@ -239,7 +239,7 @@ def test_the_conformance_kits_loop_launchers_serve_on_the_event_loop(launcher):
     Launched as the kit launches them (its settings: SERVER_NUMTHREADS=8), 100 calls that
     each await 1 s finish together; on 8 threads they would take over 12 s.
     """
-    assert {launcher.name for launcher in _kit_loop_launchers()} == {"funcwsgi-loop", "funcwsgi-loop-granian", "funcwsgi-loop-gunicorn-app"}
+    assert {launcher.name for launcher in _kit_loop_launchers()} == {"funcwsgi-loop", "funcwsgi-loop-granian", "funcwsgi-loop-gunicorn-app", "funcwsgi-loop-h2c"}
     with kit_serve(launcher, "main", {}) as runtime:
         began = time.monotonic()
         answers = many_calls(runtime.process.port, [("/sleep?seconds=1", {})] * 100)

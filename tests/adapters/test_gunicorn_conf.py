@@ -89,7 +89,7 @@ def test_plain_gunicorn_names_where_it_listens_and_what_it_does_not_apply_once(p
 
 def test_plain_gunicorn_with_our_worker_class_names_only_what_that_does_not_apply(elsewhere: Path):
     port = free_port()
-    command = [GUNICORN, f"--bind=127.0.0.1:{port}", "-k", "funcwsgi.adapters.gunicorn_worker.FunctionWorker", "funcwsgi:app"]
+    command = [GUNICORN, f"--bind=127.0.0.1:{port}", "-k", "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker", "funcwsgi:app"]
     server = Server(command, base_env(HANDLER_FOLDER=".", SERVER_HEADER_TIMEOUT="0.5"), port, cwd=elsewhere)
     try:
         server.wait_ready()
@@ -183,7 +183,7 @@ def test_the_named_command_serves_where_server_settings_say_from_any_folder(else
         assert requests.get(server.url + "/code").status_code == 201
         assert server.stdout.splitlines()[3] == f"Starting python314 server 127.0.0.1:{port}"
         assert f"Listening at: http://127.0.0.1:{port}" in server.stderr
-        assert "Using worker: funcwsgi.adapters.gunicorn_worker.FunctionWorker" in server.stderr
+        assert "Using worker: funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker" in server.stderr
     finally:
         server.stop()
 
@@ -262,7 +262,7 @@ def test_a_bind_option_wins_over_the_default_server_port_with_our_settings(elsew
     try:
         server.wait_ready()
         assert server.stdout.splitlines()[3] == f"Starting python314 server 127.0.0.1:{port}"
-        assert "Using worker: funcwsgi.adapters.gunicorn_worker.FunctionWorker" in server.stderr
+        assert "Using worker: funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker" in server.stderr
         assert warnings(server.stderr) == []
     finally:
         server.stop()

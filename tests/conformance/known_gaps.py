@@ -21,10 +21,6 @@ KNOWN_GAPS: tuple[tuple[str, str, str], ...] = (
     ("funcwsgi-waitress", _CLIENT_LEAVES, _NO_CONNECTION),
     ("funcwsgi-werkzeug", _CLIENT_LEAVES, _NO_CONNECTION),
     ("funcwsgi-granian", _CLIENT_LEAVES, _NO_CONNECTION),
-    (
-        "funcwsgi-h2c", "test_cancellation.py::test_a_client_that_resets_its_stream_cancels_its_call",
-        "gunicorn serves an HTTP/2 connection's streams on one thread, which reads no frame while a call runs: a reset is seen after it",
-    ),
 )
 
 #: The slow-client limits as HTTP/1.1 shows them: the runtime's own 408 and 503 byte for byte, quiet closes,

@@ -60,7 +60,7 @@ def test_plain_gunicorn_in_the_runtime_image_applies_the_server_settings(docker:
         assert requests.get(url + "/code").status_code == 201
         logs = docker("logs", name)
         assert f"Starting python314 server {url.removeprefix('http://')}" in logs.stdout.splitlines()
-        assert "Using worker: funcwsgi.adapters.gunicorn_worker.FunctionWorker" in logs.stderr
+        assert "Using worker: funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker" in logs.stderr
         assert "funcwsgi: warning:" not in logs.stderr
     finally:
         docker("rm", "--force", name, check=False)

@@ -55,7 +55,6 @@ GAPS = {
         ("nodejs26", case): "node:http2 drops a field whose value has CR, LF, NUL or edge whitespace and serves the request without it"
         for case in ("cr-in-value", "lf-in-value", "nul-in-value", "leading-space", "trailing-tab")
     },
-    ("gunicorn", "streams-beyond-the-limit"): "gunicorn's HTTP/2 (the h2 package) ends the connection with GOAWAY PROTOCOL_ERROR when streams pass the announced limit, and answers none of them",
     ("nodejs26", "streams-beyond-the-limit"): "node:http2 answered none of 30 streams opened at once past its limit of 20 (neither REFUSED_STREAM nor an answer within 15 s)",
 }
 #: A flood's frames, and the most time it may take to send them.

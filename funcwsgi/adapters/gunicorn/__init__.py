@@ -1,7 +1,8 @@
 """gunicorn, the default: ``SERVER_WORKERS`` processes x ``SERVER_NUMTHREADS`` threads.
 
-The worker is gthread with requests read on its event loop
-(:mod:`funcwsgi.adapters.gunicorn_worker`).
+The worker is funcwsgi's HTTP edge (:mod:`funcwsgi.adapters.gunicorn.worker`):
+one event loop per process, llhttp reading every request, plain functions on
+``SERVER_NUMTHREADS`` threads and ``async def`` ones on the loop.
 
 :func:`gunicorn_settings` is shared with the repository's ``gunicorn.conf.py``
 (through :mod:`funcwsgi.adapters.gunicorn_conf`, public name :mod:`funcwsgi.gunicorn_conf`), so ``gunicorn funcwsgi:app`` and
@@ -39,14 +40,9 @@ log = logging.getLogger("funcwsgi")
 # (NO_RESERVED_STATUS matches none), and a worker that ended before it booted stops the
 # server with this status, whatever its own (:class:`BootReports`).
 WORKER_BOOT_ERROR = 3
-#: funcwsgi's HTTP edge worker (:mod:`funcwsgi.adapters.gunicorn.worker`): async def functions run on it.
+#: funcwsgi's HTTP edge worker (:mod:`funcwsgi.adapters.gunicorn.worker`): every function runs on it.
 EDGE_WORKER = "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker"
 NO_RESERVED_STATUS = -1
-#: What h2c on the thread worker does differently from RFC 9113 (tests/reliability/test_http2.py's GAPS).
-HTTP2_STREAMS = (
-    "HTTP/2 over cleartext on: up to SERVER_HTTP2_MAX_STREAMS=%d streams per connection; a client that opens more"
-    " loses its connection rather than the extra streams (docs/servers.md#http2-on-gunicorn)"
-)
 
 
 class BootReports:
@@ -111,7 +107,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
     def on_starting(server: Any) -> None:
         """Print the start-up lines and load the function once, in the master, before any fork.
 
-        An async function gets funcwsgi's HTTP edge worker instead of gthread, unless
+        Plain and async functions alike run on funcwsgi's HTTP edge worker, unless
         another worker class was asked for (``gunicorn -k ...``).
         """
         nonlocal config
@@ -122,12 +118,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
                 config = listening_config(config, [listening(address) for address in server.cfg.bind])
             except ConfigError as error:
                 report_and_exit(error)
-        service = service_of(server)
-        if service.on_loop and server.cfg.worker_class_str == settings["worker_class"]:
-            server.cfg.set("worker_class", EDGE_WORKER)
-            server.worker_class = server.cfg.worker_class  # gunicorn loads the class the setting names
-        elif config.http2:
-            log.info(HTTP2_STREAMS, config.server_http2_max_streams)
+        service_of(server)  # the function, loaded once in the master before any fork
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
         boots.append(BootReports())
 
@@ -172,7 +163,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     settings: dict[str, Any] = {
         "bind": [host_port(config.server_host, config.server_port)],
-        "worker_class": "funcwsgi.adapters.gunicorn_worker.FunctionWorker",
+        "worker_class": EDGE_WORKER,
         "worker_connections": config.server_max_connections,
         "keepalive": max(1, math.ceil(config.server_keepalive_timeout)),
         "workers": config.server_workers,
