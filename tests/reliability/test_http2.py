@@ -92,7 +92,7 @@ class H2Served:
 
 
 #: Each adapter serves a plain function on its threads and an async one on its event loop (on gunicorn,
-#: the thread worker and funcwsgi's edge worker). nodejs26 serves tests/functions/h2_echo/handler.mjs, the same function.
+#: funcwsgi's edge worker serves both). nodejs26 serves tests/functions/h2_echo/handler.mjs, the same function.
 SERVED = [(adapter, module) for adapter in HTTP2_ADAPTERS for module in ("handler", "handler_async")] + [("nodejs26", "handler")]
 
 
