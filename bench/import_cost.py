@@ -35,7 +35,7 @@ STEPS: tuple[tuple[str, str], ...] = (
         "the function loaded and the stack built (funcwsgi:app)",
         f"import os; os.environ['HANDLER_FOLDER'] = {str(HELLO)!r}; import funcwsgi; funcwsgi.app",
     ),
-    ("the gunicorn adapter and funcwsgi's worker", "import funcwsgi.adapters.gunicorn, funcwsgi.adapters.gunicorn_worker"),
+    ("the gunicorn adapter and funcwsgi's worker", "import funcwsgi.adapters.gunicorn, funcwsgi.adapters.gunicorn.worker"),
 )
 
 

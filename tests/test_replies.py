@@ -137,8 +137,6 @@ REPO = Path(__file__).resolve().parent.parent
 REFUSAL_CODES = frozenset({400, 408, 413, 431, 503})
 #: Where another platform's own words are kept (its contract), and where the refusals are made.
 MAY_MAKE_THEM = ("funcwsgi/replies.py", "funcwsgi/compat/")
-#: Issue 42 (the new default worker) moves this module's refusals onto funcwsgi.replies; until then it wraps its own.
-NOT_YET = ("funcwsgi/adapters/_requests.py",)
 
 
 def refusals_made_in(path: Path) -> list[str]:
@@ -160,7 +158,7 @@ def test_every_refusal_the_runtime_writes_comes_from_replies():
     made = [
         f"{path.relative_to(REPO)} {found}"
         for path in sorted((REPO / "funcwsgi").rglob("*.py"))
-        if "data" not in path.parts and not str(path.relative_to(REPO)).startswith(MAY_MAKE_THEM + NOT_YET)
+        if "data" not in path.parts and not str(path.relative_to(REPO)).startswith(MAY_MAKE_THEM)
         for found in refusals_made_in(path)
     ]
     assert made == []

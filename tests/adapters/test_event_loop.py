@@ -183,7 +183,7 @@ def test_calls_past_the_bound_get_503_with_retry_after_and_probes_still_answer(a
         answers, probe_status = asyncio.run(scenario())
         assert [status for status, _, _ in answers[:5]] == [200] * 5
         for status, headers, body in answers[5:]:
-            # The threads' refusal, word for word (adapters/_requests.py OVERLOADED), and closed after it.
+            # The threads' refusal, word for word (funcwsgi/replies.py BUSY), and closed after it.
             assert (status, headers.get("retry-after"), body) == (503, "1", b"the function is busy; retry later")
             assert headers.get("connection") == "close"
         assert probe_status == 200

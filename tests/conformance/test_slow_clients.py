@@ -39,7 +39,7 @@ from .slow_clients import (
     TIMED as CLIENTS,
 )
 
-#: The runtime's own answers, byte for byte (funcwsgi's funcwsgi/adapters/_requests.py Refusal).
+#: The runtime's own answers, byte for byte (funcwsgi/replies.py, closing_wire()).
 REQUEST_TIMEOUT = (
     b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 34\r\n"
     b"Connection: close\r\n\r\nthe request did not arrive in time"

@@ -22,7 +22,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
 from funcwsgi.adapters import host_port
-from funcwsgi.adapters._requests import HEAD_LIMIT
+from funcwsgi.adapters.gunicorn.bounds import HEAD_LIMIT
 from funcwsgi.adapters.gunicorn_bind import Listening, listening_config
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit

@@ -249,8 +249,6 @@ def test_sys_exit_in_a_call_closes_its_connection_and_a_new_worker_serves_the_ne
 
 #: What the edge replaces: no module of ours may import a concrete gunicorn worker, gunicorn's parser or uvicorn's protocols.
 FORBIDDEN = ("gunicorn.workers.gthread", "gunicorn.http", "uvicorn.protocols")
-#: The thread worker, default for plain functions until the edge serves HTTP/2 (issue 42 item 5), and its framer.
-NOT_YET = {"funcwsgi/adapters/gunicorn_worker.py", "funcwsgi/adapters/_requests.py"}
 
 
 def forbidden_imports(path: Path) -> list[str]:
@@ -266,7 +264,7 @@ def test_no_module_imports_a_concrete_gunicorn_worker_gunicorns_parser_or_uvicor
         str(path.relative_to(REPO)): found
         for root in ("funcwsgi", "sdk", "bench")
         for path in sorted((REPO / root).rglob("*.py"))
-        if str(path.relative_to(REPO)) not in NOT_YET and (found := forbidden_imports(path))
+        if (found := forbidden_imports(path))
     }
     assert offending == {}
 
