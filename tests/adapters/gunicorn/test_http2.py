@@ -153,8 +153,8 @@ def test_streams_past_the_limit_are_refused_and_the_connection_serves_on(server)
 def test_a_stream_whose_window_stays_shut_is_reset_after_the_send_timeout(server):
     """The client takes nothing of one answer: that stream is reset (CANCEL); the connection and its other streams live on."""
     with RawH2("127.0.0.1", server.port, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}, auto_window=False) as client:
+        began = time.monotonic()  # before the request: the server's clock for the stall cannot start earlier
         stalled = client.get("/stream?chunks=4")
-        began = time.monotonic()
         client.pump(lambda: client.streams[stalled].done, timeout=SEND_TIMEOUT + 5)
         assert client.streams[stalled].reset == CANCEL
         assert SEND_TIMEOUT <= time.monotonic() - began < SEND_TIMEOUT + 3
