@@ -10,6 +10,9 @@ import pytest
 import requests
 
 from ..support.paths import function_folder
+
+# The core paths' checks, shared with the other language's platforms: collected here, against this module's ``url``.
+from ..support.platform_checks import test_echo_bytes, test_headers, test_hello, test_json, test_request, test_status  # noqa: F401
 from . import serving
 
 pytest.importorskip("azure.functions")
@@ -41,37 +44,6 @@ def url(request, servers):
 @pytest.fixture(params=sorted(PLATFORMS))
 def platform(request, servers):
     return request.param, servers[request.param]
-
-
-def test_hello(url):
-    response = requests.get(url + "/hello")
-    assert (response.status_code, response.text) == (200, "hello")
-
-
-def test_json(url):
-    response = requests.get(url + "/json")
-    assert response.headers["Content-Type"].startswith("application/json")
-    assert response.json() == {"a": 1, "list": [1, "two"], "text": "ü"}
-
-
-@pytest.mark.parametrize("code", [201, 404, 503])
-def test_status(url, code):
-    response = requests.get(url + f"/status/{code}")
-    assert (response.status_code, response.text) == (code, f"status {code}")
-
-
-def test_headers(url):
-    assert requests.get(url + "/headers").headers["X-Conformance"] == "yes"
-
-
-def test_echo_bytes(url):
-    data = bytes(range(256))
-    response = requests.post(url + "/echo", data=data, headers={"Content-Type": "application/x-test"})
-    assert (response.content, response.headers["Content-Type"]) == (data, "application/x-test")
-
-
-def test_request(url):
-    assert requests.get(url + "/request?a=1&a=2&b=").json() == {"method": "GET", "path": "/request", "query": {"a": ["1", "2"], "b": [""]}}
 
 
 def test_failure_never_leaks(platform):

@@ -17,6 +17,9 @@ import requests
 
 from ..compat import serving
 from ..support.paths import REPO
+
+# The core paths' checks, shared with the other language's platforms: collected here, against this module's ``url``.
+from ..support.platform_checks import test_echo_bytes, test_headers, test_hello, test_json, test_request, test_status  # noqa: F401
 from .platform_libraries import deployed
 
 SERVE = [str(REPO / "nodejs26" / "bin" / "serve")]
@@ -86,37 +89,6 @@ def test_the_library_that_registered_the_function(launch):
     if (platform, library) not in REGISTERED:
         pytest.skip(f"{platform} has no library of its own")
     assert re.search(REGISTERED[(platform, library)], server.stdout), server.stdout
-
-
-def test_hello(url):
-    response = requests.get(url + "/hello")
-    assert (response.status_code, response.text) == (200, "hello")
-
-
-def test_json(url):
-    response = requests.get(url + "/json")
-    assert response.headers["Content-Type"].startswith("application/json")
-    assert response.json() == {"a": 1, "list": [1, "two"], "text": "ü"}
-
-
-@pytest.mark.parametrize("code", [201, 404, 503])
-def test_status(url, code):
-    response = requests.get(url + f"/status/{code}")
-    assert (response.status_code, response.text) == (code, f"status {code}")
-
-
-def test_headers(url):
-    assert requests.get(url + "/headers").headers["X-Conformance"] == "yes"
-
-
-def test_echo_bytes(url):
-    data = bytes(range(256))
-    response = requests.post(url + "/echo", data=data, headers={"Content-Type": "application/x-test"})
-    assert (response.content, response.headers["Content-Type"]) == (data, "application/x-test")
-
-
-def test_request(url):
-    assert requests.get(url + "/request?a=1&a=2&b=").json() == {"method": "GET", "path": "/request", "query": {"a": ["1", "2"], "b": [""]}}
 
 
 def test_failure_never_leaks(launch):
