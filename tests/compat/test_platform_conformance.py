@@ -12,7 +12,7 @@ import requests
 from ..support.paths import function_folder
 
 # The core paths' checks, shared with the other language's platforms: collected here, against this module's ``url``.
-from ..support.platform_checks import test_echo_bytes, test_headers, test_hello, test_json, test_request, test_status  # noqa: F401
+from ..support.platform_checks import *  # noqa: F403
 from . import serving
 
 pytest.importorskip("azure.functions")
@@ -53,27 +53,3 @@ def test_failure_never_leaks(platform):
     expected = '{"message":"Internal Server Error"}' if name == "aws-lambda" else "Internal Server Error"
     assert response.text == expected
     server.wait_for_output(SECRET)
-
-
-def test_body_limit(url):
-    assert requests.post(url + "/size", data=b"x" * 1000).text == "1000"
-    assert requests.post(url + "/size", data=b"x" * 1001).status_code == 413
-
-
-def test_call_timeout(url):
-    assert requests.get(url + "/sleep?seconds=3", timeout=10).status_code == 408
-
-
-def _metric(url: str, name: str) -> float:
-    for line in requests.get(url + "/metrics").text.splitlines():
-        if line.startswith(name + "{") and 'method="PATCH"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
-def test_metrics_count_the_calls_and_failures(url):
-    calls, failures = _metric(url, "function_calls_total"), _metric(url, "function_failures_total")
-    requests.patch(url + "/hello")
-    requests.patch(url + "/raise")
-    assert _metric(url, "function_calls_total") == calls + 2
-    assert _metric(url, "function_failures_total") == failures + 1

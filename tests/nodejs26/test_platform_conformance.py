@@ -19,7 +19,7 @@ from ..compat import serving
 from ..support.paths import REPO
 
 # The core paths' checks, shared with the other language's platforms: collected here, against this module's ``url``.
-from ..support.platform_checks import test_echo_bytes, test_headers, test_hello, test_json, test_request, test_status  # noqa: F401
+from ..support.platform_checks import *  # noqa: F403
 from .platform_libraries import deployed
 
 SERVE = [str(REPO / "nodejs26" / "bin" / "serve")]
@@ -127,27 +127,3 @@ def test_cancellation_reaches_the_function(logging_launch):
         client.sendall(b"GET /cancel HTTP/1.1\r\nHost: conformance\r\n\r\n")
         server.wait_for_output("waiting for cancellation")  # the function runs: now the client leaves
     server.wait_for_output("cancelled: true")
-
-
-def test_body_limit(url):
-    assert requests.post(url + "/size", data=b"x" * 1000).text == "1000"
-    assert requests.post(url + "/size", data=b"x" * 1001).status_code == 413
-
-
-def test_call_timeout(url):
-    assert requests.get(url + "/sleep?seconds=3", timeout=10).status_code == 408
-
-
-def _metric(url: str, name: str) -> float:
-    for line in requests.get(url + "/metrics").text.splitlines():
-        if line.startswith(name + "{") and 'method="PATCH"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
-def test_metrics_count_the_calls_and_failures(url):
-    calls, failures = _metric(url, "function_calls_total"), _metric(url, "function_failures_total")
-    requests.patch(url + "/hello")
-    requests.patch(url + "/raise")
-    assert _metric(url, "function_calls_total") == calls + 2
-    assert _metric(url, "function_failures_total") == failures + 1

@@ -1,14 +1,16 @@
 """The conformance fixture's core paths, checked alike for every platform's function, Python or Node.
 
 Imported by tests/compat/test_platform_conformance.py and
-tests/nodejs26/test_platform_conformance.py, which collect these checks as
-their own: each module gives the ``url`` fixture of its platforms' servers.
+tests/nodejs26/test_platform_conformance.py, which collect these checks (``__all__``)
+as their own: each module gives the ``url`` fixture of its platforms' servers.
 """
 
 from __future__ import annotations
 
 import pytest
 import requests
+
+__all__ = ["test_hello", "test_json", "test_status", "test_headers", "test_echo_bytes", "test_request", "test_body_limit", "test_call_timeout", "test_metrics_count_the_calls_and_failures"]
 
 
 def test_hello(url):
@@ -40,3 +42,27 @@ def test_echo_bytes(url):
 
 def test_request(url):
     assert requests.get(url + "/request?a=1&a=2&b=").json() == {"method": "GET", "path": "/request", "query": {"a": ["1", "2"], "b": [""]}}
+
+
+def test_body_limit(url):
+    assert requests.post(url + "/size", data=b"x" * 1000).text == "1000"
+    assert requests.post(url + "/size", data=b"x" * 1001).status_code == 413
+
+
+def test_call_timeout(url):
+    assert requests.get(url + "/sleep?seconds=3", timeout=10).status_code == 408
+
+
+def _metric(url: str, name: str) -> float:
+    for line in requests.get(url + "/metrics").text.splitlines():
+        if line.startswith(name + "{") and 'method="PATCH"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_the_calls_and_failures(url):
+    calls, failures = _metric(url, "function_calls_total"), _metric(url, "function_failures_total")
+    requests.patch(url + "/hello")
+    requests.patch(url + "/raise")
+    assert _metric(url, "function_calls_total") == calls + 2
+    assert _metric(url, "function_failures_total") == failures + 1
