@@ -66,6 +66,11 @@ const BARE = (status, reason) => Buffer.from(`HTTP/1.1 ${status} ${reason}\r\nCo
 const NODE_ANSWERS = { HPE_HEADER_OVERFLOW: BARE(431, 'Request Header Fields Too Large'), HPE_CHUNK_EXTENSIONS_OVERFLOW: BARE(413, 'Payload Too Large') };
 const BAD_REQUEST = BARE(400, 'Bad Request');
 
+/** The request node:http handed over last on a socket (server.js handle): a parse error after it was whole is answered after it. */
+export const NEWEST_REQUEST = Symbol('the newest request of the connection');
+/** What a connection answers once its pending answers are sent (a refusal, or null: only the close). */
+const AFTER_ANSWERS = Symbol('the answer after the pending ones');
+
 /** Per connection, made once when it is accepted: what the limits need to know of it. */
 const STATE = Symbol('the connection state');
 /** Set on a response that was in hand (DISPATCHED), and counted in SERVER_MAX_INFLIGHT (ADMITTED). */
@@ -349,8 +354,30 @@ export class Connections {
       return;
     }
     const message = socket._httpMessage;
+    // Bytes after the last whole request: the requests before them are answered first, in order (RFC 9112
+    // 9.3.2), then the refusal. After a request that closes the connection there is none: what follows it is
+    // not read at all (9.6), where node:http's parser takes it for an error and would cut the answer off.
+    const newest = socket[NEWEST_REQUEST];
+    if (message && !message._headerSent && newest !== undefined && newest.complete) {
+      if (!(AFTER_ANSWERS in socket)) {
+        socket[AFTER_ANSWERS] = error.code === 'HPE_CLOSED_CONNECTION' ? null : (NODE_ANSWERS[error.code] ?? BAD_REQUEST);
+        socket.pause();
+        message.once('close', () => this.afterAnswers(socket));
+      }
+      return;
+    }
     if (socket.writable && (!message || !message._headerSent)) socket.write(NODE_ANSWERS[error.code] ?? BAD_REQUEST);
     socket.destroy(error);
+  }
+
+  /** The answer in progress is done: the next pipelined one, or the refusal kept for after the last, and the close. */
+  afterAnswers(socket) {
+    const message = socket._httpMessage;
+    if (message && !socket.destroyed) return void message.once('close', () => this.afterAnswers(socket));
+    const answer = socket[AFTER_ANSWERS];
+    if (answer !== null && socket.writable) socket.end(answer);
+    else socket.end();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
   }
 
   sweep() {

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { Admission } from './admission.js';
 import { Call, REASONS } from './call.js';
 import { http2On, maxInflight, SETTINGS } from './config.js';
-import { Connections, OVERLOADED_TEXT, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
+import { Connections, NEWEST_REQUEST, OVERLOADED_TEXT, RETRY_AFTER_SECONDS, serverOptions } from './connections.js';
 import { currentCall } from './calls.js';
 import { claimsEvent, decode, MalformedCloudEvent, BATCH } from './cloudevents.js';
 import { Cors } from './cors.js';
@@ -174,6 +174,7 @@ export class Runtime {
    */
   handle(incoming, outgoing) {
     const socket = incoming.socket;
+    socket[NEWEST_REQUEST] = incoming;
     const line = socket[LINE];
     if (line === undefined) {
       socket[LINE] = NOBODY_WAITS;
@@ -469,7 +470,12 @@ export function framingProblem(incoming) {
   if (incoming.httpVersion === '1.1') {
     const raw = incoming.rawHeaders;
     let hosts = 0;
-    for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') hosts += 1;
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') {
+        hosts += 1;
+        if (raw[i + 1].includes(',')) return BAD_HOST_TEXT; // a list (`Host: x, y`): one authority or none (RFC 9110 7.2)
+      }
+    }
     if (hosts !== 1) return BAD_HOST_TEXT;
   }
   return null;

@@ -179,6 +179,26 @@ describe('the request', () => {
   });
 });
 
+/** The status lines a raw exchange got, in order. */
+const statuses = (raw) => [...raw.matchAll(/^HTTP\/1\.[01] (\d{3})/gm)].map((match) => Number(match[1]));
+
+describe('framing the runtime checks beside node:http', () => {
+  test('an HTTP/1.0 POST without keep-alive is answered by its function, then the connection closes: no 400 for what follows', async () => {
+    const raw = await rawRequest(runtime.port, 'POST /echo HTTP/1.0\r\nContent-Length: 3\r\n\r\nabcGET /echo HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.deepEqual(statuses(raw), [200]);
+    assert.ok(raw.endsWith('abc'), raw);
+  });
+  test('a valid request followed by garbage: its own answer first, then 400 and the close', async () => {
+    const raw = await rawRequest(runtime.port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc\x00garbage\r\n\r\n');
+    assert.deepEqual(statuses(raw), [200, 400]);
+    assert.ok(raw.includes('\r\n\r\nabcHTTP/1.1 400 '), raw);
+  });
+  test('a Host that is a list is refused (RFC 9112 section 3.2)', async () => {
+    const raw = await rawRequest(runtime.port, 'GET /echo HTTP/1.1\r\nHost: x, y\r\n\r\n');
+    assert.deepEqual(statuses(raw), [400]);
+  });
+});
+
 describe('failures', () => {
   for (const path of ['/raise', '/reject', '/throw-string']) {
     test(`${path}: 500 Internal Server Error at once, the stack only in the log`, async () => {
