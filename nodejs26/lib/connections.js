@@ -358,12 +358,12 @@ export class Connections {
     // 9.3.2), then the refusal. After a request that closes the connection there is none: what follows it is
     // not read at all (9.6), where node:http's parser takes it for an error and would cut the answer off.
     const newest = socket[NEWEST_REQUEST];
-    if (message && !message._headerSent && newest !== undefined && newest.complete) {
-      if (!(AFTER_ANSWERS in socket)) {
-        socket[AFTER_ANSWERS] = error.code === 'HPE_CLOSED_CONNECTION' ? null : (NODE_ANSWERS[error.code] ?? BAD_REQUEST);
-        socket.pause();
-        message.once('close', () => this.afterAnswers(socket));
-      }
+    if (newest !== undefined && newest.complete) {
+      if (AFTER_ANSWERS in socket) return;
+      socket[AFTER_ANSWERS] = error.code === 'HPE_CLOSED_CONNECTION' ? null : (NODE_ANSWERS[error.code] ?? BAD_REQUEST);
+      socket.pause();
+      if (message) message.once('close', () => this.afterAnswers(socket, message));
+      else this.afterAnswers(socket, null);
       return;
     }
     if (socket.writable && (!message || !message._headerSent)) socket.write(NODE_ANSWERS[error.code] ?? BAD_REQUEST);
@@ -371,9 +371,9 @@ export class Connections {
   }
 
   /** The answer in progress is done: the next pipelined one, or the refusal kept for after the last, and the close. */
-  afterAnswers(socket) {
+  afterAnswers(socket, answered) {
     const message = socket._httpMessage;
-    if (message && !socket.destroyed) return void message.once('close', () => this.afterAnswers(socket));
+    if (message && message !== answered && !socket.destroyed) return void message.once('close', () => this.afterAnswers(socket, message));
     const answer = socket[AFTER_ANSWERS];
     if (answer !== null && socket.writable) socket.end(answer);
     else socket.end();

@@ -29,7 +29,7 @@ from typing import Any
 from ..support.paths import REPO, function_folder
 from ..support.ports import free_port
 from ..support.processes import Server, base_env
-from .framing_cases import ACCEPT, CASES, EITHER, IN_ORDER, IN_ORDER_CALLS, NOT_RUN, PROBE, REFUSE, Case, innocent
+from .framing_cases import ACCEPT, CASES, EITHER, IN_ORDER, IN_ORDER_CALLS, NOT_RUN, PROBE, REFUSE, THEN_REFUSE, Case, innocent
 from .harness import LEAKS, serve
 
 #: How long a case's answers are waited for: the slowest honest answer is far quicker; a server that
@@ -175,7 +175,8 @@ def exchange(address: tuple[str, int], case: Case, budget: float = BUDGET) -> Se
     seen = Seen()
     data = case.request()
     follower = b"" if case.leaves else innocent(case.name)
-    wanted = len(IN_ORDER_CALLS.get(case.name, ((),))) + 1
+    # Behind a valid request and garbage, a third answer (the follower's) would be one too many: read to the close.
+    wanted = len(IN_ORDER_CALLS.get(case.name, ((),))) + 1 + (case.expect == THEN_REFUSE)
     deadline = time.monotonic() + budget
     with socket.create_connection(address, timeout=budget) as sock:
         buffer = b""
@@ -304,6 +305,14 @@ def judge(case: Case, seen: Seen, calls: list[dict[str, str]]) -> Outcome:
         if [answer.status for answer in seen.answers[: len(expected)]] != [200] * len(expected):
             problems.append("answers " + ", ".join(str(answer.status) for answer in seen.answers))
         return Outcome(base if not problems else base, problems)
+    if case.expect == THEN_REFUSE:
+        statuses = [answer.status for answer in seen.answers]
+        cell = ", then ".join(str(status) for status in statuses) or base
+        if statuses[:1] != [200] or len(mine) != 1:
+            problems.append(f"the valid request's answer did not come first (function ran {len(mine)} times)")
+        elif len(statuses) != 2 or not 400 <= statuses[1] < 500 or not seen.closed:
+            problems.append("the garbage after it was not refused with a 4xx and the close")
+        return Outcome(cell + (", closed" if seen.closed else ", kept open"), problems)
     if case.expect == PROBE:
         if mine:
             problems.append(f"the function ran with path {mine[0]['path']!r} instead of the probe")

@@ -10,7 +10,9 @@ asks of a server:
 - ``EITHER``: the RFC lets the server refuse or accept; if it accepts, the body is ``body``;
 - ``PROBE``: answered by the runtime's probe, the function not run;
 - ``IN_ORDER``: three pipelined requests, the function runs on each once, in order;
-- ``NOT_RUN``: the client leaves mid-body; the function must not run at all.
+- ``NOT_RUN``: the client leaves mid-body; the function must not run at all;
+- ``THEN_REFUSE``: a valid request, then bytes that are none: the function runs on the
+  first, its answer comes first, then a 4xx and the close.
 
 Every case but ``NOT_RUN`` is followed, on the same connection, by an
 innocent ``GET /innocent/<name>``: it must reach the function exactly once,
@@ -29,6 +31,7 @@ EITHER = "either"
 PROBE = "probe"
 IN_ORDER = "in order"
 NOT_RUN = "not run"
+THEN_REFUSE = "answered, then refused"
 
 H = b"Host: x\r\n"
 POST = b"POST {P} HTTP/1.1\r\n" + H
@@ -131,17 +134,25 @@ CASES: tuple[Case, ...] = (
     Case("size-empty", SIZE, "no size before the data", CHUNKED + b"\r\n\r\nabc\r\n0\r\n\r\n", REFUSE),
     Case("size-17-digits", SIZE, "`00000000000000003` (17 digits)", CHUNKED + b"\r\n00000000000000003\r\nabc\r\n0\r\n\r\n", EITHER, b"abc"),
     Case("size-overflow", SIZE, "`10000000000000003`: 3 once truncated to 64 bits", CHUNKED + b"\r\n10000000000000003\r\nabc\r\n0\r\n\r\n", REFUSE),
+    # RFC 9110 15.5.14: a size past the body limit is refused as it comes (413), not waited for.
+    Case("size-past-limit", SIZE, "`ffffffffffffffff`, no data sent", CHUNKED + b"\r\nffffffffffffffff\r\n", REFUSE),
     Case("size-data-longer", SIZE, "data longer than its size, no CRLF after it", CHUNKED + b"\r\n3\r\nabcdef\r\n0\r\n\r\n", REFUSE),
     # RFC 9112 7.1.1 and 7.1.2: extensions and trailer fields are tokens and field values; bare CR, NUL, obs-fold are not.
     Case("ext-valid", EXT, "`3;name=value` (valid)", CHUNKED + b"\r\n3;name=value\r\nabc\r\n0\r\n\r\n", ACCEPT, b"abc"),
     Case("ext-bare-cr", EXT, "a bare CR in an extension", CHUNKED + b"\r\n3;a=b\rc\r\nabc\r\n0\r\n\r\n", REFUSE),
     Case("ext-bare-lf", EXT, "a bare LF in an extension, a request after it", CHUNKED + b"\r\n3;a\n{S}\r\nabc\r\n0\r\n\r\n", REFUSE),
+    Case("ext-semicolon-alone", EXT, "`3;`: an extension without a name", CHUNKED + b"\r\n3;\r\nabc\r\n0\r\n\r\n", REFUSE),
+    Case("ext-name-not-token", EXT, "`3;@=1`: a name that is not a token", CHUNKED + b"\r\n3;@=1\r\nabc\r\n0\r\n\r\n", REFUSE),
     Case("ext-nul", EXT, "a NUL in an extension", CHUNKED + b"\r\n3;a=\x00\r\nabc\r\n0\r\n\r\n", REFUSE),
     Case("trailer-valid", EXT, "a trailer field (valid)", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nX-Sum: 1\r\n\r\n", ACCEPT, b"abc"),
     Case("trailer-no-colon", EXT, "a trailer line without a colon", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nnocolon\r\n\r\n", REFUSE),
     Case("trailer-obs-fold", EXT, "a folded trailer line", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nX-Sum: 1\r\n 2\r\n\r\n", EITHER, b"abc"),
     Case("trailer-bare-cr", EXT, "a bare CR in a trailer", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nX-Sum: 1\r2\r\n\r\n", EITHER, b"abc"),
     Case("trailer-nul", EXT, "a NUL in a trailer", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nX-Sum: 1\x002\r\n\r\n", REFUSE),
+    # RFC 9110 6.5.1: framing, routing and Host fields may not be trailers; one sent as a trailer is a malformed request.
+    Case("trailer-content-length", EXT, "`Content-Length` as a trailer", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nContent-Length: 3\r\n\r\n", REFUSE),
+    Case("trailer-transfer-encoding", EXT, "`Transfer-Encoding` as a trailer", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nTransfer-Encoding: chunked\r\n\r\n", REFUSE),
+    Case("trailer-host", EXT, "`Host` as a trailer", CHUNKED + b"\r\n3\r\nabc\r\n0\r\nHost: y\r\n\r\n", REFUSE),
     Case("trailer-missing-end", EXT, "no empty line after the last chunk: the next request follows at once", CHUNKED + b"\r\n3\r\nabc\r\n0\r\n", EITHER, b"abc"),
     # RFC 9112 2.2: a recipient MAY take a bare LF for a line end; it must then agree with itself.
     Case("lf-chunked-body", LF, "a chunked body whose lines end in bare LF", CHUNKED + b"\r\n3\nabc\n0\n\n", EITHER, b"abc"),
@@ -157,6 +168,7 @@ CASES: tuple[Case, ...] = (
     # RFC 9112 3.2: an HTTP/1.1 request without Host, or with more than one, is answered 400.
     Case("host-missing", HOST, "no Host", b"GET {P} HTTP/1.1\r\n\r\n", REFUSE),
     Case("host-twice", HOST, "two Host fields", b"GET {P} HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", REFUSE),
+    Case("host-list", HOST, "`Host: x, y`", b"GET {P} HTTP/1.1\r\nHost: x, y\r\n\r\n", REFUSE),
     Case("host-http10", HOST, "HTTP/1.0 without Host (valid)", b"GET {P} HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", ACCEPT),
     # RFC 9110 10.1.1: a client may send the body without waiting for 100 Continue.
     Case("expect-pipelined", EXPECT, "the body and the next request sent with the head", POST + b"Expect: 100-continue\r\nContent-Length: 3\r\n\r\nabc", ACCEPT, b"abc"),
@@ -165,6 +177,10 @@ CASES: tuple[Case, ...] = (
     # RFC 9112 9.3.2: pipelined requests are answered in the order they came.
     Case("pipelined-after-post", PIPELINE, "POST, GET, POST on one connection, sent at once", POST + b"Content-Length: 1\r\n\r\na" + b"GET {P}/2 HTTP/1.1\r\n" + H + b"\r\n" + POST.replace(b"{P}", b"{P}/3") + b"Content-Length: 1\r\n\r\nc", IN_ORDER),
     Case("pipelined-chunked", PIPELINE, "a chunked POST, then a GET, sent at once", CHUNKED + b"\r\n1\r\na\r\n0\r\n\r\n" + b"GET {P}/2 HTTP/1.1\r\n" + H + b"\r\n", IN_ORDER),
+    # RFC 9112 9.3 and 9.6: an HTTP/1.0 request without keep-alive is answered, then the connection closes.
+    Case("http10-post-closes", PIPELINE, "an HTTP/1.0 POST without keep-alive, a request after it", b"POST {P} HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc", ACCEPT, b"abc"),
+    # RFC 9112 9.3.2: what came before the garbage is answered first, in order.
+    Case("garbage-after-request", PIPELINE, "a valid GET, then bytes that are no request", b"GET {P} HTTP/1.1\r\n" + H + b"\r\n\x00garbage\r\n\r\n", THEN_REFUSE),
     # A body that never came whole must not reach the function.
     Case("leaves-length", LEAVES, "5 of 10 bytes, then the client closes", POST + b"Content-Length: 10\r\n\r\nabcde", NOT_RUN, leaves=True),
     Case("leaves-chunked", LEAVES, "half a chunk, then the client closes", CHUNKED + b"\r\n5\r\nab", NOT_RUN, leaves=True),
