@@ -296,6 +296,7 @@ export class Runtime {
         if (declared !== undefined && Number(declared) !== size) return void call.reply(400, MALFORMED_HTTP2);
       }
       if (call.answered) return;
+      if (!call.http2 && notTrailer(incoming.rawTrailers)) return void refuse(call.outgoing, BAD_REQUEST_TEXT);
       currentCall.enterWith(call); // a later callback of the socket: outside the call's frame
       this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), performance.now());
     });
@@ -479,6 +480,15 @@ export function framingProblem(incoming) {
     if (hosts !== 1) return BAD_HOST_TEXT;
   }
   return null;
+}
+
+/** Fields that may not be trailers (RFC 9110 section 6.5.1), as funcwsgi's edge has them (adapters/gunicorn/bounds.py). */
+const NOT_TRAILERS = new Set(['content-length', 'transfer-encoding', 'host', 'trailer', 'te', 'expect', 'connection', 'content-type', 'content-encoding', 'content-range', 'authorization', 'cookie']);
+
+/** True when a chunked body's trailer section sends a field that may not be a trailer: the request is malformed. */
+function notTrailer(rawTrailers) {
+  for (let i = 0; i < rawTrailers.length; i += 2) if (NOT_TRAILERS.has(rawTrailers[i].toLowerCase())) return true;
+  return false;
 }
 
 function refuse(outgoing, text) {

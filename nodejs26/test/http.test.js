@@ -193,6 +193,11 @@ describe('framing the runtime checks beside node:http', () => {
     assert.deepEqual(statuses(raw), [200, 400]);
     assert.ok(raw.includes('\r\n\r\nabcHTTP/1.1 400 '), raw);
   });
+  test('a Host sent as a trailer is refused, the function not run (RFC 9110 section 6.5.1)', async () => {
+    const raw = await rawRequest(runtime.port, 'POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nHost: y\r\n\r\n');
+    assert.deepEqual(statuses(raw), [400]);
+    assert.ok(!raw.includes('abc'), raw);
+  });
   test('a Host that is a list is refused (RFC 9112 section 3.2)', async () => {
     const raw = await rawRequest(runtime.port, 'GET /echo HTTP/1.1\r\nHost: x, y\r\n\r\n');
     assert.deepEqual(statuses(raw), [400]);

@@ -35,6 +35,11 @@ WRITE_TO = os.environ.get("FRAMING_RESULTS")
 #: this fast (the 30 s of a thread waiting for the rest of such a body is far beyond it).
 HONEST_CALL_BOUND = 5.0
 _seen: dict[str, dict[str, str]] = {}
+#: Where one of funcwsgi's own paths still gets a case wrong (issue 42 item 7): the table records it, and the
+#: test fails once the path gets it right, so the entry goes with the fix.
+STILL_OPEN = {
+    ("nodejs26", "size-past-limit"): "node:http's parser does not expose a chunk's size, so the limit is seen only as data comes",
+}
 
 
 @pytest.fixture(scope="module", params=[pytest.param(path.name, marks=() if path.ours else pytest.mark.survey) for path in PATHS])
@@ -67,12 +72,17 @@ def test_framing(running: Running, case: Case) -> None:
     _seen.setdefault(path, {})[case.name] = cell
     if WRITE_TO:
         return
-    if running.path.ours:
+    still_open = STILL_OPEN.get((path, case.name))
+    if running.path.ours and still_open is None:
         assert not outcome.problems, f"{path}, {case.name} ({case.what}): {cell}"
+    if still_open is not None:
+        assert outcome.problems, f"{path}, {case.name} is right now ({cell}): remove it from STILL_OPEN"
     assert cell == recorded(path, case.name), (
         f"{path}, {case.name}: the server now answers {cell!r}; docs/framing-results.json says {recorded(path, case.name)!r}: "
         "run `make framing` to record it and regenerate docs/reliability.md"
     )
+    if still_open is not None:
+        pytest.xfail(still_open)
 
 
 def test_a_malformed_request_costs_a_connection_never_a_function_thread(running: Running) -> None:
