@@ -24,6 +24,10 @@ PYTHON = sys.executable
 
 #: The same thread count on every threaded server: funcwsgi's SERVER_NUMTHREADS default.
 THREADS = "50"
+#: Issue 42's pairs: one worker with 4 threads on each side, as the issue's figures were taken.
+EDGE_THREADS = "4"
+#: gunicorn 27's own HTTP/2 on gthread, prior knowledge and ``Upgrade: h2c`` on the plain port.
+GUNICORN_H2C = ("--http-protocols", "h2,h1", "--http2-cleartext", "both")
 ADAPTERS = ("gunicorn", "waitress", "werkzeug", "granian")
 #: Stands for the project's Node 26 in a command; run.py puts the real path in (environment.node_binary).
 NODE = "node"
@@ -62,6 +66,19 @@ def reference_targets() -> list[Target]:
             "bare-gunicorn-gthread",
             "bare WSGI, gunicorn gthread",
             lambda port: [PYTHON, "-m", "gunicorn", "-k", "gthread", "-w", "1", "--threads", THREADS, "-b", f"127.0.0.1:{port}", "bare:app"],
+        ),
+        bare(
+            "bare-gunicorn-gthread-4",
+            f"bare WSGI, gunicorn gthread, 1 worker × {EDGE_THREADS} threads",
+            lambda port: [PYTHON, "-m", "gunicorn", "-k", "gthread", "-w", "1", "--threads", EDGE_THREADS, "-b", f"127.0.0.1:{port}", "bare:app"],
+        ),
+        Target(
+            "bare-gunicorn-gthread-h2c-4",
+            f"bare WSGI, gunicorn gthread's own h2c, 1 worker × {EDGE_THREADS} threads (h2load)",
+            "reference",
+            lambda port: [PYTHON, "-m", "gunicorn", "-k", "gthread", "-w", "1", "--threads", EDGE_THREADS, *GUNICORN_H2C, "-b", f"127.0.0.1:{port}", "bare:app"],
+            cwd=APPS,
+            http2=True,
         ),
         bare(
             "bare-waitress",
@@ -149,6 +166,8 @@ def funcwsgi_targets() -> list[Target]:
                     http2=True,
                 )
             )
+    if has_serve_command():
+        found += edge_pairs(hello)
     if has_layer("tracing"):
         default = found[0]
         found.append(
@@ -164,6 +183,46 @@ def funcwsgi_targets() -> list[Target]:
             )
         )
     return found
+
+
+def serve(port: int) -> list[str]:
+    return [PYTHON, "-m", "funcwsgi", "serve"]
+
+
+def edge_pairs(hello: dict[str, str]) -> list[Target]:
+    """funcwsgi with 1 worker × 4 threads on the default worker (gunicorn's edge worker) and on granian, over HTTP/1.1 and h2c.
+
+    Each is paired in report.checks with the bare server of the same shape (issue 42, item 8).
+    """
+    shape = {"SERVER_WORKERS": "1", "SERVER_NUMTHREADS": EDGE_THREADS}
+    return [
+        Target(
+            "funcwsgi-gunicorn-4",
+            f"funcwsgi, default (gunicorn edge worker), 1 worker × {EDGE_THREADS} threads",
+            "funcwsgi",
+            serve,
+            env={**hello, "SERVER_ADAPTER": "gunicorn", **shape},
+            baseline="bare-gunicorn-gthread-4",
+        ),
+        Target(
+            "funcwsgi-granian-4",
+            f"funcwsgi, granian, 1 worker × {EDGE_THREADS} threads",
+            "funcwsgi",
+            serve,
+            env={**hello, "SERVER_ADAPTER": "granian", **shape},
+            needs=("granian",),
+            baseline="bare-granian",
+        ),
+        Target(
+            "funcwsgi-gunicorn-http2-4",
+            f"funcwsgi, default (gunicorn edge worker), h2c, 1 worker × {EDGE_THREADS} threads (h2load)",
+            "funcwsgi",
+            serve,
+            env={**hello, "SERVER_ADAPTER": "gunicorn", **shape},
+            baseline="bare-gunicorn-gthread-h2c-4",
+            http2=True,
+        ),
+    ]
 
 
 def alternative_targets() -> list[Target]:
