@@ -74,7 +74,7 @@ def reference_targets() -> list[Target]:
         ),
         Target(
             "bare-gunicorn-gthread-h2c-4",
-            f"bare WSGI, gunicorn gthread's own h2c, 1 worker × {EDGE_THREADS} threads (h2load)",
+            f"bare WSGI, gunicorn gthread, its own h2c, 1 worker × {EDGE_THREADS} threads (h2load)",
             "reference",
             lambda port: [PYTHON, "-m", "gunicorn", "-k", "gthread", "-w", "1", "--threads", EDGE_THREADS, *GUNICORN_H2C, "-b", f"127.0.0.1:{port}", "bare:app"],
             cwd=APPS,
