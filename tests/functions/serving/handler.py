@@ -63,6 +63,26 @@ def alive():
     return not _flag("not-alive")
 
 
+def _fail(req):
+    raise RuntimeError("secret database password is hunter2")
+
+
+def _event_type(req):
+    event = req.cloud_event
+    return {"type": None if event is None else event.get_attributes()["type"]}
+
+
+#: The paths this function and its async twin answer alike, waiting for nothing: action -> answer(req).
+ANSWERED_ALIKE = {
+    "fail": _fail,
+    "stream": lambda req: _Stream(req.args.get("tag", "")),  # a streamed body that says when the server closed it
+    "size": lambda req: {"size": len(req.get_data())},
+    "event": _event_type,
+    "json": lambda req: {"echo": req.get_json()},
+    "pid": lambda req: {"pid": os.getpid()},
+}
+
+
 def main(req, res):
     action = req.path.strip("/")
     if action == "sleep":
@@ -74,12 +94,8 @@ def main(req, res):
     if action == "spin":  # pure Python: stopped at its next instruction
         while True:
             pass
-    if action == "fail":
-        raise RuntimeError("secret database password is hunter2")
-    if action == "stream":  # a streamed body that says when the server closed it
-        return _Stream(req.args.get("tag", ""))
-    if action == "size":
-        return {"size": len(req.get_data())}
+    if action in ANSWERED_ALIKE:
+        return ANSWERED_ALIKE[action](req)
     if action == "crash":
         os._exit(1)
     if action == "kill":  # the function's process dies of a signal
@@ -100,11 +116,6 @@ def main(req, res):
     if action == "traced":
         with sdk.get_tracer().start_as_current_span("work"):
             return "traced"
-    if action == "event":
-        event = req.cloud_event
-        return {"type": None if event is None else event.get_attributes()["type"]}
-    if action == "json":
-        return {"echo": req.get_json()}
     if action == "path" or action.startswith("path/"):
         return {"path": req.path, "args": req.args.to_dict()}
     if action == "bad-header":
@@ -112,8 +123,6 @@ def main(req, res):
         return "not sent"
     if action == "unsupported":
         return object()
-    if action == "pid":
-        return {"pid": os.getpid()}
     if action == "context":
         _thread_state.calls = getattr(_thread_state, "calls", 0) + 1
         return {"path": sdk.get_request().path, "thread": threading.get_ident(), "thread_calls": _thread_state.calls}

@@ -7,12 +7,11 @@ saw; ``/block`` blocks the loop itself (sync code in ``async def``).
 """
 
 import asyncio
-import os
 import threading
 import time
 
-# The hooks and helpers are the sync twin's, next to this file: the same lifecycle log and health flags.
-from handler import _record, _Stream, _thread_state, alive, ready, start, stop  # noqa: F401 - the runtime reads the hooks from here
+# The hooks, helpers and the answers that wait for nothing are the sync twin's, next to this file.
+from handler import ANSWERED_ALIKE, _record, _thread_state, alive, ready, start, stop  # noqa: F401 - the runtime reads the hooks from here
 
 import sdk
 
@@ -39,25 +38,14 @@ async def main(req, res):
     if action == "block":
         time.sleep(float(req.args.get("s", "1")))
         return "blocked the loop"
-    if action == "fail":
-        raise RuntimeError("secret database password is hunter2")
-    if action == "stream":  # a streamed body that says when the server closed it
-        return _Stream(req.args.get("tag", ""))
-    if action == "size":
-        return {"size": len(req.get_data())}
+    if action in ANSWERED_ALIKE:
+        return ANSWERED_ALIKE[action](req)
     if action == "traced":
         with sdk.get_tracer().start_as_current_span("work"):
             await asyncio.sleep(0)
             return "traced"
-    if action == "event":
-        event = req.cloud_event
-        return {"type": None if event is None else event.get_attributes()["type"]}
-    if action == "json":
-        return {"echo": req.get_json()}
     if action == "observed":
         return await observed(req)
-    if action == "pid":
-        return {"pid": os.getpid()}
     if action == "context":
         await asyncio.sleep(0)
         _thread_state.calls = getattr(_thread_state, "calls", 0) + 1
