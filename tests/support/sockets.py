@@ -39,6 +39,13 @@ def until_closed(sock: socket.socket, limit: float = 5.0) -> tuple[bytes, float]
     return answer, time.monotonic() - began
 
 
+def sent_until_closed(port: int, data: bytes, limit: float = 5.0) -> tuple[bytes, float]:
+    """Send ``data`` on a new connection, then :func:`until_closed`: what came back, and how long the server took to close."""
+    with connect(port) as sock:
+        sock.sendall(data)
+        return until_closed(sock, limit)
+
+
 def exchange(port: int, data: bytes, host: str = "127.0.0.1", timeout: float = 10.0) -> bytes:
     """Send ``data`` as it is on a new connection and read the answer until the server closes or goes quiet."""
     with connect(port, host, timeout=timeout) as sock:

@@ -23,7 +23,7 @@ from funcwsgi.adapters.gunicorn.worker import HttpEdgeWorker
 
 from ...support.paths import REPO
 from ...support.processes import BIN, start
-from ...support.sockets import connect, exchange, one_answer, status_of, until_closed
+from ...support.sockets import connect, exchange, one_answer, sent_until_closed, status_of, until_closed
 
 EDGE = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "-k", "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker", "funcwsgi:app"]
 SETTINGS = {"SERVER_HTTP2": "false", "SERVER_NUMTHREADS": "2", "SERVER_HEADER_TIMEOUT": "1", "SERVER_BODY_TIMEOUT": "1", "SERVER_MAX_BODY_SIZE": "1000"}
@@ -110,9 +110,7 @@ def test_what_llhttp_lets_through_is_refused_and_the_connection_closed(plain, re
 
 
 def test_a_body_past_the_limit_is_answered_413_without_being_waited_for(plain):
-    with connect(plain.port) as sock:
-        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
-        answer, seconds = until_closed(sock, 5)
+    answer, seconds = sent_until_closed(plain.port, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
     assert status_of(answer) == 413 and seconds < 2
 
 
@@ -143,9 +141,7 @@ def test_a_slow_head_gets_408_and_an_idle_connection_is_closed_quietly(plain):
 
 
 def test_a_stalled_body_gets_408(plain):
-    with connect(plain.port) as sock:
-        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
-        answer, seconds = until_closed(sock, 5)
+    answer, seconds = sent_until_closed(plain.port, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
     assert status_of(answer) == 408 and seconds < 3
 
 
