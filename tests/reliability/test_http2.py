@@ -112,6 +112,13 @@ def serve_node(folder: Path, **settings: str) -> Served:
     return served
 
 
+def curl(url: str, *arguments: str, check: bool = True) -> tuple[str, str, subprocess.CompletedProcess[str]]:
+    """Debian's curl asking ``url`` with ``arguments``: the body, the HTTP version it spoke, and the run itself."""
+    result = subprocess.run([debian_tool("curl", "curl"), *arguments, "-w", "\\n%{http_version}", url], capture_output=True, text=True, timeout=10, check=check)
+    body, _, version = result.stdout.rpartition("\n")
+    return body, version, result
+
+
 def head_limit(h2: H2Served) -> int:
     return NODE_HEAD_LIMIT if h2.adapter == "nodejs26" else HEAD_LIMIT
 
@@ -196,12 +203,7 @@ def test_httpx_concurrent_streams_on_one_connection(h2):
 
 
 def test_curl_with_prior_knowledge(h2):
-    curl = debian_tool("curl", "curl")
-    result = subprocess.run(
-        [curl, "-sS", "--http2-prior-knowledge", "--data-binary", "from curl", "-w", "\n%{http_version}", f"http://{h2.host}:{h2.port}/curl"],
-        capture_output=True, text=True, timeout=10,
-    )
-    body, _, version = result.stdout.rpartition("\n")
+    body, version, result = curl(f"http://{h2.host}:{h2.port}/curl", "-sS", "--http2-prior-knowledge", "--data-binary", "from curl", check=False)
     assert version == "2", result
     assert json.loads(body)["body"] == "from curl"
 
@@ -448,20 +450,15 @@ def by_default(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     """An adapter serving HTTP/2 by default, started without SERVER_HTTP2."""
     folder = tmp_path_factory.mktemp(f"h2-default-{request.param}")
     served = serve(request.param, folder, scenario="h2_echo", SEEN_LOG=str(folder / "seen.jsonl"))
-    try:
+    with served.server:
         yield served
-    finally:
-        served.server.stop()
 
 
 @pytest.mark.parametrize("flag", ["--http2-prior-knowledge", "--http2"])
 def test_http2_is_on_by_default_where_the_server_bounds_it(by_default, flag):
     """Prior knowledge, and Upgrade: h2c, with Debian's curl, on the port HTTP/1.1 is served on."""
-    result = subprocess.run(
-        [debian_tool("curl", "curl"), "-s", flag, "-w", "\\n%{http_version}", by_default.url + "/curl"],
-        capture_output=True, text=True, timeout=10, check=True,
-    )
-    assert result.stdout.splitlines()[-1] == "2", result.stdout
+    _, version, result = curl(by_default.url + "/curl", "-s", flag)
+    assert version == "2", result.stdout
     assert requests.get(by_default.url + "/h1", timeout=5).status_code == 200
 
 
@@ -519,20 +516,14 @@ def loop_on_gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
     """An async def function on the default server, as it starts by default (gunicorn, funcwsgi's edge worker)."""
     folder = tmp_path_factory.mktemp("h2-loop-gunicorn")
     served = serve("gunicorn", folder, scenario="h2_echo", HANDLER_MODULE_NAME="handler_async", SEEN_LOG=str(folder / "seen.jsonl"))
-    try:
+    with served.server:
         yield served
-    finally:
-        served.server.stop()
 
 
 @pytest.mark.parametrize("flag", ["--http2-prior-knowledge", "--http2"])
 def test_an_async_function_on_gunicorn_serves_http2_by_default(loop_on_gunicorn, flag):
     """Prior knowledge and Upgrade: h2c reach an async def function as they reach a plain one (issue 42)."""
-    result = subprocess.run(
-        [debian_tool("curl", "curl"), "-sS", "--max-time", "5", flag, "--data-binary", "from curl", "-w", "\\n%{http_version}", loop_on_gunicorn.url + "/upgrade"],
-        capture_output=True, text=True, timeout=10, check=True,
-    )
-    body, _, version = result.stdout.rpartition("\n")
+    body, version, result = curl(loop_on_gunicorn.url + "/upgrade", "-sS", "--max-time", "5", flag, "--data-binary", "from curl")
     assert version == "2", result
     assert json.loads(body)["path"] == "/upgrade"
     assert json.loads(body)["body"] == "from curl"
