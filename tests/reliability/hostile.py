@@ -250,6 +250,33 @@ def trickling_bodies(target: Target) -> Held:
 FIRST_ANSWERS_QUIET = 2.0
 
 
+def read_together(sockets: list[socket.socket], done: Callable[[bytes], bool], *, quiet: float, seconds: float, size: int) -> dict[socket.socket, bytes]:
+    """What each socket sent, all read at once: each until ``done`` with what it sent so far, or closed; all
+    until every socket is done, or none sent anything for ``quiet`` seconds, or ``seconds`` have passed."""
+    received = dict.fromkeys(sockets, b"")
+    selector = selectors.DefaultSelector()
+    for sock in sockets:
+        selector.register(sock, selectors.EVENT_READ)
+    deadline = time.monotonic() + seconds
+    while selector.get_map() and (left := deadline - time.monotonic()) > 0:
+        ready = selector.select(timeout=min(quiet, left))
+        if not ready:
+            break
+        for key, _ in ready:
+            sock = key.fileobj  # type: ignore[assignment]
+            try:
+                chunk = sock.recv(size)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            received[sock] += chunk
+            if not chunk or done(received[sock]):
+                selector.unregister(sock)
+    selector.close()
+    return received
+
+
 def idle_keep_alive(target: Target) -> Held:
     """1,000 connections that each made one call and then stay open, idle."""
     held = Held(open_connections(target, 1000))
@@ -258,29 +285,8 @@ def idle_keep_alive(target: Target) -> Held:
         send_all(sock, request)
     # The first answers, read all at once: until every connection has one, or none came for
     # FIRST_ANSWERS_QUIET (waitress leaves a few connections unanswered), or 10 s passed.
-    answered = 0
-    heads = dict.fromkeys(held.sockets, b"")
-    selector = selectors.DefaultSelector()
-    for sock in held.sockets:
-        selector.register(sock, selectors.EVENT_READ)
-    deadline = time.monotonic() + 10.0
-    while heads and (left := deadline - time.monotonic()) > 0:
-        ready = selector.select(timeout=min(FIRST_ANSWERS_QUIET, left))
-        if not ready:
-            break
-        for key, _ in ready:
-            sock = key.fileobj  # type: ignore[assignment]
-            try:
-                chunk = sock.recv(4096)
-            except BlockingIOError:
-                continue
-            except OSError:
-                chunk = b""
-            heads[sock] += chunk
-            if not chunk or b"\r\n" in heads[sock]:
-                selector.unregister(sock)
-                answered += status_of(heads.pop(sock)) == 200
-    selector.close()
+    heads = read_together(held.sockets, lambda head: b"\r\n" in head, quiet=FIRST_ANSWERS_QUIET, seconds=10.0, size=4096)
+    answered = sum(b"\r\n" in head and status_of(head) == 200 for head in heads.values())
     held.notes.append(f"{answered} of {len(held.sockets)} connections got their first answer")
     return held
 
@@ -339,28 +345,9 @@ def pipelining_flood(target: Target) -> Held:
     def collect(held: Held) -> None:
         # All four read at once, until each has its 250 answers, or closed, or every one of them has been
         # silent for PIPELINE_QUIET (werkzeug drops what follows a request): the 15 s deadline is the backstop.
-        deadline = time.monotonic() + 15.0
-        received = dict.fromkeys(held.sockets, b"")
-        selector = selectors.DefaultSelector()
         for sock in held.sockets:
             sock.setblocking(False)
-            selector.register(sock, selectors.EVENT_READ)
-        while selector.get_map() and (left := deadline - time.monotonic()) > 0:
-            ready = selector.select(timeout=min(PIPELINE_QUIET, left))
-            if not ready:
-                break
-            for key, _ in ready:
-                sock = key.fileobj  # type: ignore[assignment]
-                try:
-                    chunk = sock.recv(1 << 20)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    chunk = b""
-                received[sock] += chunk
-                if not chunk or received[sock].count(b"HTTP/1.1 200") >= 250:
-                    selector.unregister(sock)
-        selector.close()
+        received = read_together(held.sockets, lambda answers: answers.count(b"HTTP/1.1 200") >= 250, quiet=PIPELINE_QUIET, seconds=15.0, size=1 << 20)
         for answers in received.values():
             held.statuses[200 if answers.count(b"HTTP/1.1 200") == 250 else 0] += 1
         held.notes.append("each connection's 250 answers, in order" if held.statuses[0] == 0 else f"{held.statuses[0]} connection(s) lost answers")
