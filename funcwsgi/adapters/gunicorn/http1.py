@@ -59,7 +59,33 @@ OWN_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive"})
 BODILESS_CODES = frozenset({204, 304})
 
 
-class Http1Exchange:
+class SpooledBody:
+    """A request body as it arrives: in memory, then past BODY_IN_MEMORY in a temporary file (HTTP/1.1 and HTTP/2 alike)."""
+
+    __slots__ = ("memory", "spool", "received")
+    memory: bytearray
+    spool: IO[bytes] | None
+    received: int
+
+    def store(self, data: bytes) -> None:
+        self.received += len(data)
+        if self.spool is not None:
+            self.spool.write(data)
+            return
+        self.memory += data
+        if len(self.memory) > BODY_IN_MEMORY:
+            self.spool = tempfile.TemporaryFile()
+            self.spool.write(self.memory)
+            self.memory = bytearray()
+
+    def body(self) -> IO[bytes]:
+        if self.spool is not None:
+            self.spool.seek(0)
+            return self.spool
+        return io.BytesIO(self.memory)
+
+
+class Http1Exchange(SpooledBody):
     """One request on an HTTP/1.1 connection, and its answer (:class:`~.calls.Exchange`)."""
 
     __slots__ = (
@@ -73,9 +99,6 @@ class Http1Exchange:
         "client_gone",
         "body_skipped",
         "keep_alive",
-        "memory",
-        "spool",
-        "received",
         "continue_wanted",
         "head_sent",
         "chunked_out",
@@ -108,23 +131,6 @@ class Http1Exchange:
         self.sent = 0
         self.ended = False
         self.aborted = False
-
-    def store(self, data: bytes) -> None:
-        self.received += len(data)
-        if self.spool is not None:
-            self.spool.write(data)
-            return
-        self.memory += data
-        if len(self.memory) > BODY_IN_MEMORY:
-            self.spool = tempfile.TemporaryFile()
-            self.spool.write(self.memory)
-            self.memory = bytearray()
-
-    def body(self) -> IO[bytes]:
-        if self.spool is not None:
-            self.spool.seek(0)
-            return self.spool
-        return io.BytesIO(self.memory)
 
     def respond(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
         self.conn.write_answer(self, status, headers, chunks, end)

@@ -39,9 +39,7 @@ bounded here:
 from __future__ import annotations
 
 import asyncio
-import io
 import ipaddress
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -60,7 +58,7 @@ from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_REQUEST, REQUEST_TIMEOUT,
 from .bounds import HEAD_LIMIT
 from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
-from .http1 import BODILESS_CODES, BODY_IN_MEMORY, unread_bytes
+from .http1 import BODILESS_CODES, SpooledBody, unread_bytes
 from .http2_fields import UPGRADE_ONLY, Malformed, content_length, h2c_settings, request_section, trailer_section
 
 if TYPE_CHECKING:
@@ -122,7 +120,7 @@ class PlainEncoder(hpack.Encoder):
         return encoded
 
 
-class Http2Stream:
+class Http2Stream(SpooledBody):
     """One stream of an HTTP/2 connection: its request, and its answer (:class:`~.calls.Exchange`)."""
 
     __slots__ = (
@@ -136,9 +134,6 @@ class Http2Stream:
         "server",
         "client_gone",
         "body_skipped",
-        "memory",
-        "spool",
-        "received",
         "complete",
         "started",
         "call_done",
@@ -179,23 +174,6 @@ class Http2Stream:
         self.gone_future: asyncio.Future[None] | None = None
 
     # -- the request ---------------------------------------------------------------------
-
-    def store(self, data: bytes) -> None:
-        self.received += len(data)
-        if self.spool is not None:
-            self.spool.write(data)
-            return
-        self.memory += data
-        if len(self.memory) > BODY_IN_MEMORY:
-            self.spool = tempfile.TemporaryFile()
-            self.spool.write(self.memory)
-            self.memory = bytearray()
-
-    def body(self) -> IO[bytes]:
-        if self.spool is not None:
-            self.spool.seek(0)
-            return self.spool
-        return io.BytesIO(self.memory)
 
     def gone(self) -> None:
         """The client reset the stream, or the connection ended: nobody will read the answer."""
