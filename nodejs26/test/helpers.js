@@ -59,7 +59,8 @@ export async function startRuntime(env = {}) {
   };
   child.stdout.on('data', (chunk) => { runtime.stdout += chunk; });
   child.stderr.on('data', (chunk) => { runtime.stderr += chunk; });
-  runtime.exitedPromise = new Promise((resolve) => child.on('exit', (code, signal) => { runtime.exited = { code, signal }; resolve(runtime.exited); }));
+  // 'close', not 'exit': the process has ended and every line it wrote has been read.
+  runtime.exitedPromise = new Promise((resolve) => child.on('close', (code, signal) => { runtime.exited = { code, signal }; resolve(runtime.exited); }));
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (runtime.exited !== null) throw new Error(`the runtime exited with ${JSON.stringify(runtime.exited)}: ${runtime.stderr}`);
