@@ -32,9 +32,12 @@ class LoadError(StartupError):
 def print_startup_error(error: StartupError) -> None:
     """The one way a start-up error is shown: one line on stderr, then the user's traceback, if any."""
     sys.stdout.flush()  # what the server printed before comes first
-    print(f"funcwsgi: error: {error}", file=sys.stderr)
+    # One write of whole lines: the gunicorn arbiter writes to the same stderr at the same moment.
+    text = f"funcwsgi: error: {error}\n"
     if error.user_traceback:
-        print(error.user_traceback.rstrip(), file=sys.stderr)
+        text += error.user_traceback.rstrip() + "\n"
+    sys.stderr.write(text)
+    sys.stderr.flush()
     sys.stderr.flush()
 
 
