@@ -317,6 +317,10 @@ def environment(target: Target, port: int, alternatives_bin: Path | None, trace_
     dropped = known_env_names() | {"GUNICORN_CMD_ARGS", "WORKERS", "THREADS", "PORT"}
     env = {key: value for key, value in os.environ.items() if key not in dropped and not key.startswith(("GRANIAN_", "OTEL_"))}
     env.update(target.env)
+    if target.env.get("SERVER_ADAPTER") == "granian":
+        # granian keeps connections alive only when asked (docs/servers.md#keep-alive-on-granian); the load
+        # generators keep theirs alive against every server, so granian is measured as the others are.
+        env.setdefault("SERVER_KEEPALIVE_TIMEOUT", "7200")
     if target.group == "funcwsgi":
         env.update(SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
     if target.name == "kyma-shaped":

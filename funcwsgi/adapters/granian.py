@@ -60,7 +60,7 @@ def serve(config: Config) -> int:
         log_level=LogLevels(config.server_log_level),
         log_access=False,
         websockets=False,
-        http1_settings=HTTP1Settings(header_read_timeout=header_read_timeout_ms(config)),
+        http1_settings=http1_settings(config),
         # HTTP/2 only when asked for: granian holds a call thread for each stream whose answer the
         # client does not read, with no send timeout, so a few connections stop the service.
         http=HTTPModes.auto if config.http2 else HTTPModes.http1,
@@ -75,15 +75,28 @@ def serve(config: Config) -> int:
     return 0
 
 
-def header_read_timeout_ms(config: Config) -> int:
-    """granian's one timer for a connection waiting for a head: the longer of the head and keep-alive timeouts.
+def http1_settings(config: Config) -> HTTP1Settings:
+    """granian's HTTP/1.1 timer and keep-alive (docs/servers.md#the-other-adapters).
 
-    It runs from the end of the last answer as well as from the accept, so it is also the
-    idle timeout of a kept-alive connection, and that must outlive the proxies in front
-    (docs/deployment.md#idle-connections-behind-the-platforms-proxy): on granian a
-    connection that sends nothing is closed after SERVER_KEEPALIVE_TIMEOUT too.
+    granian (hyper) has one timer for a connection waiting for a head: it runs from the
+    accept and again from the end of each answer, so it times a silent connection and an
+    idle kept-alive one alike. Both rules cannot hold on it at once: a connection that
+    sends nothing is closed after SERVER_HEADER_TIMEOUT, and an idle pooled connection
+    is left for the proxy in front to close (its idle timeout is far longer:
+    docs/deployment.md#idle-connections-behind-the-platforms-proxy). So by default no
+    connection is kept alive: each answer says ``Connection: close``, the proxy pools
+    nothing it could reuse as the runtime closes it, and the timer is the head timeout.
+    A SERVER_KEEPALIVE_TIMEOUT that is set asks for keep-alive: the timer is then the
+    longer of the two, and a silent connection is closed only after it too.
     """
-    return max(1, round(max(config.server_header_timeout, config.server_keepalive_timeout) * 1000))
+    if "server_keepalive_timeout" not in config.given:
+        return HTTP1Settings(header_read_timeout=_milliseconds(config.server_header_timeout), keep_alive=False)
+    longer = max(config.server_header_timeout, config.server_keepalive_timeout)
+    return HTTP1Settings(header_read_timeout=_milliseconds(longer), keep_alive=True)
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
 
 
 #: Flow-control windows: how much request body one stream, and one connection, may send ahead of the function's reads.
@@ -99,7 +112,7 @@ LONGEST_PING_INTERVAL_MS = 60_000
 HTTP2_GAPS = (
     "SERVER_HTTP2=true: granian's HTTP/2 cannot bound a client that holds back streamed answers with its window"
     " (it keeps a call thread each), a stream reset mid-body without a content-length (the function runs with the part"
-    " that came), or pseudo-header fields in trailers (docs/servers.md#http2)"
+    " that came), pseudo-header fields in trailers, or a connection that sends nothing (never closed; docs/servers.md#http2)"
 )
 
 
@@ -114,7 +127,7 @@ def http2_settings(config: Config) -> HTTP2Settings:
         max_send_buffer_size=SEND_BUFFER,
         # A connection whose peer stops answering pings is closed: pinged after it has been idle for
         # SERVER_KEEPALIVE_TIMEOUT (at most granian's 60 s), dropped SERVER_HEADER_TIMEOUT later.
-        keep_alive_interval=min(LONGEST_PING_INTERVAL_MS, max(1, round(config.server_keepalive_timeout * 1000))),
+        keep_alive_interval=min(LONGEST_PING_INTERVAL_MS, _milliseconds(config.server_keepalive_timeout)),
         keep_alive_timeout=max(1, round(config.server_header_timeout)),
     )
 

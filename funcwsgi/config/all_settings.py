@@ -194,6 +194,7 @@ class Config:
         "SERVER_KEEPALIVE_TIMEOUT", 7200.0, positive_float, "a positive number of seconds",
         "Seconds an idle keep-alive connection stays open between calls: longer than the platform proxies' own idle timeouts,"
         " so that they close first (docs/deployment.md#idle-connections-behind-the-platforms-proxy).",
+        default_doc="7200 (granian: unset, no connection is kept alive)",
     )
     server_max_connections: int = setting(
         "SERVER_MAX_CONNECTIONS", 1000, positive_int, "a positive integer",

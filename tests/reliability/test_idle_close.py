@@ -61,11 +61,11 @@ PATHS = {
     "nodejs26": ([str(REPO / "nodejs26" / "bin" / "serve")], "handler", {"SERVER_HTTP2": "true"}),
 }
 #: Paths that close their connection after every answer, saying so (Connection: close): nginx pools none of them.
-NOT_KEPT_ALIVE = {"werkzeug"}
+#: granian, whose one timer for a head also times an idle connection, keeps none alive unless
+#: SERVER_KEEPALIVE_TIMEOUT is set (docs/servers.md#the-other-adapters).
+NOT_KEPT_ALIVE = {"werkzeug", "granian"}
 #: Paths that serve h2c with these settings (Knative's queue-proxy speaks it to a port named h2c).
 H2C = {"gunicorn", "nodejs26"}
-#: Paths whose one timer for a head also closes an idle kept-alive connection, so it is the keep-alive timeout.
-HEAD_TIMER_IS_IDLE_TIMER = {"granian"}
 
 
 def proxy_idle_timeouts() -> dict[str, float]:
@@ -155,9 +155,11 @@ def served(request: pytest.FixtureRequest) -> Iterator[tuple[str, Server]]:
     name = request.param
     command, module, settings = PATHS[name]
     port = free_port()
+    # A path that keeps no connection alive by default is served at that default: unset.
+    keepalive = {} if name in NOT_KEPT_ALIVE else {"SERVER_KEEPALIVE_TIMEOUT": f"{scaled_keepalive():g}"}
     env = base_env(
         HANDLER_FOLDER=function_folder("idle_close"), HANDLER_MODULE_NAME=module, SERVER_HOST="127.0.0.1", SERVER_PORT=str(port),
-        SERVER_NUMTHREADS="8", SERVER_HEADER_TIMEOUT=f"{HEADER_SECONDS:g}", SERVER_KEEPALIVE_TIMEOUT=f"{scaled_keepalive():g}", **settings,
+        SERVER_NUMTHREADS="8", SERVER_HEADER_TIMEOUT=f"{HEADER_SECONDS:g}", **keepalive, **settings,
     )
     with Server(command, env, port).started() as server:
         yield name, server
@@ -217,8 +219,6 @@ def test_a_connection_that_sends_nothing_is_still_closed_at_the_header_timeout(s
     name, server = served
     if name == "werkzeug":
         pytest.skip("werkzeug's development server has no head timeout (docs/servers.md#the-other-adapters)")
-    if name in HEAD_TIMER_IS_IDLE_TIMER:
-        pytest.skip("granian (hyper) has one timer for a head and an idle connection: it is SERVER_KEEPALIVE_TIMEOUT (docs/servers.md)")
     with socket.create_connection(("127.0.0.1", server.port)) as silent:
         silent.settimeout(HEADER_SECONDS + SWEEP_SLACK + 2)
         began = time.monotonic()
