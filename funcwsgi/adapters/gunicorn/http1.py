@@ -194,6 +194,9 @@ class Http1Connection(asyncio.Protocol):
         self.early = b""  # what a held connection sent before it was let in
         self.opening = edge.http2_prior_knowledge  # the first bytes may be HTTP/2's preface
         self.upgrading: tuple[Http1Exchange, bytes] | None = None  # an Upgrade: h2c request, and its HTTP2-Settings
+        #: An Upgrade request the edge does not take, whose body llhttp skipped, and a head that frames that body (feed).
+        self.behind_upgrade: tuple[Http1Exchange, bytes] | None = None
+        self.continued: Http1Exchange | None = None  # its body is read behind that head
 
     # -- the connection ------------------------------------------------------------------
 
@@ -321,13 +324,6 @@ class Http1Connection(asyncio.Protocol):
             if not isinstance(refused, Refused):
                 log.exception("The edge failed reading a request", exc_info=refused)
             return
-        except httptools.HttpParserUpgrade:
-            # Upgrade (other than to HTTP/2, which comes here only when the edge does not speak it) is not
-            # served: the request was answered as HTTP/1.1, and what follows it is not HTTP/1.1.
-            self.ignoring = True
-            for exchange in (self.active, *self.queue):
-                if exchange is not None:
-                    exchange.keep_alive = False
         except httptools.HttpParserError:
             self.refuse(MALFORMED)
             return
@@ -349,12 +345,21 @@ class Http1Connection(asyncio.Protocol):
             try:
                 parser.feed_data(piece)
             except httptools.HttpParserUpgrade as upgrade:
-                if self.upgrading is None:
-                    raise
-                # An Upgrade: h2c request (llhttp stops at its head): HTTP/2 takes the connection, body and all.
-                (exchange, settings), self.upgrading = self.upgrading, None
-                self.edge.http2_upgrade.upgrade(self, exchange, settings, piece[upgrade.args[0] :] + data)
-                return
+                data = piece[upgrade.args[0] :] + data
+                if self.upgrading is not None:
+                    # An Upgrade: h2c request (llhttp stops at its head): HTTP/2 takes the connection, body and all.
+                    (exchange, settings), self.upgrading = self.upgrading, None
+                    self.behind_upgrade = None
+                    self.edge.http2_upgrade.upgrade(self, exchange, settings, data)
+                    return
+                # Any other Upgrade is ignored (RFC 9110 section 7.8): the connection stays HTTP/1.1. llhttp
+                # skipped the request's body and stopped; a head framing that body as the request's did
+                # lets llhttp read it for the request (on_headers_complete), and what follows as usual.
+                if self.ignoring:
+                    return
+                if self.behind_upgrade is not None:
+                    (self.continued, head), self.behind_upgrade = self.behind_upgrade, None
+                    parser.feed_data(head)
 
     def feed_chunked(self, data: bytes) -> bytes:
         """Line by line until the chunked body ends; what follows it is returned."""
@@ -408,6 +413,11 @@ class Http1Connection(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         parser = self.parser
+        if self.continued is not None:  # the head feed() made for a body skipped behind an Upgrade
+            self.reading, self.continued, self.meter = self.continued, None, None
+            if (b"transfer-encoding", b"chunked") in self.fields:
+                self.chunk_sizes = ChunkSizes(self.limits.body, self.edge.body_too_large)
+            return
         version = parser.get_http_version()
         fields = self.fields
         check_head(version, fields)
@@ -438,7 +448,11 @@ class Http1Connection(asyncio.Protocol):
             self.reading = None
             self.ready(exchange)
             return
-        if chunked:
+        if (length or chunked) and parser.should_upgrade():
+            # httptools has llhttp skip an Upgrade request's body; unless HTTP/2 takes it, it is read behind this head.
+            framing = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: %d" % length
+            self.behind_upgrade = (exchange, b"POST / HTTP/1.1\r\n" + framing + b"\r\n\r\n")
+        elif chunked:
             self.chunk_sizes = ChunkSizes(limit, self.edge.body_too_large)
         if expect and (length or chunked):
             if self.active is None:
@@ -463,14 +477,16 @@ class Http1Connection(asyncio.Protocol):
         self.chunk_sizes = None
         if exchange is None:  # its call was started at its head (a skipped body)
             return
-        if not exchange.keep_alive:
-            self.ignoring = True  # the client said it sends nothing more
         h2c = self.edge.http2_upgrade
         if h2c is not None and self.parser.should_upgrade() and self.active is None and not self.queue:
             settings = h2c.wanted(self, exchange)
             if settings is not None:
                 self.upgrading = (exchange, settings)  # handed to HTTP/2 once llhttp stops (feed)
                 return
+        if self.behind_upgrade is not None:
+            return  # its body has yet to be read (feed)
+        if not exchange.keep_alive:
+            self.ignoring = True  # the client said it sends nothing more
         self.ready(exchange)
 
     @staticmethod

@@ -123,6 +123,30 @@ def test_expect_100_continue_is_answered_before_the_body_is_sent(plain):
     assert answer.endswith(b'{"size": 3}')
 
 
+UPGRADE = b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+
+
+@pytest.mark.parametrize(
+    "framing, body_parts",
+    [
+        pytest.param(b"Content-Length: 5\r\n", [b"hello"], id="content-length"),
+        pytest.param(b"Transfer-Encoding: chunked\r\n", [b"3\r\nhel\r\n", b"2\r\nlo\r\n0\r\n\r\n"], id="chunked-in-pieces"),
+        pytest.param(b"", [], id="no-body"),
+    ],
+)
+def test_an_upgrade_the_edge_does_not_take_is_ignored_and_the_request_read_as_usual(plain, framing, body_parts):
+    """RFC 9110 section 7.8: the server may ignore Upgrade; the request is then HTTP/1.1, body and keep-alive included."""
+    with connect(plain.port) as sock:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\n" + UPGRADE + framing + b"\r\n")
+        for part in body_parts:
+            time.sleep(0.05)  # the body comes after the head, as a client sends it
+            sock.sendall(part)
+        answer = one_answer(sock, b"")
+        assert status_of(answer) == 200 and answer.endswith(b'{"size": %d}' % (5 if body_parts else 0)), answer
+        assert b"connection: close" not in answer.lower()
+        assert one_answer(sock, get("/")).endswith(b"hello"), "the connection stays HTTP/1.1 for the next request"
+
+
 def test_http_1_0_closes_unless_asked_to_keep_alive(plain):
     assert b"connection: close" in exchange(plain.port, get("/", version=b"HTTP/1.0")).lower()
     with connect(plain.port) as sock:
