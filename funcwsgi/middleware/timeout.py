@@ -95,9 +95,9 @@ class TimeoutMiddleware:
         # The function may have set a status before its answer was dropped: replace it (exc_info says so).
         raised_at = expired.__traceback__
         assert raised_at is not None  # it was raised and caught
-        body = TIMED_OUT.answer(environ, start_response, exc_info=(Expired, expired, raised_at))
-        # Answered by the watchdog already: the server's write then fails on the shut socket and it closes the connection.
-        return [] if expired.answered else body
+        # Answered by the watchdog already, with this very reply: the server discards it (ServerCall.answer_now),
+        # and the layers outside it (the access log, the metrics) count what the client got.
+        return TIMED_OUT.answer(environ, start_response, exc_info=(Expired, expired, raised_at))
 
     def liveness_problem(self) -> str | None:
         """Why the process cannot serve calls any more, or None."""

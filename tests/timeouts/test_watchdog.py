@@ -209,7 +209,7 @@ def test_a_status_set_before_the_watchdog_answered_is_replaced_not_doubled(lent_
     wrapped = TimeoutMiddleware(inner, seconds=0.1, max_threads=2)
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "wsgi.input": io.BytesIO(b""), **on_socket(client_socket[0])}
     body = wrapped(environ, strict_start_response)
-    assert list(body) == [] and [(status, exc_info is not None) for status, _, exc_info in strict_start_response.calls] == [
+    assert list(body) == [TIMED_OUT.body] and [(status, exc_info is not None) for status, _, exc_info in strict_start_response.calls] == [
         ("200 OK", False),
         ("408 Request Timeout", True),
     ]
@@ -221,7 +221,7 @@ def test_the_late_result_of_a_watched_call_is_closed(lent_threads, client_socket
     closed = threading.Event()
     wrapped = TimeoutMiddleware(returns_late(closed), seconds=0.05, max_threads=2)
     status, _, _, body, environ = call(wrapped, **on_socket(client_socket[0]))
-    assert (status, body, environ["funcwsgi.failure"]) == ("408 Request Timeout", b"", "timeout")
+    assert (status, body, environ["funcwsgi.failure"]) == ("408 Request Timeout", TIMED_OUT.body, "timeout")
     assert closed.is_set(), "the late body was not closed when the call's thread came back"
     assert until_closed(client_socket[1])[0].startswith(b"HTTP/1.1 408 Request Timeout\r\n")
     assert lent_threads.extra_threads == [1, 0]
