@@ -40,8 +40,8 @@ from typing import Any
 
 from werkzeug.test import EnvironBuilder
 
-from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.serving import SERVER_CALL_KEY
+from tests.support.socket_call import SocketCall
 
 BENCH = Path(__file__).resolve().parent
 HELLO = BENCH / "apps" / "hello"

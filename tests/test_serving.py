@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from funcwsgi import serving
-from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.eventloop.asgi import LoopCall
 from funcwsgi.middleware.reserved import PROBE_PATHS
 from funcwsgi.serving import SERVER_CALL_KEY, TASK, THREAD
+
+from .support.socket_call import SocketCall
 
 REPO = Path(__file__).resolve().parent.parent
 #: The code that may know servers only through funcwsgi.serving, and triggers only through the environ.

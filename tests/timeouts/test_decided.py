@@ -14,7 +14,6 @@ import time
 
 import pytest
 
-from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.environ import CANCELLATION_KEY, FAILURE_KEY
 from funcwsgi.middleware.cancellation import CancellationMiddleware
 from funcwsgi.middleware.timeout import TimeoutMiddleware
@@ -24,6 +23,7 @@ from funcwsgi.timeouts import EXPIRED, KEPT, deadline_in
 from ..support.logs import log_records
 from ..support.polling import wait_for
 from ..support.processes import SERVE, start
+from ..support.socket_call import SocketCall
 from ..support.wsgi import StartResponse, drain
 
 # -- the decision ----------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """timeouts/watchdog.py: a call timed on the server's own thread, answered at its deadline by the watchdog.
 
-The calls here have a ServerCall that answers on the client's socket (the default worker's
-SocketCall) and a worker that lends its threads: the socket is one end of a real socket pair,
-the worker a stand-in that records what it is told; tests/adapters/test_gunicorn_server.py
-runs the real one.
+The calls here have a ServerCall that answers on the client's socket (tests/support/socket_call.py)
+and a worker that lends its threads: the socket is one end of a real socket pair, the worker a
+stand-in that records what it is told; tests/adapters/gunicorn/test_worker.py and
+tests/timeouts/test_decided.py run the real one, the edge worker.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from itertools import pairwise
 
 import pytest
 
-from funcwsgi.adapters._socket_call import SocketCall
 from funcwsgi.middleware.timeout import TIMED_OUT, CallTimeout, TimeoutMiddleware
 from funcwsgi.serving import SERVER_CALL_KEY
 
+from ..support.socket_call import SocketCall
 from ..support.sockets import until_closed
 from ..support.wsgi import StartResponse, call
 from .overrunning import DEADLINE, IDLE_SLACK, overlapping, request_id, returns_late, spinning

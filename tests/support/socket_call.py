@@ -1,9 +1,11 @@
-"""The :class:`~funcwsgi.serving.ServerCall` of an HTTP/1.1 call served on a thread from a socket the server hands over.
+"""A :class:`~funcwsgi.serving.ServerCall` for a call on a thread whose client is a real socket: the timeout tests' server.
 
-The gunicorn worker gives one to every HTTP/1.1 call. Answering now is
-writing the response to the socket and shutting it for writing: the
-function's own response, when its thread comes back, then fails on the
-shut socket and the server closes the connection.
+Answering now is writing the response to the socket and shutting it for
+writing, as a server that hands its socket over would: the function's own
+response, when its thread comes back, then fails on the shut socket. The
+runtime's own server (the edge worker) answers through its event loop
+instead (funcwsgi/adapters/gunicorn/calls.py); the layers and tests that
+need a server call without a server use this one.
 """
 
 from __future__ import annotations
