@@ -267,7 +267,8 @@ def test_our_code_imports_the_module_not_its_public_name(graph):
 # -- what starting a plain function loads -------------------------------------------------
 
 #: Modules a plain function's server never needs (issue 44): OpenTelemetry without a collector, CloudEvents
-#: until an event arrives, Kafka, the other platforms' contracts, the CLI beyond parsing `serve`. Prefixes.
+#: until an event arrives, Kafka, the other platforms' contracts, the CLI beyond parsing `serve`, HTTP/2 until
+#: a client speaks it. Each with its submodules.
 NEVER_LOADED = (
     "opentelemetry",
     "cloudevents",
@@ -277,6 +278,10 @@ NEVER_LOADED = (
     "confluent_kafka",
     "funcwsgi.devtools",
     "yaml",
+    "h2.connection",  # not "h2" itself: gunicorn's settings check imports it for its version
+    "hpack",
+    "hyperframe",
+    "funcwsgi.adapters.gunicorn.http2",
 )
 #: The compat package chooses the contract from these alone; every other module of it is a contract.
 COMPAT_RECOGNITION = {"funcwsgi.compat", "funcwsgi.compat.signals", "funcwsgi.compat.sources"}
@@ -289,7 +294,7 @@ def needless(loaded: list[str]) -> list[str]:
     return [
         name
         for name in loaded
-        if name.startswith(NEVER_LOADED)
+        if name in NEVER_LOADED or name.startswith(tuple(f"{package}." for package in NEVER_LOADED))
         or (name.startswith("funcwsgi.compat") and name not in COMPAT_RECOGNITION)
         or (name.startswith("funcwsgi.cli") and name not in CLI_FOR_SERVE)
     ]
@@ -297,8 +302,9 @@ def needless(loaded: list[str]) -> list[str]:
 
 def test_needless_names_what_it_should():
     assert needless(["funcwsgi.compat", "funcwsgi.compat.signals", "funcwsgi.cli.commands.serve", "json", "werkzeug"]) == []
-    loaded = ["funcwsgi.compat.azure", "funcwsgi.cli.commands.build", "opentelemetry.trace", "funcwsgi.cloudevents", "yaml"]
+    loaded = ["funcwsgi.compat.azure", "funcwsgi.cli.commands.build", "opentelemetry.trace", "funcwsgi.cloudevents", "yaml", "h2.connection"]
     assert needless(loaded) == loaded
+    assert needless(["funcwsgi.adapters.gunicorn.http2_on_demand", "h2c_helpers"]) == []  # a name that only begins alike
 
 
 @pytest.mark.slow("starts a real server on each adapter")

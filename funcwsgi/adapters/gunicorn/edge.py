@@ -38,7 +38,7 @@ class Edge:
         self.http2: Any = None
         self.http2_prior_knowledge = False
         #: Upgrades an HTTP/1.1 request asking ``Upgrade: h2c`` (http2.Http2Entry); None: such a request is served as HTTP/1.1.
-        #: These three are set by http2.install, where gunicorn's settings ask for h2c.
+        #: These three are set by http2_on_demand.install, where gunicorn's settings ask for h2c.
         self.http2_upgrade: Any = None
         #: The open connections (whatever their protocol), to stop them when the worker stops.
         self.open: dict[Any, None] = {}

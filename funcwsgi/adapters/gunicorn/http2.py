@@ -805,16 +805,3 @@ class Http2Entry:
                     return HEAD_TOO_LARGE
         return None
 
-
-def install(edge: Edge, cfg: Any) -> None:
-    """Serve h2c on ``edge`` where gunicorn's settings ask for it: ``http_protocols``, ``http2_cleartext``,
-    ``http2_max_concurrent_streams`` (``SERVER_HTTP2`` and ``SERVER_HTTP2_MAX_STREAMS`` set them)."""
-    if "h2" not in getattr(cfg, "http_protocols", ()):
-        return
-    cleartext = getattr(cfg, "http2_cleartext", "both")
-    entry = Http2Entry(edge, cfg, int(getattr(cfg, "http2_max_concurrent_streams", 100)))
-    if cleartext in ("prior-knowledge", "both"):
-        edge.http2 = entry.prior_knowledge
-        edge.http2_prior_knowledge = True
-    if cleartext in ("upgrade", "both"):
-        edge.http2_upgrade = entry

@@ -35,7 +35,7 @@ from . import WORKER_BOOT_ERROR
 from .connections import SWEEP_SECONDS
 from .edge import Edge
 from .http1 import Http1Connection
-from .http2 import install as install_http2
+from .http2_on_demand import install as install_http2
 
 
 class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its classes are Any
