@@ -40,7 +40,7 @@ from tests.support.processes import children, process_tree
 
 from .callgrind import available, total_instructions
 from .environment import REPO
-from .load import run_wrk
+from .load import run_h2load, run_wrk
 from .node_callgrind import callgrind_command, control, dump_of
 from .processes import server_and_load_cores, start
 from .targets import PYTHON, Target, all_targets, environment
@@ -51,6 +51,8 @@ TARGETS = (
     "funcwsgi-gunicorn", "funcwsgi-gunicorn-conf", "funcwsgi-waitress", "funcwsgi-werkzeug", "funcwsgi-granian",
     "funcwsgi-gunicorn-tracing",
 )
+#: The h2c pair (h2load, prior knowledge), counted when named: not in the before/after table.
+HTTP2_TARGETS = ("bare-gunicorn-gthread-h2c-4", "funcwsgi-gunicorn-http2-4")
 #: Enough requests for every thread of the pool and every lazily built object to have been used.
 WARMUP_REQUESTS = 1_000
 WARMUP_LIMIT_S = 90
@@ -112,14 +114,15 @@ def counted(
             callgrind_command(out_dir, target.command(port)), env, target.cwd, port,
             out_dir / "server.log", core=server_core, expect=b"Hello, world!", timeout=300,
         )
+        load = run_h2load if target.http2 else run_wrk
         try:
             served, began = 0, time.monotonic()
             while served < WARMUP_REQUESTS and time.monotonic() - began < WARMUP_LIMIT_S:
-                served += run_wrk(port, server.pid, connections=16, seconds=2, core=load_core).requests
+                served += load(port, server.pid, connections=16, seconds=2, core=load_core).requests
             workers = serving_processes(server.pid)
             for pid in workers:
                 control("--zero", pid, env)
-            requests = run_wrk(port, server.pid, connections=16, seconds=COUNTED_SECONDS, core=load_core).requests
+            requests = load(port, server.pid, connections=16, seconds=COUNTED_SECONDS, core=load_core).requests
             for pid in workers:
                 control("--dump", pid, env)
             dumps = [dump_of(out_dir / f"callgrind.{pid}.1", port, target.name) for pid in workers]
@@ -251,7 +254,9 @@ def update(path: Path, generated: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.python_callgrind", description=__doc__.splitlines()[0])
-    parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"rows to count: {', '.join(TARGETS)} (default: all)")
+    parser.add_argument(
+        "targets", nargs="*", metavar="TARGET", help=f"rows to count: {', '.join(TARGETS)} (default: all), or the h2c pair {', '.join(HTTP2_TARGETS)}"
+    )
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout of funcwsgi to count (default: this one)")
     parser.add_argument("--python", type=Path, help="its interpreter (default: this one here, REPO/.venv/bin/python for another --repo)")
     parser.add_argument("--repeat", type=int, default=1, help="counts of each row (two give the spread)")
@@ -263,9 +268,9 @@ def main(argv: list[str] | None = None) -> int:
         before, after = (json.loads(path.read_text()) for path in args.compare)
         update(PERFORMANCE, render(before, after))
         return 0
-    unknown = [name for name in args.targets if name not in TARGETS]
+    unknown = [name for name in args.targets if name not in TARGETS + HTTP2_TARGETS]
     if unknown:
-        parser.error(f"unknown target {unknown[0]!r}: expected one of {', '.join(TARGETS)}")
+        parser.error(f"unknown target {unknown[0]!r}: expected one of {', '.join(TARGETS + HTTP2_TARGETS)}")
     if args.repeat < 1:
         parser.error(f"--repeat: expected a count of 1 or more, got {args.repeat}")
     repo = args.repo.resolve()

@@ -389,7 +389,7 @@ def test_python_callgrind_runs_a_row_in_another_checkout_with_that_checkouts_int
     bare = python_callgrind.relocated(by_name["bare-waitress"], python, other)
     assert bare.cwd == other / "bench" / "apps" and "bare:app" in bare.command(8080)
     assert python_callgrind.relocated(by_name["bare-waitress"], Path(PYTHON), python_callgrind.REPO) is by_name["bare-waitress"]
-    assert set(python_callgrind.TARGETS) <= set(by_name)
+    assert set(python_callgrind.TARGETS + python_callgrind.HTTP2_TARGETS) <= set(by_name)
 
 
 def test_python_callgrind_says_which_rows_moved_beyond_the_spread():
