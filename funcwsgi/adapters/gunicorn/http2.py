@@ -60,6 +60,7 @@ from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
 from .http1 import BODILESS_CODES, SpooledBody, unread_bytes
 from .http2_fields import UPGRADE_ONLY, Malformed, content_length, h2c_settings, request_section, trailer_section
+from .http2_hpack import AnswerEncoder, RequestDecoder
 
 if TYPE_CHECKING:
     from .calls import Answer, Headers
@@ -109,15 +110,6 @@ class Burst:
         while now - times[0] > self.seconds:
             times.popleft()
         return len(times) > self.limit
-
-
-class PlainEncoder(hpack.Encoder):
-    """HPACK without Huffman coding: on a loopback or mesh hop the bytes it saves cost more CPU than the rest
-    of the header block (RFC 7541 section 5.2 leaves the choice to the encoder)."""
-
-    def encode(self, headers: Any, huffman: bool = False) -> bytes:
-        encoded: bytes = super().encode(headers, huffman=False)
-        return encoded
 
 
 class Http2Stream(SpooledBody):
@@ -227,8 +219,8 @@ class Http2Connection(asyncio.Protocol):
         self.h2 = h2.connection.H2Connection(entry.h2_config)
         # Announced as set; enforced here, stream by stream, rather than by h2 (which would end the connection).
         self.h2.local_settings = Settings(client=False, initial_values=entry.settings)
-        self.h2.decoder.max_header_list_size = entry.header_list_size
-        self.h2.encoder = PlainEncoder()
+        self.h2.decoder = RequestDecoder(entry.header_list_size)
+        self.h2.encoder = AnswerEncoder()
         self.transport: Any = handed.transport
         self.peer: tuple[str, int] | None = handed.peer
         self.server: tuple[str, int] | None = handed.server
