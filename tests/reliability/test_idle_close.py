@@ -65,7 +65,7 @@ PATHS = {
 #: SERVER_KEEPALIVE_TIMEOUT is set (docs/servers.md#the-other-adapters).
 NOT_KEPT_ALIVE = {"werkzeug", "granian"}
 #: Paths that serve h2c with these settings (Knative's queue-proxy speaks it to a port named h2c).
-H2C = {"gunicorn", "nodejs26"}
+H2C = {"gunicorn", "gunicorn-event-loop", "nodejs26"}
 
 
 def proxy_idle_timeouts() -> dict[str, float]:
