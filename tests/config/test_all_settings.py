@@ -39,6 +39,31 @@ def test_config_is_frozen():
         config.server_port = 1  # type: ignore[misc]
 
 
+def test_no_method_of_config_is_compiled_at_import():
+    """dataclasses compiles generated source for __init__, __repr__ and __eq__: for Config's hundred
+    fields, some 58 M instructions at every start (issue 44). Config's own are written in its module."""
+    for name in ("__init__", "__repr__", "__eq__"):
+        assert getattr(Config, name).__code__.co_filename == funcwsgi.config.all_settings.__file__, name
+
+
+def test_config_constructs_compares_and_shows_as_a_dataclass_would():
+    config = Config(server_port=9000, func_labels={"a": "1"})
+    assert config.server_port == 9000 and config.func_labels == {"a": "1"}
+    assert config.server_host == "0.0.0.0" and config.given == frozenset()
+    assert Config().func_labels is not Config().func_labels  # a dict default is made per object
+    with pytest.raises(TypeError, match="server_prot"):
+        Config(server_prot=9000)
+    assert config == Config(server_port=9000, func_labels={"a": "1"}, given=frozenset({"server_port"}))  # given is not compared
+    assert config != Config(server_port=9001, func_labels={"a": "1"})
+    assert config != "Config"
+    assert config.replace(server_port=1).server_port == 1 and config.replace(server_port=1).func_labels == {"a": "1"}
+    shown = repr(config)
+    assert shown.startswith("Config(func_name='', ") and "server_port=9000" in shown and "given" not in shown
+    assert shown.count("=") >= len(specs())
+    with pytest.raises(TypeError):
+        hash(config)
+
+
 def test_every_setting_is_declared_with_a_description():
     for name, _, spec in specs():
         assert spec.env == name.upper(), name
