@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from werkzeug.serving import WSGIRequestHandler, is_running_from_reloader, make_server, run_simple
 
@@ -48,6 +48,27 @@ class QuietRequestHandler(WSGIRequestHandler):
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
 
+    def log_error(self, format: str, *args: Any) -> None:
+        if format.startswith("Request timed out"):  # http.server's words for a head that did not come in time
+            return  # closed quietly, as the other servers close a silent connection
+        super().log_error(format, *args)
+
+    def parse_request(self) -> bool:
+        # The head was read under the class's timeout (timed_handler); the call that follows is not timed,
+        # as werkzeug's server times nothing else.
+        parsed = super().parse_request()
+        self.connection.settimeout(None)
+        return parsed
+
+
+def timed_handler(config: Config) -> type[QuietRequestHandler]:
+    """The request handler, its head timed: a connection that sends nothing is closed after SERVER_HEADER_TIMEOUT.
+
+    socketserver applies ``timeout`` to the connection's socket as it is set up, so it bounds
+    each read of the request line and the header fields (a pause, not the head's total).
+    """
+    return type("TimedRequestHandler", (QuietRequestHandler,), {"timeout": config.server_header_timeout})
+
 
 def serve(config: Config) -> int:
     if config.server_reload:
@@ -56,7 +77,7 @@ def serve(config: Config) -> int:
     warn_about_hostile_gaps("werkzeug")
     start_process(service)
     tracked = InFlight(service)
-    server = make_server(config.server_host, config.server_port, tracked, threaded=True, request_handler=QuietRequestHandler)
+    server = make_server(config.server_host, config.server_port, tracked, threaded=True, request_handler=timed_handler(config))
     # shutdown() waits for serve_forever() to return, so it cannot run in the signal handler,
     # which runs on the very thread that is inside serve_forever().
     stop = StopRequest(on_stop=lambda: threading.Thread(target=server.shutdown, name="funcwsgi-shutdown").start())
@@ -86,7 +107,7 @@ def serve_with_reloader(config: Config) -> int:
         reloader_interval=RELOADER_INTERVAL,  # type: ignore[arg-type]  # werkzeug sleeps this long: a float works
         extra_files=list(_files_under(folder)),
         threaded=True,
-        request_handler=QuietRequestHandler,
+        request_handler=timed_handler(config),
     )
     return 0
 

@@ -217,8 +217,6 @@ def test_the_proxy_closes_the_idle_pooled_connections_and_no_call_is_lost(served
 
 def test_a_connection_that_sends_nothing_is_still_closed_at_the_header_timeout(served: tuple[str, Server]) -> None:
     name, server = served
-    if name == "werkzeug":
-        pytest.skip("werkzeug's development server has no head timeout (docs/servers.md#the-other-adapters)")
     with socket.create_connection(("127.0.0.1", server.port)) as silent:
         silent.settimeout(HEADER_SECONDS + SWEEP_SLACK + 2)
         began = time.monotonic()
