@@ -41,7 +41,7 @@ def test_config_is_frozen():
 
 def test_no_method_of_config_is_compiled_at_import():
     """dataclasses compiles generated source for __init__, __repr__ and __eq__: for Config's hundred
-    fields, some 58 M instructions at every start (issue 44). Config's own are written in its module."""
+    fields, some 29 M instructions at every start (issue 44). Config's own are written in its module."""
     for name in ("__init__", "__repr__", "__eq__"):
         assert getattr(Config, name).__code__.co_filename == funcwsgi.config.all_settings.__file__, name
 
