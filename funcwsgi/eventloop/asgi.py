@@ -57,6 +57,7 @@ class LoopCall:
     lent: Lent = TASK
     #: The deadline cancels the call's task, and the edge answers through the response.
     answers_now = False
+    checks_http2 = False
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope

@@ -10,11 +10,14 @@ this itself and leave the rest (one refuses connection-specific fields and
 CR/LF/NUL, but passes edge whitespace and hands the application an empty
 body when the DATA frames contradict ``content-length``; docs/servers.md#http2
 has each adapter's); this layer checks all of it on every adapter, so what a
-function sees does not depend on which server framed the stream. Uppercase names and pseudo-header fields never
+function sees does not depend on which server framed the stream. A server
+that checks all of it itself says so (:attr:`funcwsgi.serving.ServerCall.checks_http2`),
+and its requests pass through untouched. Uppercase names and pseudo-header fields never
 reach a WSGI environ, so the server's own checks are the only ones there.
 
 It also joins the ``cookie`` fields an HTTP/2 client splits (section 8.2.3)
-with ``; ``, as an HTTP/1.1 client sends them.
+with ``; ``, as an HTTP/1.1 client sends them (a server that checks joins
+them itself).
 
 An HTTP/1.1 request costs one lookup: the server already parsed it by
 HTTP/1.1's rules.
@@ -27,6 +30,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..replies import MALFORMED_HTTP2
+from ..serving import server_call
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -50,6 +54,9 @@ class Http2RequestsMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("SERVER_PROTOCOL") != HTTP2:
             return self.app(environ, start_response)
+        call = server_call(environ)
+        if call is not None and call.checks_http2:
+            return self.app(environ, start_response)  # its server checked all of this as the stream came
         if not well_formed(environ) or not self.body_as_sent(environ):
             return MALFORMED_HTTP2(environ, start_response)
         cookie = environ.get("HTTP_COOKIE")

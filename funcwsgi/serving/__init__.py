@@ -68,6 +68,9 @@ class ServerCall(Protocol):
     lent: Lent
     #: Whether :meth:`answer_now` works for this call (HTTP/1.1 on a socket the server hands over: yes).
     answers_now: bool
+    #: Whether the server refuses a malformed HTTP/2 request itself (RFC 9113 sections 8.1.1 and 8.2) and
+    #: hands the call its body whole with its ``CONTENT_LENGTH``: the HTTP/2 layer then checks nothing twice.
+    checks_http2: bool
 
     def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
         """Answer the client with this response now and end the connection, while the function still runs.

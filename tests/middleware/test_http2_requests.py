@@ -9,6 +9,7 @@ import pytest
 
 from funcwsgi.config import Config
 from funcwsgi.middleware.http2_requests import Http2RequestsMiddleware
+from funcwsgi.serving import SERVER_CALL_KEY
 from funcwsgi.stack import LAYERS
 
 
@@ -47,6 +48,19 @@ def run(protocol: str, body: bytes = b"", max_body: int = 100, **fields: str) ->
 )
 def test_a_malformed_http2_request_gets_400_and_no_call(fields):
     assert run("HTTP/2", b"abc", **fields) == ("400 Bad Request", [])
+
+
+def test_requests_whose_server_checked_them_are_passed_on_untouched():
+    """The server refused malformed streams itself (ServerCall.checks_http2): the layer checks nothing twice."""
+
+    class Checked:
+        checks_http2 = True
+
+    body = io.BytesIO(b"abc")
+    status, calls = run("HTTP/2", b"", HTTP_X_VALUE=" kept", **{SERVER_CALL_KEY: Checked(), "wsgi.input": body})
+    assert status == "200 OK"
+    assert (calls[0]["HTTP_X_VALUE"], calls[0]["wsgi.input"], calls[0]["body"]) == (" kept", body, b"abc")
+    assert "CONTENT_LENGTH" not in calls[0]
 
 
 def test_http1_requests_are_passed_on_untouched():

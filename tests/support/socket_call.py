@@ -32,6 +32,7 @@ class SocketCall:
     __slots__ = ("sock", "address", "lender", "key", "later")
     lent: Lent = THREAD
     answers_now = True
+    checks_http2 = False
 
     def __init__(self, sock: Any, address: Any = None, lender: Lender | None = None, key: Any = None) -> None:
         self.sock = sock

@@ -94,6 +94,7 @@ class EdgeCall:
     __slots__ = ("exchange", "runner", "later", "stuck", "answered")
     lent: Lent = THREAD
     answers_now = True
+    checks_http2 = True  # http2.py resets a malformed stream and starts a call once its body is whole
 
     def __init__(self, exchange: Exchange, runner: CallRunner) -> None:
         self.exchange = exchange

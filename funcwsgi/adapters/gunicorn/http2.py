@@ -122,6 +122,7 @@ class Http2Stream(SpooledBody):
         "target",
         "http_version",
         "headers",
+        "length",
         "peer",
         "server",
         "client_gone",
@@ -139,13 +140,16 @@ class Http2Stream(SpooledBody):
         "gone_future",
     )
 
-    def __init__(self, conn: Http2Connection, stream_id: int, method: str, target: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    def __init__(
+        self, conn: Http2Connection, stream_id: int, method: str, target: bytes, headers: list[tuple[bytes, bytes]], length: int | None
+    ) -> None:
         self.conn = conn
         self.id = stream_id
         self.method = method
         self.target = target
         self.http_version = "2"
         self.headers = headers
+        self.length = length  # its content-length, if it has one
         self.peer = conn.peer
         self.server = conn.server
         self.client_gone = False
@@ -313,7 +317,7 @@ class Http2Connection(asyncio.Protocol):
         except Malformed:
             self.h2.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
             return
-        stream = Http2Stream(self, stream_id, method, target, headers)
+        stream = Http2Stream(self, stream_id, method, target, headers, length)
         self.add(stream)
         refusal = self.entry.refusal(stream, length)
         if refusal is not None:
@@ -409,7 +413,7 @@ class Http2Connection(asyncio.Protocol):
         self.h2.initiate_upgrade_connection(self.upgrade_settings)
         self.begin()
         headers = [(name, value) for name, value in exchange.headers if name not in UPGRADE_ONLY]
-        stream = Http2Stream(self, 1, exchange.method, exchange.target, headers)
+        stream = Http2Stream(self, 1, exchange.method, exchange.target, headers, length)
         self.add(stream)
         stream.store(body)
         stream.complete = True
@@ -429,6 +433,9 @@ class Http2Connection(asyncio.Protocol):
         self.streams[stream.id] = stream
 
     def start(self, stream: Http2Stream) -> None:
+        if stream.length is None and stream.received:
+            # DATA frames alone framed it (RFC 9113 section 8.1): the call gets the length it turned out to have.
+            stream.headers.append((b"content-length", str(stream.received).encode("ascii")))
         stream.started = True
         self.runner.start(stream)
 
