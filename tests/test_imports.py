@@ -25,7 +25,10 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -317,3 +320,35 @@ def test_a_plain_function_loads_only_what_it_uses(adapter):
     loaded = body.decode().split("\n")
     assert "funcwsgi.handler.calling" in loaded  # the function really answered from the serving process
     assert needless(loaded) == [], f"a plain function's server on {adapter} imported {needless(loaded)}"
+
+
+#: Methods ``dataclasses`` may compile for funcwsgi's modules while a plain function's gunicorn worker is set up (issue 44): each
+#: frozen dataclass compiles six at import, about 4 million instructions in all, so the records on the
+#: start path are NamedTuples or classes with their own methods. Raise it only for a dataclass that pays.
+GENERATED_METHODS_BUDGET = 32
+
+COUNT_GENERATED = """
+import builtins, json, os, sys
+generated = []
+real_exec = builtins.exec
+def counting_exec(source, *args, **kwargs):
+    if isinstance(source, str) and sys._getframe(1).f_code.co_filename.endswith("dataclasses.py"):
+        frame = sys._getframe(1)
+        while frame.f_globals.get("__name__") == "dataclasses":
+            frame = frame.f_back
+        generated.append(frame.f_globals.get("__name__", "?"))
+    return real_exec(source, *args, **kwargs)
+builtins.exec = counting_exec
+import funcwsgi
+funcwsgi.app
+import funcwsgi.adapters.gunicorn.worker
+print(json.dumps(generated))
+"""
+
+
+def test_starting_compiles_few_generated_methods():
+    env = {"HANDLER_FOLDER": str(REPO / "tests" / "functions" / "modules_loaded"), "PATH": ""}
+    result = subprocess.run([sys.executable, "-c", COUNT_GENERATED], env=env, capture_output=True, text=True, timeout=60, check=True)
+    generated = [name for name in json.loads(result.stdout.splitlines()[-1]) if name.startswith("funcwsgi")]  # not werkzeug's own
+    by_module = {name: generated.count(name) for name in sorted(set(generated))}
+    assert len(generated) <= GENERATED_METHODS_BUDGET, f"dataclasses compiled {len(generated)} methods at start: {by_module}"
