@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, specs
@@ -49,7 +49,7 @@ DEFAULTS: dict[str, Any] = {name: default for name, default, _ in specs()}
 ENV_NAMES: dict[str, str] = {name: spec.env for name, _, spec in specs()}
 
 
-# Below and Made are NamedTuples, not frozen dataclasses: dataclasses compiles six generated methods for
+# Below, Made and Layer are NamedTuples, not frozen dataclasses: dataclasses compiles six generated methods for
 # each at every start, about 4 million instructions a class; a NamedTuple costs a tenth of that (issue 44).
 class Below(NamedTuple):
     """What a layer's made options see of the stack below it, built already (the stack is built inside out)."""
@@ -77,13 +77,12 @@ def _always(config: Config) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(NamedTuple):
     """One layer: its name in logs and docs, its class, and the sources of its options."""
 
     name: str
     cls: Callable[..., WSGIApplication]
-    options: Mapping[str, Source] = field(default_factory=dict)
+    options: Mapping[str, Source] = MappingProxyType({})
     enabled: Callable[[Config], bool] = _always
     #: The liveness check the layer declares, made of the built layer (``TimeoutMiddleware.liveness_problem``):
     #: ``/healthz`` and ``/health/liveness`` run it. Declared here, so the probes never go looking for checks.
