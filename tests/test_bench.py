@@ -36,6 +36,7 @@ def quick_run(tmp_path_factory):
     return finished, out
 
 
+@pytest.mark.slow("python -m bench --quick: starts each of the 24 targets in turn and loads it with wrk, two 1-s runs each")
 def test_quick_mode_starts_every_target_and_gets_200s(quick_run):
     finished, out = quick_run
     assert finished.returncode == 0, finished.stderr[-4000:]
@@ -52,6 +53,7 @@ def test_quick_mode_starts_every_target_and_gets_200s(quick_run):
         assert summary["cold_start_ms"] > 0 and summary["rss_mb"] > 0, entry["name"]
 
 
+@pytest.mark.slow("python -m bench --quick: starts each of the 24 targets in turn and loads it with wrk, two 1-s runs each")
 def test_quick_mode_reports_layers_checks_and_a_chart(quick_run):
     _, out = quick_run
     results = json.loads((out / "results.json").read_text())
@@ -422,6 +424,7 @@ def test_the_before_and_after_table_of_performance_md_is_its_results_files():
 
 
 @pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind is not installed (make setup installs it)")
+@pytest.mark.slow("serves calls to a waitress server under callgrind, which runs Python about 50 times slower")
 def test_python_callgrind_counts_a_server_over_http(tmp_path):
     out = tmp_path / "counts.json"
     finished = subprocess.run(

@@ -35,6 +35,7 @@ def test_make_docs_runs_mkdocs_strict():
     assert "--quiet" not in recipe, "--quiet hides the warnings --strict counts, so broken links would pass"
 
 
+@pytest.mark.slow("builds the whole documentation site with mkdocs")
 def test_the_site_builds_strictly(tmp_path):
     result = build(REPO, tmp_path / "site")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -42,6 +43,7 @@ def test_the_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "architecture" / "index.html").exists()
 
 
+@pytest.mark.slow("builds the whole documentation site with mkdocs")
 def test_a_broken_link_fails_the_build(tmp_path):
     shutil.copytree(REPO / "docs", tmp_path / "docs")
     shutil.copy(REPO / "mkdocs.yml", tmp_path / "mkdocs.yml")

@@ -59,6 +59,7 @@ def test_empty_requirements_reuse_one_environment(cache: Path, tmp_path: Path):
     assert again == [], "the second run starts at once"
 
 
+@pytest.mark.slow("creates two fresh virtual environments and pip-installs a wheel into each")
 def test_requirements_are_installed_and_come_first(cache: Path, tmp_path: Path):
     wheel = make_wheel(tmp_path)
     requirements = tmp_path / "requirements.txt"

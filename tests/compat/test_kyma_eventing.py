@@ -59,6 +59,7 @@ def last_event(receiver: EventReceiver, count: int):
     return received[count - 1]
 
 
+@pytest.mark.slow("the first test: it starts the module's function servers, each a real gunicorn")
 def test_legacy_emit_cloud_event(servers, receiver, collector):
     before = len(receiver.received)
     trace_id = "1" * 32

@@ -55,6 +55,7 @@ def binary(event_type: str, data: dict) -> tuple[dict[str, str], bytes]:
 
 
 @pytest.mark.parametrize("encode", [binary, structured], ids=["binary", "structured"])
+@pytest.mark.slow("the first test: it starts the publisher stand-in and the module's function servers")
 def test_received_cloud_event_is_kept_from_ce_headers(servers, encode):
     # Kyma's CloudEventReceiveCheck: send an event, read back what the function kept of it.
     event_type = f"received.{encode.__name__}"

@@ -21,6 +21,8 @@ from ..support.metrics import metric_total
 from ..support.polling import wait_for
 from .kit import TIMEOUT_BODY, Runtime, serve
 
+pytestmark = pytest.mark.slow("12 calls in a row on each serving path, each one waiting out the 0.3-s call timeout")
+
 #: A sub-second call timeout, so that many calls in a row stay quick.
 CALL_TIMEOUT = 0.3
 #: Calls in a row past the deadline: before the runtime decided once, about five in six went out as `200 done`.

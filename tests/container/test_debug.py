@@ -28,6 +28,8 @@ from ..support.ports import free_port
 from ..support.processes import FUNCWSGI, Server, base_env
 from .conftest import Docker, build_args, engine_env, image_project
 
+pytestmark = pytest.mark.slow("builds images and runs containers on a docker daemon of the tests' own")
+
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:

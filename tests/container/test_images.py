@@ -22,6 +22,8 @@ from ..support.ports import free_port
 from ..support.processes import FUNCWSGI, Server, base_env
 from .conftest import Docker, engine_env, image_project, run_container, server_uid
 
+pytestmark = pytest.mark.slow("builds images and runs containers on a docker daemon of the tests' own")
+
 
 def test_runtime_image_serves_a_mounted_function(docker: Docker, runtime_image: str):
     name = "funcwsgi-test-runtime"

@@ -35,6 +35,8 @@ from funcwsgi.config import known_env_names
 
 from .conftest import Docker
 
+pytestmark = pytest.mark.slow("builds images and runs containers on a docker daemon of the tests' own")
+
 SOURCE = """import os
 
 import six

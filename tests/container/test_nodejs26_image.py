@@ -20,6 +20,8 @@ from ..support.ports import free_port
 from ..support.processes import FUNCWSGI, Server, base_env
 from .conftest import Docker, build_args, engine_env, image_project, run_container, server_uid
 
+pytestmark = pytest.mark.slow("builds images and runs containers on a docker daemon of the tests' own")
+
 FIXTURE = REPO / "tests" / "conformance" / "fixture" / "nodejs26" / "main"
 #: The project's Node 26, which runs the inspector client of tests/support/inspector_breakpoint.mjs.
 NODE = REPO / ".tools" / "node" / "node_modules" / ".bin" / "node"

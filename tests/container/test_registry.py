@@ -21,6 +21,8 @@ from ..support.ports import free_port
 from ..support.processes import FUNCWSGI, base_env
 from .conftest import Docker, cannot_run, engine_env, image_project, run_container
 
+pytestmark = pytest.mark.slow("builds images and runs containers on a docker daemon of the tests' own")
+
 # bcrypt of the password "funcwsgi-test": the registry's htpasswd accepts bcrypt only.
 HTPASSWD = "pusher:$2b$12$bHxVUqxrgoUAy/olD9gpveBXRLWd7qUCrkI7.PBbNS5IqWjZKqSWu\n"
 

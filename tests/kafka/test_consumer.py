@@ -20,6 +20,8 @@ from tests.support.polling import wait_for
 from tests.support.ports import free_port
 from tests.support.processes import Server
 
+pytestmark = pytest.mark.slow("each test has its consumers join a group on a real broker, and a join takes seconds")
+
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[Broker]:

@@ -112,6 +112,7 @@ def test_every_worker_is_counted_in_one_exposition(two_workers):
     assert after[("function_calls_total", "PUT")] - before == calls
 
 
+@pytest.mark.slow("starts a real Prometheus, which scrapes every second, and waits for its sum")
 def test_prometheus_scrapes_the_number_of_calls(two_workers, prometheus):
     for _ in range(7):
         assert requests.delete(two_workers.url + "/", timeout=5).status_code == 200

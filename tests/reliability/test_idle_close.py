@@ -36,6 +36,8 @@ from ..support.ports import free_port
 from ..support.processes import SERVE, Server, base_env, debian_tool
 from .h2_client import RawH2
 
+pytestmark = pytest.mark.slow("bursts of calls through nginx with the idle gaps of the scenario between them, then nginx's idle timeout waited out")
+
 #: nginx's keep-alive timeout for its idle upstream connections, standing for a platform proxy's.
 PROXY_SECONDS = 1.5
 #: POSTs sent at once in each burst.
