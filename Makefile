@@ -109,20 +109,37 @@ lint: setup
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff check --quiet .
 
-# pytest three times (tests/conftest.py): the tests that do not judge time in TEST_WORKERS processes at
-# once (pytest-xdist; most tests wait on real servers, so four keep two cores busy; a module stays in one
-# process), then those that judge a deadline two modules at a time, then those that need the machine to
-# themselves, one at a time. All three run, whatever the others' outcome. The third-party servers' rows
-# of the framing and hostile tables (`-m survey`) run in `make framing` and `make hostile` instead.
+# pytest three times (tests/conftest.py), each phase with what fits beside it on two cores:
+# 1. the tests that do not judge time, in TEST_WORKERS processes at once (pytest-xdist; most wait on real
+#    servers, so four keep two cores busy; a module stays in one process), and beside them, one after the
+#    other, the CloudEvents 1.x tests and the container tests (a venv and a docker daemon of their own;
+#    neither judges time, so the busy machine only slows them);
+# 2. those that judge a deadline or their own server's figures, TIMING_WORKERS modules at a time (they
+#    mostly wait out deadlines: two at a time kept a sixth of two cores busy; four at a time with the Node
+#    tests beside them moved two bounds), and beside them the Node runtime's tests (`node --test`, one file
+#    at a time, a third of a core);
+# 3. those that need the machine to themselves, one at a time, with nothing beside them.
+# What runs beside a phase writes to build/test-logs/, printed when the phase ends. Everything runs,
+# whatever the others' outcome, and fails if any of it failed. The third-party servers' rows of the
+# framing and hostile tables (`-m survey`) run in `make framing` and `make hostile` instead.
 TEST_WORKERS ?= 4
+TIMING_WORKERS ?= 3
+TEST_LOGS ?= build/test-logs
+# Named so, not $(MAKE), in the recipe: `make -n test` then prints the phases instead of running them.
+BESIDE_MAKE = $(MAKE) --no-print-directory
 test: setup
 	$(MAKE) lint
-	$(MAKE) test-node
-	status=0; $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing and not survey" || status=$$?; \
-		$(PY) -m pytest -q -n 2 --dist loadfile -m "timing and not alone and not survey" || status=$$?; \
-		$(PY) -m pytest -q -m "alone and not survey" || status=$$?; exit $$status
-	$(MAKE) test-cloudevents-1
-	$(MAKE) test-container
+	@mkdir -p $(TEST_LOGS); status=0; \
+	run() { echo "make test: $$*"; "$$@" || status=$$?; }; \
+	beside() { log=$(TEST_LOGS)/$$1.log; shift; echo "make test: in the background, make $$* (log: $$log)"; \
+		{ failed=0; for target in "$$@"; do $(BESIDE_MAKE) $$target || failed=1; done; exit $$failed; } >$$log 2>&1 & pid=$$!; }; \
+	joined() { wait $$pid && echo "make test: $$log: passed" || { status=1; echo "make test: $$log: FAILED"; }; cat $$log; }; \
+	beside phase-1 test-cloudevents-1 test-container; \
+	run $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing and not survey"; \
+	joined; beside phase-2 test-node; \
+	run $(PY) -m pytest -q -n $(TIMING_WORKERS) --dist loadfile -m "timing and not alone and not survey"; \
+	joined; \
+	run $(PY) -m pytest -q -m "alone and not survey"; exit $$status
 
 # The conformance kit alone (docs/conformance.md): every check against funcwsgi on
 # every HTTP adapter and on its event-loop path, and against nodejs26 (`make test` runs it too).

@@ -148,22 +148,24 @@ def client_socket() -> Iterator[tuple[Any, Any]]:
 
 
 # -- the tests that judge time ---------------------------------------------------------------------
-# `make test` runs pytest three times: every test but these in several processes at once (pytest-xdist,
-# `-n 4 --dist loadfile -m "not timing"`: most tests wait on real servers, and a module stays in one
-# process, so its module-scoped servers start once); then the ones that judge a deadline two modules
-# at a time (`-n 2 -m "timing and not alone"`: a core each, and their bounds' slack scales with the
-# contention tests/support/calibration.py measures); then the ones that load the machine or judge
-# its figures (a soak, an overload, the hostile-client matrix, a worker's memory) one at a time
-# (`-m alone`), so that nothing else moves them. A test judging time carries the `timing` mark, takes
-# the `timing` fixture or is in one of TIMING_MODULES; one needing the machine to itself is in
-# ALONE_MODULES or carries the `alone` mark. Plain `pytest` runs everything in one process, as always.
+# `make test` runs pytest three times (the Makefile says what runs beside each): every test but these in
+# several processes at once (pytest-xdist, `-n 4 --dist loadfile -m "not timing"`: most tests wait on real
+# servers, and a module stays in one process, so its module-scoped servers start once); then the ones that
+# judge a deadline or their own server's figures three modules at a time (`-n 3 -m "timing and not alone"`:
+# they mostly wait out deadlines, and their bounds' slack scales with the contention
+# tests/support/calibration.py measures); then the ones that load the machine (a soak, an overload, the
+# hostile-client matrix) one at a time (`-m alone`), so that nothing else moves them. A test judging time
+# carries the `timing` mark, takes the `timing` fixture or is in one of TIMING_MODULES; one needing the
+# machine to itself is in ALONE_MODULES or carries the `alone` mark. Plain `pytest` runs everything in one
+# process, as always.
 
 TIMING = "timing"
 ALONE = "alone"
-#: Modules whose timing tests load the machine or judge a process's figures: each runs with nothing beside it.
+#: Modules whose timing tests load the machine (a soak, an overload, the hostile-client matrix): each runs
+#: with nothing beside it. A test that only waits out deadlines or reads its own server's figures (a
+#: worker's memory and threads: tests/reliability/test_faults.py) needs no more than the timing phase.
 ALONE_MODULES = (
     "tests/reliability/test_admission.py",
-    "tests/reliability/test_faults.py",
     "tests/reliability/test_hostile.py",
     "tests/reliability/test_soak.py",
 )
@@ -194,7 +196,7 @@ TIMING_MODULES = (
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{TIMING}: the test judges time or a process's figures; `make test` runs it alone, after the others (tests/conftest.py)")
+    config.addinivalue_line("markers", f"{TIMING}: the test judges time or a process's figures; `make test` runs it after the others, in its own phase (tests/conftest.py)")
     config.addinivalue_line("markers", f"{ALONE}: the test loads the machine or judges its figures; `make test` runs it with nothing beside it (tests/conftest.py)")
     config.addinivalue_line("markers", "slow(reason): why the test takes long, in one line; the run's summary lists the slowest tests with it")
     config.addinivalue_line("markers", f"{SURVEY}: the test only measures a third-party server; `make framing`/`make hostile` run it (tests/conftest.py)")

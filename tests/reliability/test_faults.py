@@ -124,7 +124,7 @@ def test_function_kills_its_worker(adapter, path, tmp_path):
         running.server.stop()
 
 
-@pytest.mark.timing  # a worker's resident memory is judged: make test runs it alone, with nothing beside it
+@pytest.mark.timing  # a worker's resident memory is judged: make test runs it in the timing phase, not beside the busy first one
 def test_function_leaking_memory_is_recycled_by_max_requests_on_gunicorn(tmp_path):
     running = serve("gunicorn", tmp_path, SERVER_MAX_REQUESTS="5")
     try:
