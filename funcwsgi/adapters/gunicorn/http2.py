@@ -89,6 +89,10 @@ CHECK_SECONDS = 0.25
 UNINDEXED = frozenset({"x-request-id", "traceparent", "tracestate", "set-cookie", "date"})
 #: Answer fields HTTP/2 does not carry (RFC 9113 section 8.2.2).
 CONNECTION_FIELDS = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
+#: What an answer field's name (as the function wrote it) becomes: (its name in HTTP/2, its kind); a bounded store.
+PLAIN, NEVER_INDEXED, LENGTH, DROPPED = range(4)
+ANSWER_NAMES: dict[str, tuple[bytes, int]] = {}
+ANSWER_NAMES_LIMIT = 1024
 SWITCHING = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
 
 
@@ -512,16 +516,16 @@ class Http2Connection(asyncio.Protocol):
             code = int(status[:3])
             fields = [(b":status", status[:3].encode("ascii"))]
             length = None
+            names = ANSWER_NAMES
             for name, value in headers:
-                lower = name.lower()
-                if lower in CONNECTION_FIELDS:
-                    continue
-                if lower == "content-length":
+                lower, kind = names.get(name) or answer_name(name)
+                if kind == PLAIN:
+                    fields.append((lower, value.encode("latin-1")))
+                elif kind == NEVER_INDEXED:
+                    fields.append(hpack.NeverIndexedHeaderTuple(lower, value.encode("latin-1")))
+                elif kind == LENGTH:
                     length = value
-                if lower in UNINDEXED:
-                    fields.append(hpack.NeverIndexedHeaderTuple(lower.encode("latin-1"), value.encode("latin-1")))
-                else:
-                    fields.append((lower.encode("latin-1"), value.encode("latin-1")))
+                    fields.append((lower, value.encode("latin-1")))
             if stream.method == "HEAD" or code in BODILESS_CODES or code < 200:
                 stream.bodiless = True
             elif end and length is None:
@@ -710,6 +714,16 @@ class Http2Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool:
         return False
+
+
+def answer_name(name: str) -> tuple[bytes, int]:
+    """An answer field's name in HTTP/2 (lower-case) and what becomes of the field, kept for the next answer."""
+    lower = name.lower()
+    kind = DROPPED if lower in CONNECTION_FIELDS else LENGTH if lower == "content-length" else NEVER_INDEXED if lower in UNINDEXED else PLAIN
+    if len(ANSWER_NAMES) >= ANSWER_NAMES_LIMIT:
+        ANSWER_NAMES.clear()
+    known = ANSWER_NAMES[name] = (lower.encode("latin-1"), kind)
+    return known
 
 
 HANDLERS: dict[type, Callable[[Http2Connection, Any], None]] = {

@@ -19,6 +19,13 @@ REQUEST_PSEUDO = frozenset({b":method", b":scheme", b":path", b":authority"})
 UPGRADE_ONLY = frozenset({b"connection", b"upgrade", b"http2-settings", b"keep-alive", b"proxy-connection", b"te", b"transfer-encoding"})
 #: Name bytes RFC 9113 section 8.2.1 forbids: controls, space, uppercase, DEL and above.
 _BAD_NAME = frozenset(range(0x21)) | frozenset(range(0x41, 0x5B)) | frozenset(range(0x7F, 0x100))
+#: The bytes a regular field's name may hold: ``name.translate(None, NAME_BYTES)`` is what it may not.
+NAME_BYTES = bytes(byte for byte in range(0x100) if byte not in _BAD_NAME and byte != 0x3A)
+#: Regular names whose field needs no more than its value checked (checked once, then known; a bounded set).
+KNOWN_NAMES: set[bytes] = set()
+KNOWN_NAMES_LIMIT = 1024
+#: Names a request's checks look at beyond their bytes: never in KNOWN_NAMES.
+_SPECIAL = CONNECTION_SPECIFIC | {b"te", b"host", b"content-length"}
 
 
 class Malformed(Exception):
@@ -31,12 +38,15 @@ def request_section(fields: list[tuple[bytes, bytes]]) -> tuple[str, bytes, list
     headers: list[tuple[bytes, bytes]] = []
     host = None
     length = None
-    bad_name = _BAD_NAME
+    known = KNOWN_NAMES
     for name, value in fields:
-        if not name:
-            raise Malformed
         if value and (value[0] in (0x20, 0x09) or value[-1] in (0x20, 0x09) or b"\r" in value or b"\n" in value or b"\0" in value):
             raise Malformed  # RFC 9113 section 8.2.1 (check_value, inline: it runs for every field)
+        if name in known:
+            headers.append((name, value))
+            continue
+        if not name:
+            raise Malformed
         if name[0] == 0x3A:  # ":"
             if headers or name not in REQUEST_PSEUDO:
                 raise Malformed
@@ -57,11 +67,10 @@ def request_section(fields: list[tuple[bytes, bytes]]) -> tuple[str, bytes, list
                     raise Malformed
                 scheme = value
             continue
-        for byte in name:
-            if byte in bad_name:
-                raise Malformed
-        if b":" in name or name in CONNECTION_SPECIFIC or (name == b"te" and value.lower() != b"trailers"):
+        if name.translate(None, NAME_BYTES) or name in CONNECTION_SPECIFIC or (name == b"te" and value.lower() != b"trailers"):
             raise Malformed
+        if name not in _SPECIAL and len(known) < KNOWN_NAMES_LIMIT:
+            known.add(name)
         if name == b"host":
             if host is not None:
                 raise Malformed
@@ -90,11 +99,8 @@ def trailer_section(fields: list[tuple[bytes, bytes]]) -> bool:
         if not name or name[0] == 0x3A:
             raise Malformed  # no pseudo-header field in trailers (RFC 9113 section 8.1)
         check_value(value)
-        for byte in name:
-            if byte in _BAD_NAME:
-                raise Malformed
-        if name in CONNECTION_SPECIFIC:
-            raise Malformed
+        if name.translate(None, NAME_BYTES) or name in CONNECTION_SPECIFIC:
+            raise Malformed  # a byte section 8.2.1 forbids (a colon too), or a connection's own field
         refused = refused or name in NOT_TRAILERS
     return refused
 

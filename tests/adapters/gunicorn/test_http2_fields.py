@@ -56,9 +56,18 @@ def test_te_trailers_and_options_star_are_well_formed():
 def test_trailers():
     assert trailer_section([(b"x-checksum", b"1")]) is False
     assert trailer_section([(b"content-length", b"1")]) is True  # may not be a trailer: the stream gets 400
-    for bad in ([(b":path", b"/x")], [(b"X", b"1")], [(b"transfer-encoding", b"chunked")], [(b"x", b"a\nb")]):
+    for bad in ([(b":path", b"/x")], [(b"X", b"1")], [(b"x:y", b"1")], [(b"transfer-encoding", b"chunked")], [(b"x", b"a\nb")]):
         with pytest.raises(Malformed):
             trailer_section(bad)
+
+
+def test_a_name_seen_before_is_still_checked_where_its_value_or_count_matters():
+    """Well-formed names are remembered (their bytes need no second look); te, host and content-length never are."""
+    for _ in range(2):
+        request_section([*GET, (b"x-one", b"1"), (b"te", b"trailers"), (b"host", b"example"), (b"content-length", b"1")])
+    for bad in ([(b"te", b"gzip")], [(b"host", b"a"), (b"host", b"a")], [(b"content-length", b"1"), (b"content-length", b"2")], [(b"x-one", b"a\rb")]):
+        with pytest.raises(Malformed):
+            request_section([*GET, *bad])
 
 
 SETTINGS = base64.urlsafe_b64encode(SettingsFrame(0, settings={SettingsFrame.MAX_CONCURRENT_STREAMS: 10}).serialize_body()).rstrip(b"=")
