@@ -32,3 +32,23 @@ ASGI_RECEIVE_KEY = "funcwsgi.asgi.receive"
 DEADLINE_KEY = "funcwsgi.deadline"
 #: The call's :class:`~funcwsgi.middleware.cancellation.Cancellation`: whether anyone still waits for it (``sdk.cancelled()``).
 CANCELLATION_KEY = "funcwsgi.cancellation"
+
+
+#: The environ key of each request header name seen so far (names as servers hand them, lower-cased):
+#: a call's headers are looked up, not decoded, upper-cased and rewritten each time.
+#: The two headers PEP 3333 names without the ``HTTP_`` prefix.
+_CONTENT_KEYS = {"content-length": "CONTENT_LENGTH", "content-type": "CONTENT_TYPE"}
+HEADER_KEYS: dict[bytes, str] = {name.encode(): key for name, key in _CONTENT_KEYS.items()}
+#: Past this many names (a client inventing header names), new ones are computed, not kept.
+_MAX_HEADER_KEYS = 1024
+
+
+def header_key(raw_name: bytes) -> str:
+    """The environ key of a request header (PEP 3333): ``HTTP_X_REQUEST_ID`` for ``x-request-id``."""
+    key = HEADER_KEYS.get(raw_name)
+    if key is None:
+        name = raw_name.decode("latin-1").lower()
+        key = _CONTENT_KEYS.get(name) or "HTTP_" + name.upper().replace("-", "_")
+        if len(HEADER_KEYS) < _MAX_HEADER_KEYS:
+            HEADER_KEYS[raw_name] = key
+    return key

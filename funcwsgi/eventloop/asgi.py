@@ -5,30 +5,25 @@ the layers read, runs the service's one stack in a greenlet
 (:mod:`funcwsgi.eventloop.bridge`) and sends what it answers. Nothing of errors,
 request ids, reserved routes, CORS, tracing, metrics, the body limit, the
 timeout, CloudEvents or the access log is written twice: only the two ends
-of the call differ. Two things belong to the loop alone and live here:
-admission (:mod:`funcwsgi.serving.admission`: a call starts at once unless the
-loop's lag, its queueing delay, has stood past ``SERVER_QUEUE_TARGET``, or
-``SERVER_MAX_INFLIGHT`` calls are in flight; then ``503`` with
-``Retry-After``, probes and ``/metrics`` excepted) and the watch on a
-blocked loop (:mod:`funcwsgi.eventloop.watch`).
+of the call differ. Admission on the loop and the watch on a blocked loop
+are :mod:`funcwsgi.eventloop.gate`'s, shared with a server that runs its
+calls on the loop without ASGI in between.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY
+from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY, HEADER_KEYS, header_key
 from ..middleware.http_rules import HttpRulesMiddleware, without_content_headers
 from ..replies import BUSY, Reply, bodiless
-from ..serving import SERVER_CALL_KEY, TASK, Lent, exempt_paths, rejected_counter, run_after_response
-from ..serving.admission import admission_for
+from ..serving import SERVER_CALL_KEY, TASK, Lent, run_after_response
 from .bridge import run_bridged, wait_for
-from .watch import LOOP_WATCH
+from .gate import LoopGate
 
 log = logging.getLogger("funcwsgi")
 
@@ -45,8 +40,6 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-#: How often the loop's lag (a call's queueing delay on the loop) is measured: five times per CoDel interval.
-LAG_TICK = 0.02
 INTERNAL_ERROR = Reply(500, "Internal Server Error")
 
 
@@ -158,25 +151,8 @@ class AsgiInput:
             self._fill()
 
 
-#: The environ key of each request header name seen so far (ASGI servers send names lower-cased):
-#: a call's headers are looked up, not decoded, upper-cased and rewritten each time.
-#: The two headers PEP 3333 names without the ``HTTP_`` prefix.
-_CONTENT_KEYS = {"content-length": "CONTENT_LENGTH", "content-type": "CONTENT_TYPE"}
-_HEADER_KEYS: dict[bytes, str] = {name.encode(): key for name, key in _CONTENT_KEYS.items()}
-#: Past this many names (a client inventing header names), new ones are computed, not kept.
-_MAX_HEADER_KEYS = 1024
 #: The part of an environ that depends only on the server end of the connection, by that end.
 _TEMPLATES: dict[tuple[Any, ...], dict[str, Any]] = {}
-
-
-def _header_key(raw_name: bytes) -> str:
-    key = _HEADER_KEYS.get(raw_name)
-    if key is None:
-        name = raw_name.decode("latin-1").lower()
-        key = _CONTENT_KEYS.get(name) or "HTTP_" + name.upper().replace("-", "_")
-        if len(_HEADER_KEYS) < _MAX_HEADER_KEYS:
-            _HEADER_KEYS[raw_name] = key
-    return key
 
 
 def _template(scope: Scope) -> dict[str, Any]:
@@ -244,9 +220,9 @@ def make_environ(scope: Scope, receive: Receive) -> dict[str, Any]:
     if client:
         environ["REMOTE_ADDR"] = str(client[0])
         environ["REMOTE_PORT"] = str(client[1])
-    header_key = _HEADER_KEYS.get
+    known = HEADER_KEYS.get
     for raw_name, raw_value in scope["headers"]:
-        key = header_key(raw_name) or _header_key(raw_name)
+        key = known(raw_name) or header_key(raw_name)
         if key in environ:
             environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + raw_value.decode("latin-1")
         else:
@@ -345,17 +321,9 @@ class AsgiService:
         # call enters the stack below the http layer, whose rules the edge keeps itself (_Exchange).
         top = service.wsgi
         self.call_stack = top.app if type(top) is HttpRulesMiddleware else top
-        self.limit = config.max_inflight
-        self.inflight = 0
-        self.admission = admission_for(config, 0)
-        self.lag_pid = 0  # the process whose loop the lag is measured on (a forked worker starts again)
+        self.gate = LoopGate(config, service.loaded)
         # The threads' refusal, word for word: the connection closed after it, the call counted as refused.
         self.busy = BUSY.with_headers(("Connection", "close"))
-        self.rejected = rejected_counter(config)
-        self.exempt = exempt_paths(config)
-        self.watch = LOOP_WATCH if config.server_loop_blocked_seconds > 0 else None
-        if self.watch is not None:
-            self.watch.configure(config.server_loop_blocked_seconds, service.loaded.name, service.loaded.path)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -367,18 +335,11 @@ class AsgiService:
             await send({"type": "websocket.close", "code": 1003})
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.watch is not None and not self.watch.running:
-            self.watch.ensure_running()
-        if self.lag_pid != os.getpid():
-            self.measure_lag()
-        if scope["path"] not in self.exempt:
-            admission = self.admission
-            if (self.limit and self.inflight >= self.limit) or not admission.admit(0):
-                self.rejected()
-                await self.reply(self.busy, scope, send)
-                return
-            admission.record(admission.delay)
-        self.inflight += 1
+        gate = self.gate
+        gate.watch_loop(asyncio.get_running_loop())
+        if not gate.enter(scope["path"]):
+            await self.reply(self.busy, scope, send)
+            return
         try:
             environ = make_environ(scope, receive)
             try:
@@ -398,21 +359,7 @@ class AsgiService:
             if later:  # off the loop: the work may block
                 asyncio.get_running_loop().run_in_executor(None, run_after_response, later)
         finally:
-            self.inflight -= 1
-
-    def measure_lag(self) -> None:
-        """Measure how late the running loop runs a callback, every LAG_TICK: the queueing delay of a call on it."""
-        self.lag_pid = os.getpid()
-        loop = asyncio.get_running_loop()
-        observe = self.admission.observe
-
-        def tick(due: float) -> None:
-            now = loop.time()
-            observe(max(0.0, now - due))
-            loop.call_at(now + LAG_TICK, tick, now + LAG_TICK)
-
-        due = loop.time() + LAG_TICK
-        loop.call_at(due, tick, due)
+            gate.left()
 
     def serve(self, environ: dict[str, Any], send: Send) -> tuple[str, list[tuple[str, str]], list[bytes]] | None:
         """Runs in the call's greenlet: the stack's answer, sent by the task when the body is a list, else streamed here."""

@@ -66,15 +66,20 @@ def await_on_loop(coroutine: Any, name: str) -> Any:
     if type(stream) is AsgiInput:
         stream.preload()
     deadline = environ.get(DEADLINE_KEY)
-    receive = environ.get(ASGI_RECEIVE_KEY)
-    # The whole body is read, so the server's next message is its word that the client left: a task
-    # of the call waits for it while the function awaits, for sdk.cancelled().
+    call = environ.get(SERVER_CALL_KEY)
+    # A server that marks the call when its client leaves (``tells_when_gone``) is asked when the
+    # function asks (sdk.cancelled()) and once it returns. Else the whole body is read, so the server's
+    # next message is its word that the client left: a task of the call waits for it while the function awaits.
+    told = getattr(call, "tells_when_gone", False)
+    receive = None if told else environ.get(ASGI_RECEIVE_KEY)
     watch = None if receive is None else asyncio.get_running_loop().create_task(watch_client(receive, environ))
     try:
         return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name)
     finally:
         if watch is not None:
             watch.cancel()
+        elif told and call is not None and not call.client_connected():
+            client_left(environ)
 
 
 async def watch_client(receive: Callable[[], Any], environ: dict[str, Any]) -> None:

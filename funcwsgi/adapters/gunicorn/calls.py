@@ -1,4 +1,4 @@
-"""Running one call, whatever protocol carried it: the edge's half that knows WSGI, ASGI and the threads.
+"""Running one call, whatever protocol carried it: the edge's half that knows WSGI and the threads.
 
 A connection protocol (HTTP/1.1 in :mod:`.http1`, HTTP/2 in :mod:`.http2`)
 reads a request and hands the :class:`CallRunner` an :class:`Exchange`: the
@@ -9,8 +9,8 @@ where the call runs and never sees a byte of framing:
   answer goes back to the loop with one ``call_soon_threadsafe`` when the
   body is a list (a streamed body, chunk by chunk, waiting while the client
   has more than :data:`OUTBOX_LIMIT` bytes to take);
-- an ``async def`` function runs as a task on the loop, through the
-  service's ASGI side (:class:`funcwsgi.eventloop.asgi.AsgiService`).
+- an ``async def`` function runs as a task on the loop, the stack in the
+  task's greenlet (:mod:`.loop_calls`).
 
 Each threaded call gets an :class:`EdgeCall`, its
 :class:`~funcwsgi.serving.ServerCall`. Everything an exchange is asked is
@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
+from funcwsgi.environ import HEADER_KEYS, header_key
 from funcwsgi.replies import BUSY
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
@@ -88,27 +89,25 @@ class Exchange(Protocol):
         """Return once :attr:`client_gone`."""
 
 
-class EdgeCall:
-    """What the edge gives a call on a thread (:class:`funcwsgi.serving.ServerCall`)."""
+class CallStarter(Protocol):
+    """Starts an exchange's call (on the loop): :class:`~.loop_calls.LoopCalls`."""
 
-    __slots__ = ("exchange", "runner", "later", "stuck", "answered")
-    lent: Lent = THREAD
-    answers_now = True
+    def start(self, exchange: Exchange) -> None: ...
+
+
+#: How a streamed answer's pieces are sent: (exchange, status, headers, chunk, end), from the call's thread or greenlet.
+Sender = Callable[[Exchange, str, Headers, bytes, bool], None]
+
+
+class ExchangeCall:
+    """What every call the edge runs is given of its exchange: the client's presence, its address, work for after the answer."""
+
+    __slots__ = ("exchange", "later")
     checks_http2 = True  # http2.py resets a malformed stream and starts a call once its body is whole
 
-    def __init__(self, exchange: Exchange, runner: CallRunner) -> None:
+    def __init__(self, exchange: Exchange) -> None:
         self.exchange = exchange
-        self.runner = runner
         self.later: list[Callable[[], object]] | None = None
-        self.stuck = False
-        self.answered = False  # answered through answer_now: what the call sends later never reaches the wire
-
-    def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
-        # The loop serialises this with the function's own answer: whichever reaches it first goes out.
-        if self.exchange.client_gone:
-            raise OSError("the client has gone")
-        self.answered = True  # before the hop: the call's own answer, whenever it comes, is dropped
-        self.runner.call_on_loop(self.exchange.abort, (status, list(headers), body))
 
     def client_connected(self) -> bool:
         return not self.exchange.client_gone
@@ -121,6 +120,27 @@ class EdgeCall:
             self.later = []
         self.later.append(work)
 
+
+class EdgeCall(ExchangeCall):
+    """What the edge gives a call on a thread (:class:`funcwsgi.serving.ServerCall`)."""
+
+    __slots__ = ("runner", "stuck", "answered")
+    lent: Lent = THREAD
+    answers_now = True
+
+    def __init__(self, exchange: Exchange, runner: CallRunner) -> None:
+        super().__init__(exchange)
+        self.runner = runner
+        self.stuck = False
+        self.answered = False  # answered through answer_now: what the call sends later never reaches the wire
+
+    def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
+        # The loop serialises this with the function's own answer: whichever reaches it first goes out.
+        if self.exchange.client_gone:
+            raise OSError("the client has gone")
+        self.answered = True  # before the hop: the call's own answer, whenever it comes, is dropped
+        self.runner.call_on_loop(self.exchange.abort, (status, list(headers), body))
+
     def thread_stuck(self, extra_threads: int) -> None:
         self.stuck = True
         self.runner.threads.keep_extra(extra_threads)
@@ -130,15 +150,6 @@ class EdgeCall:
         self.stuck = False
         self.runner.threads.keep_extra(extra_threads)
         self.runner.call_on_loop(self.runner.uncount, -1)
-
-
-class StreamState:
-    """A response streamed from a thread: waits while the client is behind."""
-
-    __slots__ = ("drained",)
-
-    def __init__(self) -> None:
-        self.drained = threading.Event()
 
 
 class CallRunner:
@@ -151,7 +162,6 @@ class CallRunner:
         self.call_on_loop = loop.call_soon_threadsafe
         self.send_timeout = send_timeout
         self.on_loop = service.on_loop
-        self.asgi = service.asgi if service.on_loop else None
         self.threads = CallThreads(threads, "funcwsgi-call")
         self.probe_threads = CallThreads(PROBE_THREADS, "funcwsgi-probe")
         self.admission = admission_for(config, threads)
@@ -174,6 +184,8 @@ class CallRunner:
             "wsgi.run_once": False,
             "wsgi.input_terminated": True,
         }
+        #: Runs async def functions' calls on the loop (.loop_calls, set by the edge); None: plain functions, on the threads.
+        self.loop_calls: CallStarter | None = None
 
     # -- on the loop -------------------------------------------------------------------
 
@@ -182,10 +194,8 @@ class CallRunner:
         self.calls += 1
         if self.calls == self.max_calls:
             self.on_exit()
-        if self.asgi is not None:
-            self.inflight += 1
-            task = self.loop.create_task(self.run_task(exchange))
-            task.add_done_callback(lambda _: self.task_done(exchange))
+        if self.loop_calls is not None:
+            self.loop_calls.start(exchange)
             return
         path = exchange.target.split(b"?", 1)[0]
         if path in self.exempt and exchange.method in PROBE_METHODS:
@@ -201,15 +211,22 @@ class CallRunner:
 
     def refuse(self, exchange: Exchange) -> None:
         self.rejected()
+        self.answer_busy(exchange)
+
+    def answer_busy(self, exchange: Exchange) -> None:
+        """The 503 past the bounds (counted by the caller), and the exchange ends."""
         exchange.abort((BUSY.status, list(CLOSING_BUSY.headers), b"" if exchange.method == "HEAD" else BUSY.body))
         exchange.finished()
 
+    def function_exited(self, code: object) -> None:
+        """A function's sys.exit(): the worker stops as on SIGTERM (the other calls finish) and exits with the status asked for."""
+        # Its caller's connection was closed; the master starts a new worker.
+        self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
+        log.warning("The function called sys.exit(%r): the worker stops", code)
+        self.on_exit()
+
     def uncount(self, change: int) -> None:
         self.inflight -= change
-
-    def task_done(self, exchange: Exchange) -> None:
-        self.inflight -= 1
-        exchange.finished()
 
     def answered(self, exchange: Exchange, call: EdgeCall | None, answer: tuple[str, Headers, Iterable[bytes]] | None) -> None:
         """On the loop, once per threaded call: its answer (None: it was aborted or streamed) and its end."""
@@ -238,19 +255,14 @@ class CallRunner:
             environ[SERVER_CALL_KEY] = call
         answer = None
         try:
-            answer = self.call_wsgi(exchange, environ, call)
+            answer = self.call_wsgi(exchange, environ, call, self.send_from_thread)
             if call is not None and call.answered:
                 answer = None  # the watchdog's 408 went out in its place
         except OSError:
             self.call_on_loop(exchange.abort, None)  # the client left, or stopped reading, mid-answer
         except SystemExit as ended:
-            # A function's sys.exit(): its caller's connection is closed, the worker stops as on SIGTERM
-            # (the other calls finish) and exits with the status asked for; the master starts a new one.
-            code = ended.code
-            self.exit_status = code if isinstance(code, int) else (0 if code is None else 1)
-            log.warning("The function called sys.exit(%r): the worker stops", code)
             self.call_on_loop(exchange.abort, None)
-            self.call_on_loop(self.on_exit)
+            self.call_on_loop(self.function_exited, ended.code)
         except BaseException:
             log.exception("The call failed outside the function's stack")
             self.call_on_loop(exchange.abort, None)
@@ -261,8 +273,8 @@ class CallRunner:
         if call is not None and call.later:
             run_after_response(call.later)
 
-    def call_wsgi(self, exchange: Exchange, environ: dict[str, Any], call: EdgeCall | None) -> tuple[str, Headers, Iterable[bytes]] | None:
-        """The stack's answer: returned whole when its body is a list, else streamed here (None)."""
+    def call_wsgi(self, exchange: Exchange, environ: dict[str, Any], call: EdgeCall | None, send: Sender) -> tuple[str, Headers, Iterable[bytes]] | None:
+        """The stack's answer: returned whole when its body is a list, else streamed here with ``send`` (None)."""
         started: list[Any] = []
 
         def start_response(status: str, headers: Headers, exc_info: Any = None) -> Callable[[bytes], None]:
@@ -277,13 +289,12 @@ class CallRunner:
             return write
 
         streamed: list[bool] = []
-        stream = StreamState()
 
         def write(chunk: bytes) -> None:
             if call is not None and call.answered:
                 raise OSError("the call was answered already")
             streamed.append(True)
-            self.send_from_thread(exchange, started[0], started[1], chunk, False, stream)
+            send(exchange, started[0], started[1], chunk, False)
 
         body = self.service(environ, start_response)
         try:
@@ -294,123 +305,67 @@ class CallRunner:
                     write(chunk)
             if not started:
                 raise RuntimeError("the application did not call start_response")
-            self.send_from_thread(exchange, started[0], started[1], b"", True, stream)
+            send(exchange, started[0], started[1], b"", True)
             return None
         finally:
             close = getattr(body, "close", None)
             if close is not None:
                 close()
 
-    def send_from_thread(self, exchange: Exchange, status: str, headers: Headers, chunk: bytes, end: bool, stream: StreamState) -> None:
+    def send_from_thread(self, exchange: Exchange, status: str, headers: Headers, chunk: bytes, end: bool) -> None:
         """One piece of a streamed answer; waits (``SERVER_SEND_TIMEOUT`` at most) while the client is behind."""
-        stream.drained.clear()
-        self.call_on_loop(self.respond_and_watch, exchange, status, headers, chunk, end, stream)
         if end:
+            self.call_on_loop(exchange.respond, status, headers, (chunk,), True)
             return
-        if not stream.drained.wait(self.send_timeout):
+        drained = threading.Event()
+        self.call_on_loop(self.respond_and_watch, exchange, status, headers, chunk, drained)
+        if not drained.wait(self.send_timeout):
             self.call_on_loop(exchange.abort, None)
             raise OSError("the client took nothing of the answer for SERVER_SEND_TIMEOUT")
         if exchange.client_gone:
             raise OSError("the client has gone")
 
-    def respond_and_watch(self, exchange: Exchange, status: str, headers: Headers, chunk: bytes, end: bool, stream: StreamState) -> None:
-        exchange.respond(status, headers, (chunk,), end)
+    def respond_and_watch(self, exchange: Exchange, status: str, headers: Headers, chunk: bytes, drained: threading.Event) -> None:
+        exchange.respond(status, headers, (chunk,), False)
         if exchange.pending() > OUTBOX_LIMIT:
-            exchange.on_drained(stream.drained.set)
+            exchange.on_drained(drained.set)
         else:
-            stream.drained.set()
+            drained.set()
 
     def environ(self, exchange: Exchange) -> dict[str, Any]:
         """The call's WSGI environ (PEP 3333), built on its thread."""
-        environ = self.base_environ.copy()
-        target = exchange.target
-        path, _, query = target.partition(b"?")
-        environ["REQUEST_METHOD"] = exchange.method
-        environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1")
-        environ["QUERY_STRING"] = query.decode("latin-1")
-        environ["RAW_URI"] = environ["REQUEST_URI"] = target.decode("latin-1")
-        environ["SERVER_PROTOCOL"] = "HTTP/" + exchange.http_version
-        server = exchange.server
-        environ["SERVER_NAME"], environ["SERVER_PORT"] = (str(server[0]), str(server[1])) if server else ("localhost", "80")
-        peer = exchange.peer
-        if peer is not None:
-            environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = peer[0], str(peer[1])
-        for raw_name, raw_value in exchange.headers:
-            name = raw_name.decode("latin-1").upper().replace("-", "_")
-            key = name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + name
-            value = raw_value.decode("latin-1")
-            if key in environ:
-                environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
-            else:
-                environ[key] = value
-        environ["wsgi.input"] = io.BytesIO() if exchange.body_skipped else exchange.body()
-        return environ
-
-    # -- an async def function, on the loop ------------------------------------------------
-
-    async def run_task(self, exchange: Exchange) -> None:
-        """An ``async def`` function's call, through the service's ASGI side, as a task of the loop."""
-        target = exchange.target
-        path, _, query = target.partition(b"?")
-        peer, server = exchange.peer, exchange.server
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.4"},
-            "http_version": exchange.http_version,
-            "method": exchange.method,
-            "scheme": "http",
-            "path": unquote_to_bytes(path).decode("utf-8", "surrogateescape"),
-            "raw_path": path,
-            "query_string": query,
-            "root_path": "",
-            "headers": exchange.headers,
-            "client": peer,
-            "server": server,
-        }
-        body_sent = False
-        status_sent: list[Any] = []
-
-        async def receive() -> dict[str, Any]:
-            nonlocal body_sent
-            if not body_sent:
-                body_sent = True
-                data = b"" if exchange.body_skipped else exchange.body().read()
-                return {"type": "http.request", "body": data, "more_body": False}
-            await exchange.disconnected()
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            kind = message["type"]
-            if kind == "http.response.start":
-                headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in message.get("headers", ())]
-                status_sent[:] = (f"{message['status']} {_reason(message['status'])}", headers)
-                return
-            if kind != "http.response.body" or not status_sent:
-                return
-            more = message.get("more_body", False)
-            body = message.get("body", b"")
-            if exchange.client_gone:
-                raise OSError("the client has gone")
-            exchange.respond(status_sent[0], status_sent[1], (body,) if body else (), not more)
-            if more and exchange.pending() > OUTBOX_LIMIT:
-                drained = asyncio.Event()
-                exchange.on_drained(drained.set)
-                try:
-                    await asyncio.wait_for(drained.wait(), self.send_timeout)
-                except TimeoutError:
-                    exchange.abort(None)
-                    raise OSError("the client took nothing of the answer for SERVER_SEND_TIMEOUT") from None
-
-        assert self.asgi is not None
-        try:
-            await self.asgi(scope, receive, send)
-        except Exception:
-            log.exception("The call failed outside the function's stack")
-            exchange.abort(None)
+        return make_environ(self.base_environ, exchange)
 
     def shutdown(self) -> None:
         self.threads.shutdown()
         self.probe_threads.shutdown()
+
+
+def make_environ(base: dict[str, Any], exchange: Exchange) -> dict[str, Any]:
+    """A call's WSGI environ (PEP 3333): ``base`` (what every call of the worker shares) and the exchange's request."""
+    environ = base.copy()
+    target = exchange.target
+    path, _, query = target.partition(b"?")
+    environ["REQUEST_METHOD"] = exchange.method
+    environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1") if b"%" in path else path.decode("latin-1")
+    environ["QUERY_STRING"] = query.decode("latin-1")
+    environ["RAW_URI"] = environ["REQUEST_URI"] = target.decode("latin-1")
+    environ["SERVER_PROTOCOL"] = "HTTP/" + exchange.http_version
+    server = exchange.server
+    environ["SERVER_NAME"], environ["SERVER_PORT"] = (str(server[0]), str(server[1])) if server else ("localhost", "80")
+    peer = exchange.peer
+    if peer is not None:
+        environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = peer[0], str(peer[1])
+    known = HEADER_KEYS.get
+    for raw_name, raw_value in exchange.headers:
+        key = known(raw_name) or header_key(raw_name)
+        value = raw_value.decode("latin-1")
+        if key in environ:
+            environ[key] += ("; " if key == "HTTP_COOKIE" else ",") + value
+        else:
+            environ[key] = value
+    environ["wsgi.input"] = io.BytesIO() if exchange.body_skipped else exchange.body()
+    return environ
 
 
 def check_head(status: str, headers: Headers) -> None:
@@ -424,19 +379,3 @@ def check_head(status: str, headers: Headers) -> None:
                 raise ValueError(f"the response field {name!r} holds a line break or NUL")
     except UnicodeEncodeError:
         raise ValueError("a response status or field is not latin-1 (PEP 3333)") from None
-
-
-_REASONS: dict[int, str] = {}
-
-
-def _reason(code: int) -> str:
-    reason = _REASONS.get(code)
-    if reason is None:
-        from http import HTTPStatus
-
-        try:
-            reason = HTTPStatus(code).phrase
-        except ValueError:
-            reason = "Unknown"
-        _REASONS[code] = reason
-    return reason

@@ -33,6 +33,10 @@ class Edge:
         )
         self.connections = Connections(config.server_max_connections, self.timeouts)
         self.runner = CallRunner(service, cfg.threads, loop, config.server_send_timeout)
+        if service.on_loop:
+            from .loop_calls import LoopCalls  # imports greenlet: only for async functions
+
+            self.runner.loop_calls = LoopCalls(self.runner)
         self.outbox_limit = OUTBOX_LIMIT
         #: Serves a connection that opened with HTTP/2's preface: (connection, bytes read); None: HTTP/1.1 only.
         self.http2: Any = None

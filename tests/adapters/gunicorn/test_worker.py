@@ -267,6 +267,15 @@ def test_sys_exit_in_a_call_closes_its_connection_and_a_new_worker_serves_the_ne
         assert server.process.poll() is None, "the server goes on"
 
 
+def test_sys_exit_in_a_call_on_the_loop_ends_its_worker_as_on_a_thread():
+    with start(EDGE, "exits_async", SERVER_WORKERS="1") as server:
+        before = exchange(server.port, get("/", b"Connection: close\r\n"))
+        assert exchange(server.port, get("/sys-exit/3", b"Connection: close\r\n")) == b""
+        after = exchange(server.port, get("/", b"Connection: close\r\n"), timeout=10)
+        assert status_of(after) == 200 and after.rsplit(b" ", 1)[1] != before.rsplit(b" ", 1)[1]
+        assert server.process.poll() is None, "the server goes on"
+
+
 #: What the edge replaces: no module of ours may import a concrete gunicorn worker, gunicorn's parser or uvicorn's protocols.
 FORBIDDEN = ("gunicorn.workers.gthread", "gunicorn.http", "uvicorn.protocols")
 

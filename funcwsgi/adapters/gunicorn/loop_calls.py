@@ -1,0 +1,130 @@
+"""An ``async def`` function's call on the edge's loop: the stack in a greenlet, the answer written to the exchange.
+
+No ASGI in between: the edge has read the whole request, so the call's
+WSGI environ is made from the exchange at once (as for a call on a thread),
+the service's stack runs in a greenlet of the call's task
+(:func:`funcwsgi.eventloop.bridge.run_bridged`), which awaits the
+function's coroutine, and what the stack answers goes to the exchange
+directly: the greenlet runs on the loop's thread. A call costs one task,
+with no scope, no ``receive``/``send`` messages and no task or future
+watching the client: the edge sets ``client_gone`` and the call's
+:class:`LoopEdgeCall` reads it when asked (``sdk.cancelled()``) and when the
+function returns (the call counted as cancelled). Admission and the watch
+on a blocked loop are :class:`funcwsgi.eventloop.gate.LoopGate`'s, as on
+the ASGI side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from funcwsgi.environ import ASGI_RECEIVE_KEY
+from funcwsgi.eventloop.bridge import run_bridged, wait_for
+from funcwsgi.serving import SERVER_CALL_KEY, TASK, Lent, run_after_response
+
+from .calls import OUTBOX_LIMIT, Exchange, ExchangeCall, Headers, make_environ
+
+if TYPE_CHECKING:
+    from funcwsgi.eventloop.gate import LoopGate
+
+    from .calls import CallRunner
+
+log = logging.getLogger("funcwsgi")
+
+#: Every call's task has this name: asyncio otherwise formats a new "Task-N" for each.
+TASK_NAME = "funcwsgi-call"
+
+
+class LoopEdgeCall(ExchangeCall):
+    """What the edge gives a call on its loop (:class:`funcwsgi.serving.ServerCall`): a task."""
+
+    __slots__ = ()
+    lent: Lent = TASK
+    #: The deadline cancels the call's task, and the timeout layer answers through the response.
+    answers_now = False
+    #: The edge marks the exchange when its client leaves: nothing of the call needs to wait on the connection to hear it.
+    tells_when_gone = True
+
+    def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
+        raise OSError("a call on the event loop is answered through its response")
+
+    async def receive(self) -> dict[str, Any]:
+        """The ASGI ``receive`` an ASGI function hears its client leave through: ``http.disconnect`` once it has."""
+        await self.exchange.disconnected()
+        return {"type": "http.disconnect"}
+
+    def thread_stuck(self, extra_threads: int) -> None:
+        pass
+
+    def thread_back(self, extra_threads: int) -> None:
+        pass
+
+
+class LoopCalls:
+    """Runs each exchange's call as a task of the loop, the stack in the task's greenlet."""
+
+    def __init__(self, runner: CallRunner) -> None:
+        self.runner = runner
+        self.loop = runner.loop
+        self.send_timeout = runner.send_timeout
+        #: The service's one gate on the loop, whichever side of it serves the calls.
+        self.gate: LoopGate = runner.service.asgi.gate
+        self.base_environ = {**runner.base_environ, "wsgi.multithread": False}
+
+    def start(self, exchange: Exchange) -> None:
+        """On the loop: the exchange's request is complete; its call starts now, or is refused past the bounds."""
+        gate = self.gate
+        if gate.loop is not self.loop:
+            gate.watch_loop(self.loop)
+        environ = make_environ(self.base_environ, exchange)
+        if not gate.enter(environ["PATH_INFO"]):  # refused, and counted
+            self.runner.answer_busy(exchange)
+            return
+        call = environ[SERVER_CALL_KEY] = LoopEdgeCall(exchange)
+        environ[ASGI_RECEIVE_KEY] = call.receive  # the body is in wsgi.input already
+        self.loop.create_task(self.run(exchange, environ, call), name=TASK_NAME)
+
+    async def run(self, exchange: Exchange, environ: dict[str, Any], call: LoopEdgeCall) -> None:
+        """The call's task: the stack in a greenlet, its answer to the exchange, then the exchange is done."""
+        try:
+            answer = await run_bridged(self.runner.call_wsgi, exchange, environ, None, self.send)
+            if answer is not None:
+                exchange.respond(answer[0], answer[1], answer[2], True)
+        except OSError:
+            exchange.abort(None)  # the client left, or stopped reading, mid-answer
+        except SystemExit as ended:
+            exchange.abort(None)
+            self.runner.function_exited(ended.code)
+        except BaseException:
+            log.exception("The call failed outside the function's stack")
+            exchange.abort(None)
+        finally:
+            self.gate.left()
+            exchange.finished()
+        if call.later:  # off the loop: the work may block
+            self.loop.run_in_executor(None, run_after_response, call.later)
+
+    def send(self, exchange: Exchange, status: str, headers: Headers, chunk: bytes, end: bool) -> None:
+        """One piece of a streamed answer, from the call's greenlet; waits (``SERVER_SEND_TIMEOUT`` at most) while the client is behind."""
+        if exchange.client_gone:
+            raise OSError("the client has gone")
+        exchange.respond(status, headers, (chunk,), end)
+        if end or exchange.pending() <= OUTBOX_LIMIT:
+            return
+        drained: asyncio.Future[None] = self.loop.create_future()
+
+        def wake() -> None:
+            if not drained.done():
+                drained.set_result(None)
+
+        exchange.on_drained(wake)
+        try:
+            wait_for(asyncio.wait_for(drained, self.send_timeout))
+        except TimeoutError:
+            exchange.abort(None)
+            raise OSError("the client took nothing of the answer for SERVER_SEND_TIMEOUT") from None
+        if exchange.client_gone:
+            raise OSError("the client has gone")
