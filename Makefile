@@ -127,7 +127,10 @@ TIMING_WORKERS ?= 3
 TEST_LOGS ?= build/test-logs
 # Named so, not $(MAKE), in the recipe: `make -n test` then prints the phases instead of running them.
 BESIDE_MAKE = $(MAKE) --no-print-directory
-test: setup
+# Setup's parts at once (`-j3`: the Debian packages, the venv, Node and its packages): pip and npm work
+# apart, and Node's part was 17 s of a fresh clone's 51 s of setup, after pip's.
+test:
+	$(MAKE) -j3 setup
 	$(MAKE) lint
 	@mkdir -p $(TEST_LOGS); status=0; \
 	run() { echo "make test: $$*"; "$$@" || status=$$?; }; \
