@@ -342,12 +342,12 @@ LOOP_VARIANTS: dict[str, LoopVariant] = {
 }
 
 
-def served_gc_threshold(config: Any) -> tuple[int, ...]:
-    """The collector's thresholds a served worker runs with: ``SERVER_GC_THRESHOLD`` applied as at worker start."""
-    from funcwsgi.process import set_gc_threshold
+def served_gc_threshold(service: Any) -> tuple[int, ...]:
+    """The collector's thresholds a served worker runs with: ``SERVER_GC_THRESHOLD`` (or the loop's default) applied as at worker start."""
+    from funcwsgi.process import gc_threshold, set_gc_threshold
 
     gc.set_threshold(*PYTHON_GC_THRESHOLD)
-    set_gc_threshold(config.server_gc_threshold)
+    set_gc_threshold(gc_threshold(service))
     return gc.get_threshold()
 
 
@@ -364,7 +364,7 @@ def loop_app(variant: str) -> tuple[ASGIApp, tuple[int, ...]]:
     service = make_app(environ={"HANDLER_FOLDER": str(spec.folder)})
     app: ASGIApp = service.asgi
     start_process(service)  # the worker's start callbacks, start(), gc.freeze() and the threshold, as before serving
-    return app, served_gc_threshold(service.config) if spec.served_gc else PYTHON_GC_THRESHOLD
+    return app, served_gc_threshold(service) if spec.served_gc else PYTHON_GC_THRESHOLD
 
 
 async def drive(app: ASGIApp, calls: int, in_flight: int, send: Send = _discard) -> None:

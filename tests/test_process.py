@@ -150,3 +150,12 @@ def test_a_started_process_collects_garbage_at_the_configured_threshold(fresh, s
     service = make_app(environ={"SERVER_GC_THRESHOLD": setting}, handler_folder=function_folder("hello"))
     process.start_process(service)
     assert gc.get_threshold() == (expected or 700, 10, 10)
+
+
+@pytest.mark.parametrize(("environ", "expected"), [({}, process.LOOP_GC_THRESHOLD), ({"SERVER_GC_THRESHOLD": "10000"}, 10000)])
+def test_a_function_on_the_loop_collects_garbage_less_often_unless_the_threshold_is_given(fresh, environ, expected):
+    gc.set_threshold(700, 10, 10)
+    service = make_app(environ=environ, handler_folder=function_folder("async_fn"))
+    assert service.on_loop
+    process.start_process(service)
+    assert gc.get_threshold() == (expected, 10, 10)

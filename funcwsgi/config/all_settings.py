@@ -162,6 +162,7 @@ class Config:
         "SERVER_GC_THRESHOLD", 10_000, non_negative_int, "a non-negative integer",
         "Object allocations between two collections of the garbage collector's youngest generation"
         " (Python's own default is 700; 0 keeps it; docs/performance.md#garbage-collection).",
+        default_doc="10000 (100000 for an async function served on the event loop)",
     )
     server_loop_blocked_seconds: float = setting(
         "SERVER_LOOP_BLOCKED_SECONDS", 2.0, non_negative_float, "a non-negative number of seconds",
