@@ -12,6 +12,7 @@ callgrind (N and 3N calls) and divides the difference by 2N, so start-up and
 the warm-up cancel out.
 
     python -m bench.edge_calls --count                    # both, the async I/O-bound function (5 ms wait), 400 connections
+    python -m bench.edge_calls --count edge-inline bench/apps/hello --connections 16   # a plain hello, no pool
     python -m bench.edge_calls edge bench/apps/hello      # one run, timed: CPU µs per call (noisy on a shared machine)
 """
 
@@ -34,6 +35,8 @@ REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
 #: How an answer of the benchmark's functions ends: Content-Length framed (the edge) or chunked (uvicorn).
 ENDS = (b"Hello, world!", b"!\r\n0\r\n\r\n")
 WARMUP_CALLS = 2000
+#: The edge as it runs; the edge with a plain function's call run inline (no pool); uvicorn serving func-python.
+KINDS = ("edge", "edge-inline", "uvicorn")
 #: The I/O-bound function's wait here: short, so a count under callgrind takes minutes, not hours.
 WAIT_SECONDS = "0.005"
 
@@ -108,7 +111,9 @@ class Driver:
             self.done.set_result(None)
 
 
-def edge_protocol(folder: str, loop: asyncio.AbstractEventLoop) -> Any:
+def edge_protocol(folder: str, loop: asyncio.AbstractEventLoop, inline: bool = False) -> Any:
+    """The edge's connection protocol serving ``folder``; ``inline``: a plain function's call runs on the loop's
+    thread, its answer handed back with ``call_soon``, so the difference from the pool is the hand-off alone."""
     os.environ["HANDLER_FOLDER"] = folder
     # Generous bounds: under callgrind the loop lags by far more than a call may wait in a real worker.
     os.environ.setdefault("SERVER_CALL_TIMEOUT", "600")
@@ -127,6 +132,10 @@ def edge_protocol(folder: str, loop: asyncio.AbstractEventLoop) -> Any:
     service = make_app()
     start_process(service)  # gc.freeze() and SERVER_GC_THRESHOLD, as a worker does before serving
     edge = Edge(service, Settings(), loop)
+    if inline:
+        runner = edge.runner
+        runner.threads.submit = lambda job: job()  # type: ignore[method-assign]
+        runner.call_on_loop = loop.call_soon  # type: ignore[assignment]
     return lambda: Http1Connection(edge)
 
 
@@ -149,7 +158,7 @@ def drive(kind: str, folder: str, connections: int, calls: int) -> float:
 
     loop = uvloop.new_event_loop()
     asyncio.set_event_loop(loop)
-    make = edge_protocol(folder, loop) if kind == "edge" else uvicorn_protocol(folder, loop)
+    make = uvicorn_protocol(folder, loop) if kind == "uvicorn" else edge_protocol(folder, loop, inline=kind == "edge-inline")
     driver = Driver(loop, make, connections)
     loop.run_until_complete(driver.run(WARMUP_CALLS))
     gc.collect()
@@ -175,7 +184,7 @@ def count(kind: str, folder: str, connections: int, calls: int, python: str) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.edge_calls", description=__doc__.splitlines()[0])
-    parser.add_argument("kind", nargs="?", choices=("edge", "uvicorn"), help="one run of one server (default with --count: both)")
+    parser.add_argument("kind", nargs="?", choices=KINDS, help="one run of one server (default with --count: both)")
     parser.add_argument("folder", nargs="?", help="the function: an app folder (edge) or func-python's (uvicorn)")
     parser.add_argument("--connections", type=int, default=400)
     parser.add_argument("--calls", type=int, default=1000)
@@ -186,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         from .environment import venv_python
 
         func_python = BENCH / "alternatives" / "func_python_function"
-        rows = [("edge", args.folder or str(BENCH / "apps" / "io_async"), sys.executable)]
-        if args.kind != "edge":
+        rows = [(args.kind or "edge", args.folder or str(BENCH / "apps" / "io_async"), sys.executable)]
+        if args.kind is None:
             rows.append(("uvicorn", str(func_python), str(venv_python("io-func-python-venv", func_python / "requirements.txt"))))
         for kind, folder, python in rows:
             python = subprocess.run([python, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, check=True).stdout.strip()
