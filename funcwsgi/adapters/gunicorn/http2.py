@@ -58,7 +58,7 @@ from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_REQUEST, REQUEST_TIMEOUT,
 from .bounds import HEAD_LIMIT
 from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
-from .http1 import BODILESS_CODES, SpooledBody, unread_bytes
+from .http1 import BODILESS_CODES, SpooledBody, http_date, unread_bytes
 from .http2_fields import UPGRADE_ONLY, Malformed, content_length, h2c_settings, request_section, trailer_section
 from .http2_hpack import AnswerEncoder, RequestDecoder
 
@@ -516,6 +516,7 @@ class Http2Connection(asyncio.Protocol):
             code = int(status[:3])
             fields = [(b":status", status[:3].encode("ascii"))]
             length = None
+            dated = False
             names = ANSWER_NAMES
             for name, value in headers:
                 lower, kind = names.get(name) or answer_name(name)
@@ -523,9 +524,12 @@ class Http2Connection(asyncio.Protocol):
                     fields.append((lower, value.encode("latin-1")))
                 elif kind == NEVER_INDEXED:
                     fields.append(hpack.NeverIndexedHeaderTuple(lower, value.encode("latin-1")))
+                    dated = dated or lower == b"date"
                 elif kind == LENGTH:
                     length = value
                     fields.append((lower, value.encode("latin-1")))
+            if not dated:  # an origin server with a clock sends Date (RFC 9110 section 6.6.1), as HTTP/1.1 answers do
+                fields.append((b"date", http_date().encode("ascii")))
             if stream.method == "HEAD" or code in BODILESS_CODES or code < 200:
                 stream.bodiless = True
             elif end and length is None:

@@ -10,6 +10,7 @@ answers larger than the windows, and the peers that may speak HTTP/2.
 
 from __future__ import annotations
 
+import email.utils
 import json
 import re
 import socket
@@ -226,13 +227,13 @@ def test_trailers_after_a_body_past_the_limit_start_no_second_call(server, seen_
     assert seen(seen_log, "/past-limit-trailers") == []
 
 
-def test_an_answers_request_id_is_sent_plain_and_kept_out_of_the_hpack_table(server):
-    """No Huffman coding (its CPU outweighs its bytes on a local hop), and the per-answer x-request-id never indexed."""
+def one_get(port: int, path: str) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    """A GET on a new h2c connection (prior knowledge): the bytes received and the answer's fields."""
     client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
     client.initiate_connection()
-    client.send_headers(1, [(":method", "GET"), (":scheme", "http"), (":path", "/plain"), (":authority", "edge")], end_stream=True)
+    client.send_headers(1, [(":method", "GET"), (":scheme", "http"), (":path", path), (":authority", "edge")], end_stream=True)
     raw, headers, ended = b"", [], False
-    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(client.data_to_send())
         while not ended:
             data = sock.recv(65536)
@@ -243,6 +244,21 @@ def test_an_answers_request_id_is_sent_plain_and_kept_out_of_the_hpack_table(ser
                     headers = event.headers
                 ended = ended or isinstance(event, h2.events.StreamEnded)
             sock.sendall(client.data_to_send())
+    return raw, headers
+
+
+def test_an_answers_request_id_is_sent_plain_and_kept_out_of_the_hpack_table(server):
+    """No Huffman coding (its CPU outweighs its bytes on a local hop), and the per-answer x-request-id never indexed."""
+    raw, headers = one_get(server.port, "/plain")
     (request_id,) = [header for header in headers if header[0] == b"x-request-id"]
     assert isinstance(request_id, hpack.NeverIndexedHeaderTuple)
     assert request_id[1] in raw and b"application/json" in raw  # as sent, not Huffman-coded
+
+
+def test_an_answer_carries_one_date_field_as_over_http1(server):
+    """RFC 9110 section 6.6.1: an origin server with a clock sends Date; the edge's HTTP/1.1 answers do."""
+    before = time.time()
+    _, headers = one_get(server.port, "/plain")
+    (date,) = [value for name, value in headers if name == b"date"]
+    sent = email.utils.parsedate_to_datetime(date.decode()).timestamp()
+    assert before - 1 <= sent <= time.time() + 1
