@@ -105,6 +105,7 @@ def test_a_function_told_it_timed_out_never_gets_its_answer_out(decided):
     assert metric_total(after, "function_cancelled_total", cause="timeout") == metric_total(metrics_before, "function_cancelled_total", cause="timeout") + CALLS
 
 
+@pytest.mark.timing  # a 0.03-s call must end inside its 0.3-s timeout: judged in the timing phase, not beside the busy first one
 def test_a_function_that_answers_before_its_deadline_keeps_its_answer(decided):
     """Mutation caught: every answer dropped once the deadline is looked at (``Deadline.keep`` always False)."""
     ids = [f"kit-in-time-{uuid.uuid4().hex[:12]}" for _ in range(4)]
