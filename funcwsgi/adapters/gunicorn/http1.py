@@ -641,6 +641,7 @@ class Http1Connection(asyncio.Protocol):
         close = not exchange.keep_alive or self.stopping or self.client_gone
         lines = ["HTTP/1.1 ", status, "\r\n"]
         length: int | None = None
+        dated = False
         for name, value in headers:
             lower = name.lower()
             if lower in OWN_FIELDS:
@@ -652,6 +653,8 @@ class Http1Connection(asyncio.Protocol):
                     length = int(value)
                 except ValueError:
                     continue
+            elif lower == "date":
+                dated = True  # the function's own: Date is one field (RFC 9110 section 6.6.1)
             lines += (name, ": ", value, "\r\n")
         if exchange.method == "HEAD" or code in BODILESS_CODES or code < 200:
             exchange.bodiless = True
@@ -671,7 +674,7 @@ class Http1Connection(asyncio.Protocol):
             lines.append("Connection: close\r\n")
         elif exchange.http_version == "1.0":
             lines.append("Connection: keep-alive\r\n")
-        lines += ("Date: ", http_date(), "\r\n\r\n")
+        lines += ("\r\n",) if dated else ("Date: ", http_date(), "\r\n\r\n")
         return "".join(lines).encode("latin-1")
 
     def abort(self, exchange: Http1Exchange, answer: Answer | None) -> None:

@@ -250,6 +250,14 @@ def test_a_response_field_the_wire_cannot_carry_is_the_stacks_500(value, why):
     assert status_of(answer) == 500, why
 
 
+def test_an_answer_has_one_date_the_functions_own_if_it_set_one():
+    with start(EDGE, "serving") as server:
+        own = exchange(server.port, get("/dated", b"Connection: close\r\n"))
+        plain = exchange(server.port, get("/hello", b"Connection: close\r\n"))
+    assert [line for line in own.split(b"\r\n") if line.lower().startswith(b"date:")] == [b"Date: Tue, 01 Jan 2030 00:00:00 GMT"]
+    assert len([line for line in plain.split(b"\r\n") if line.lower().startswith(b"date:")]) == 1
+
+
 def test_after_max_requests_calls_the_next_connection_goes_to_a_new_worker():
     """Recycled at its max_requests-th call, not at its next look at the clock: no worker serves one more."""
     with start(EDGE, "exits", SERVER_MAX_REQUESTS="3", SERVER_WORKERS="1") as server:

@@ -121,6 +121,9 @@ def main(req, res):
     if action == "bad-header":
         res.set_header("X-Injected", req.args.get("value", "a\r\nSet-Cookie: evil=1"))
         return "not sent"
+    if action == "dated":
+        res.set_header("Date", "Tue, 01 Jan 2030 00:00:00 GMT")
+        return "dated"
     if action == "unsupported":
         return object()
     if action == "context":
