@@ -43,6 +43,8 @@ from werkzeug.test import EnvironBuilder
 from funcwsgi.serving import SERVER_CALL_KEY
 from tests.support.socket_call import SocketCall
 
+from .otel_attributes import ATTRIBUTES
+
 BENCH = Path(__file__).resolve().parent
 HELLO = BENCH / "apps" / "hello"
 #: The same hello world in the Flask-context signatures (docs/migration-kyma-python314.md quotes their cost).
@@ -154,17 +156,6 @@ def flush_spans() -> None:
             flush()
 
 
-#: What funcwsgi's server span says of a GET / (``faas.invocation_id`` is a request id's length).
-SERVER_SPAN_ATTRIBUTES = {
-    "http.request.method": "GET",
-    "url.path": "/",
-    "faas.trigger": "http",
-    "faas.name": "main",
-    "faas.invocation_id": "0123456789abcdef0123456789abcdef",
-    "faas.coldstart": False,
-}
-
-
 def otel_floor_app(trace_endpoint: str, attributes: dict[str, Any] | None = None) -> WSGIApp:
     """The bare hello world in one span, as OpenTelemetry's SDK makes it at the least: the floor of a traced call.
 
@@ -230,7 +221,7 @@ def variants(trace_endpoint: str | None, *, funcwsgi: bool = True) -> list[tuple
             (
                 "otel-floor-attributes",
                 "the same span with funcwsgi's server span attributes (7) and kind",
-                otel_floor_app(trace_endpoint, SERVER_SPAN_ATTRIBUTES),
+                otel_floor_app(trace_endpoint, ATTRIBUTES),
             )
         )
     if not funcwsgi:

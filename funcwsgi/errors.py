@@ -38,7 +38,6 @@ def print_startup_error(error: StartupError) -> None:
         text += error.user_traceback.rstrip() + "\n"
     sys.stderr.write(text)
     sys.stderr.flush()
-    sys.stderr.flush()
 
 
 def report_and_exit(error: StartupError) -> NoReturn:
