@@ -138,9 +138,9 @@ test:
 		{ failed=0; for target in "$$@"; do $(BESIDE_MAKE) $$target || failed=1; done; exit $$failed; } >$$log 2>&1 & pid=$$!; }; \
 	joined() { wait $$pid && echo "make test: $$log: passed" || { status=1; echo "make test: $$log: FAILED"; }; cat $$log; }; \
 	beside phase-1 test-cloudevents-1 test-container; \
-	run $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing and not survey"; \
+	run $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not timing and not survey"; \
 	joined; beside phase-2 test-node; \
-	run $(PY) -m pytest -q -n $(TIMING_WORKERS) --dist loadfile -m "timing and not alone and not survey"; \
+	run $(PY) -m pytest -q -n $(TIMING_WORKERS) --dist loadfile --no-loadscope-reorder -m "timing and not alone and not survey"; \
 	joined; \
 	run $(PY) -m pytest -q -m "alone and not survey"; exit $$status
 

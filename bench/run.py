@@ -54,6 +54,7 @@ class Mode:
     inprocess_rounds: int
     inprocess_calls: int
     callgrind: bool
+    node_warmup_runs: int  # at most this many 1-s wrk runs to warm a Node target up (NODE_WARMUP_REQUESTS)
 
 
 #: The in-process variants counted under callgrind in a full run (those the in-process run measured).
@@ -61,16 +62,16 @@ CALLGRIND_VARIANTS = ("bare", "call-path", "stack", "stack-handoff", "stack-trac
 #: The event-loop path's (bench.inprocess.LOOP_VARIANTS): counted always, timed in-process only by `python -m bench.inprocess --loop`.
 CALLGRIND_LOOP_VARIANTS = ("loop-bare", "loop-hello", "loop-io", "loop-io-gc700")
 
-FULL = Mode("full", rounds=4, seconds=2, warmup_seconds=1, connections=(16, 1), inprocess_rounds=7, inprocess_calls=10000, callgrind=True)
-QUICK = Mode("quick", rounds=1, seconds=1, warmup_seconds=0, connections=(16, 1), inprocess_rounds=3, inprocess_calls=3000, callgrind=False)
+FULL = Mode("full", rounds=4, seconds=2, warmup_seconds=1, connections=(16, 1), inprocess_rounds=7, inprocess_calls=10000, callgrind=True, node_warmup_runs=4)
+QUICK = Mode("quick", rounds=1, seconds=1, warmup_seconds=0, connections=(16, 1), inprocess_rounds=3, inprocess_calls=3000, callgrind=False, node_warmup_runs=1)
 
 
 #: V8 compiles a Node server's code while it serves, so its CPU per request falls over its first tens of
 #: thousands of calls (from about 2x the settled cost for Express, 1.5x for nodejs26 and node:http;
 #: docs/performance.md), and the more slowly the more the machine is loaded. A Node target is warmed up
-#: until it has answered this many requests, in 1-s runs of wrk, at most NODE_WARMUP_RUNS of them.
+#: until it has answered this many requests, in 1-s runs of wrk, at most `Mode.node_warmup_runs` of them
+#: (one in a quick run, whose figures only show that every target answers).
 NODE_WARMUP_REQUESTS = 60_000
-NODE_WARMUP_RUNS = 4
 
 
 def log(message: str) -> None:
@@ -159,7 +160,7 @@ def warm_up(port: int, pid: int, mode: Mode, load_core: int | None, *, node: boo
     """Load the server before it is measured; a Node server's warm-up answers how many requests it took."""
     if node:
         served = 0
-        for _ in range(NODE_WARMUP_RUNS):
+        for _ in range(mode.node_warmup_runs):
             served += run_wrk(port, pid, connections=16, seconds=1, core=load_core).requests
             if served >= NODE_WARMUP_REQUESTS:
                 break

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -199,6 +200,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{TIMING}: the test judges time or a process's figures; `make test` runs it after the others, in its own phase (tests/conftest.py)")
     config.addinivalue_line("markers", f"{ALONE}: the test loads the machine or judges its figures; `make test` runs it with nothing beside it (tests/conftest.py)")
     config.addinivalue_line("markers", "slow(reason): why the test takes long, in one line; the run's summary lists the slowest tests with it")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        config.pluginmanager.register(LongestFirst(), "funcwsgi-longest-first")
     config.addinivalue_line("markers", f"{SURVEY}: the test only measures a third-party server; `make framing`/`make hostile` run it (tests/conftest.py)")
 
 
@@ -213,6 +216,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(TIMING)
         if module in ALONE_MODULES and item.get_closest_marker(TIMING) is not None:
             item.add_marker(ALONE)
+
+
+class LongestFirst:
+    """Orders modules as `make test` wants pytest-xdist to hand them out (`--no-loadscope-reorder`).
+
+    xdist gives whole modules (`--dist loadfile`) to its workers in the order they are collected.
+    Its own order, the most tests first, can start a module that holds a long wait (the quick
+    benchmark, the wheel builds, a broker's group joins) late, where it runs on alone after the
+    other workers have finished. The longest jobs first keeps the end of a run short, so a module
+    with a `slow` test starts first, then the rest by their number of tests, as xdist ordered them.
+    Only in xdist's workers: a run in one process keeps pytest's order, which groups the tests that
+    share a parametrized server.
+    """
+
+    @pytest.hookimpl(trylast=True)  # after pytest's own ordering and `-m`
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        longest_first(items)
+
+
+def longest_first(items: list[pytest.Item]) -> None:
+    tests_in: dict[str, int] = {}
+    slow: set[str] = set()
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        tests_in[module] = tests_in.get(module, 0) + 1
+        if item.get_closest_marker("slow") is not None:
+            slow.add(module)
+
+    modules = sorted(tests_in, key=lambda module: (module not in slow, -tests_in[module]))  # stable
+    rank = {module: position for position, module in enumerate(modules)}
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a module's tests keep their order
 
 
 # -- the slowest tests say why ----------------------------------------------------------------------
