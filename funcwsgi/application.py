@@ -16,7 +16,7 @@ from .handler.loader import LoadedFunction, wrap_callable
 from .logs import configure_logging
 from .process import print_startup_lines
 from .serving import loaded_by_its_own_command
-from .stack import build_stack, serves_on_loop
+from .stack import build_stack, called, serves_on_loop
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -35,6 +35,7 @@ class FunctionService:
         self.config = config
         self.loaded = loaded
         self.wsgi, built = build_stack(config, loaded)
+        self.call_stack = called(self.wsgi)  # called inline, as each layer calls the next (stack.called)
         #: The layers' names from the outside in, ``function`` last.
         self.layers = [layer.name for layer in built] + ["function"]
         #: The same, with the options whose setting is not the default: what the start-up log shows.
@@ -56,7 +57,7 @@ class FunctionService:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
         # The sdk reads the metadata of the service serving the call (several may be mounted).
         environ[CONFIG_KEY] = self.config
-        return self.wsgi(environ, start_response)
+        return self.call_stack(environ, start_response)
 
     def __repr__(self) -> str:
         return f"<FunctionService {self.loaded.path}:{self.loaded.name} [{' > '.join(self.layers)}]>"

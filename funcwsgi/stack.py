@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from types import MappingProxyType
+from types import FunctionType, MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, specs
@@ -93,7 +93,7 @@ class Layer(NamedTuple):
             option: source.make(config, loaded, below) if isinstance(source, Made) else getattr(config, source)
             for option, source in self.options.items()
         }
-        return self.cls(below.app, **values)
+        return self.cls(called(below.app), **values)
 
     def check_of(self, built: WSGIApplication) -> Check | None:
         """The liveness check this layer declares, bound to ``built`` (this layer as built), or None."""
@@ -113,6 +113,24 @@ class Layer(NamedTuple):
             f", {option}={ENV_NAMES[source] if isinstance(source, str) else repr(source)}" for option, source in self.options.items()
         )
         return f"Layer({self.name!r}, {getattr(self.cls, '__name__', self.cls)}{options})"
+
+
+def called(app: WSGIApplication) -> WSGIApplication:
+    """What a layer is given to call for ``app``: its bound ``__call__``, when its class defines one in Python.
+
+    CPython runs a call of a bound Python method inline, in the caller's C frame; calling the object goes
+    through its type's call slot, one C recursion per layer. On the event loop a call's greenlet copies its
+    whole C stack at every switch, so each recursion cost every call there about 3,000 instructions
+    (docs/performance.md, issue 42).
+    """
+    own: Any = app  # typeshed's WSGIApplication is a Callable, which mypy sees no __call__ attribute on
+    return own.__call__ if isinstance(type(own).__call__, FunctionType) else app
+
+
+def inner(layer: Any) -> Any:
+    """The layer (or the function's app) inside ``layer``: the object whose ``__call__`` its ``app`` is."""
+    app = layer.app
+    return getattr(app, "__self__", app)
 
 
 def _shown(value: Any) -> str:

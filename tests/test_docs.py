@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from funcwsgi.stack import LAYERS
+from funcwsgi.stack import LAYERS, inner
 
 from .support.paths import BIN, REPO
 from .support.ports import free_port
@@ -90,7 +90,7 @@ def test_the_reserved_routes_table_lists_every_path_the_runtime_answers():
     assert answered == set(listed), f"listed but reaching the function: {set(listed) - answered}"
     stack = make_app(main, environ={}).wsgi
     while not hasattr(stack, "routes"):
-        stack = stack.app
+        stack = inner(stack)
     assert set(stack.routes) == set(listed), "docs/handler-api.md's reserved-routes table is the one list of the runtime's own paths"
     # The metrics row names the settings that move it and switch it off; each does what it says.
     assert "SERVER_METRICS_PATH" in listed["/metrics"] and "SERVER_METRICS=false" in listed["/metrics"]
