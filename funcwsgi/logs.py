@@ -11,15 +11,18 @@ as they are, not through logging (see :mod:`funcwsgi.process`).
 
 from __future__ import annotations
 
+import base64
+import enum
 import logging
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
-from pythonjsonlogger.core import RESERVED_ATTRS
-from pythonjsonlogger.orjson import OrjsonFormatter
+import orjson
 
 from .config import Config
 from .current import current_environ
@@ -74,40 +77,87 @@ class CallFields(logging.Filter):
         return True
 
 
-class RecordFormatter(OrjsonFormatter):
-    """python-json-logger's orjson formatter with a lean field collection for the hot path.
+#: A LogRecord's own attributes: every other attribute is an ``extra={...}`` field, written as given.
+RECORD_ATTRIBUTES = frozenset(
+    {
+        "args", "asctime", "created", "exc_info", "exc_text", "filename", "funcName", "levelname", "levelno",
+        "lineno", "module", "msecs", "message", "msg", "name", "pathname", "process", "processName",
+        "relativeCreated", "stack_info", "thread", "threadName", "taskName", "color_message",
+    }
+)  # fmt: skip
 
-    An access-log record is written for every call, so its cost counts: the
-    library's general field handling (renames, defaults, a datetime for the
-    encoder to convert) and the standard library's ``json`` each cost about as
-    much as the rest of a call. This builds the same object directly and
-    encodes it with orjson; values JSON cannot hold still go through the
-    library's conversion. (Measured with callgrind on an access-log record:
-    orjson ~8k instructions, a reused ``json.JSONEncoder`` ~38k.)
+
+def as_text(value: Any) -> Any:
+    """What a value orjson cannot encode is written as: text, or a list for an enum class."""
+    if isinstance(value, BaseException):
+        return f"{value.__class__.__name__}: {value}"
+    if isinstance(value, TracebackType):
+        return "".join(traceback.format_tb(value)).strip()
+    if isinstance(value, (bytes, bytearray)):
+        return base64.urlsafe_b64encode(value).decode("utf8")
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, enum.EnumMeta):
+        return [member.value for member in value]  # type: ignore[var-annotated]  # an EnumMeta iterates its members
+    if isinstance(value, type):
+        return value.__name__
+    try:
+        return str(value)
+    except Exception:  # a broken __str__ must not lose the record
+        try:
+            return repr(value)
+        except Exception:
+            return "__could_not_encode__"
+
+
+class RecordFormatter(logging.Formatter):
+    """One JSON object per record, encoded by orjson, with the fields the module docstring lists.
+
+    Written for this one format rather than configured from python-json-logger,
+    whose general field handling (renames, defaults, prefixes) a record never
+    used here and whose import cost some 7 million instructions at every cold
+    start (issue 44); the lines are the ones it wrote. An access-log record
+    is written for every call, so its cost counts too (measured with
+    callgrind on an access-log record: orjson ~8k instructions, a reused
+    ``json.JSONEncoder`` ~38k).
     """
 
     def __init__(self, static_fields: dict[str, Any]) -> None:
-        super().__init__(
-            list(JSON_FIELDS),
-            static_fields=static_fields,
-            reserved_attrs=[*RESERVED_ATTRS, "taskName", "color_message"],
-        )
-        self._skip = frozenset(self._skip_fields)
+        super().__init__()
+        self.static_fields = dict(static_fields)
         self._millisecond = -1
         self._text = ""
 
-    def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
-        log_data["timestamp"] = self._timestamp(record.created)
-        log_data["level"] = record.levelname
-        log_data["logger"] = record.name
-        log_data["message"] = record.message
-        log_data.update(self.static_fields)
-        skip = self._skip
+    def format(self, record: logging.LogRecord) -> str:
+        message_dict: dict[str, Any] = {}
+        if isinstance(record.msg, dict):  # a dict as the message gives fields, not text
+            message_dict = record.msg.copy()
+            record.message = ""
+        else:
+            record.message = record.getMessage()
+        if record.exc_info and not message_dict.get("exc_info"):
+            message_dict["exc_info"] = self.formatException(record.exc_info)
+        if not message_dict.get("exc_info") and record.exc_text:
+            message_dict["exc_info"] = record.exc_text
+        if record.stack_info and not message_dict.get("stack_info"):
+            message_dict["stack_info"] = self.formatStack(record.stack_info)
+        log_data = {
+            "timestamp": self._timestamp(record.created),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.message,
+            **self.static_fields,
+        }
         for key, value in record.__dict__.items():  # the extras, in the order they were given
-            if key not in skip:
+            if key not in RECORD_ATTRIBUTES:
                 log_data[key] = value
         if message_dict:
             log_data.update(message_dict)
+        return self.jsonify_log_record(log_data)
+
+    @staticmethod
+    def jsonify_log_record(log_data: dict[str, Any]) -> str:
+        return orjson.dumps(log_data, default=as_text, option=orjson.OPT_NON_STR_KEYS).decode("utf8")
 
     def _timestamp(self, created: float) -> str:
         """RFC 3339 in UTC with milliseconds, formatted once per millisecond (calls come faster)."""

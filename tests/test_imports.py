@@ -271,7 +271,7 @@ def test_our_code_imports_the_module_not_its_public_name(graph):
 
 #: Modules a plain function's server never needs (issue 44): OpenTelemetry without a collector, CloudEvents
 #: until an event arrives, Kafka, the other platforms' contracts, the CLI beyond parsing `serve`, HTTP/2 until
-#: a client speaks it. Each with its submodules.
+#: a client speaks it, a JSON-logging library. Each with its submodules.
 NEVER_LOADED = (
     "opentelemetry",
     "cloudevents",
@@ -285,6 +285,7 @@ NEVER_LOADED = (
     "hpack",
     "hyperframe",
     "funcwsgi.adapters.gunicorn.http2",
+    "pythonjsonlogger",  # the JSON log lines are funcwsgi's own formatter's
 )
 #: The compat package chooses the contract from these alone; every other module of it is a contract.
 COMPAT_RECOGNITION = {"funcwsgi.compat", "funcwsgi.compat.signals", "funcwsgi.compat.sources"}

@@ -105,6 +105,53 @@ def test_values_json_cannot_hold_are_written_as_text():
     assert record["when"] == "2024-01-02" and record["thing"].startswith("<object object")
 
 
+class Colour(__import__("enum").Enum):
+    RED = 1
+    BLUE = 2
+
+
+def failure() -> RuntimeError:
+    try:
+        raise RuntimeError("the database is down")
+    except RuntimeError as error:
+        return error
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        pytest.param(b"\xff\x00ab", "_wBhYg==", id="bytes-url-safe-base64"),
+        pytest.param(bytearray(b"x"), "eA==", id="bytearray"),
+        pytest.param(failure(), "RuntimeError: the database is down", id="exception"),
+        pytest.param(Colour.BLUE, 2, id="enum-member-its-value"),
+        pytest.param(Colour, [1, 2], id="enum-class-its-values"),
+        pytest.param(int, "int", id="class-its-name"),
+        pytest.param(type("Broken", (), {"__str__": lambda self: 1 / 0, "__repr__": lambda self: "<broken>"})(), "<broken>", id="str-fails-repr"),
+        pytest.param(type("Hopeless", (), {"__str__": lambda self: 1 / 0, "__repr__": lambda self: 1 / 0})(), "__could_not_encode__", id="nothing-works"),
+        pytest.param({1: "a", None: "b"}, {"1": "a", "null": "b"}, id="keys-not-strings"),
+    ],
+)
+def test_how_values_json_cannot_hold_are_written(value, written):
+    stream = io.StringIO()
+    logger = logging.Logger("isolated")
+    logger.addHandler(build_handler(Config.from_env({}), stream))
+    logger.warning("odd", extra={"value": value})
+    assert json.loads(stream.getvalue())["value"] == written
+
+
+def test_a_dict_message_gives_fields_and_a_traceback_field():
+    stream = io.StringIO()
+    logger = logging.Logger("isolated")
+    logger.addHandler(build_handler(Config.from_env({"FUNC_NAME": "orders"}), stream))
+    error = failure()
+    logger.error({"order": 7}, exc_info=(type(error), error, error.__traceback__), stack_info=True)
+    record = json.loads(stream.getvalue())
+    assert list(record)[:6] == ["timestamp", "level", "logger", "message", "function", "namespace"]
+    assert record["message"] == "" and record["order"] == 7 and record["function"] == "orders"
+    assert record["exc_info"].startswith("Traceback") and record["exc_info"].endswith("RuntimeError: the database is down")
+    assert record["stack_info"].startswith("Stack (most recent call last):")
+
+
 def test_text_format_for_local_development():
     stream = io.StringIO()
     logger = logging.Logger("isolated")
