@@ -36,15 +36,19 @@ class CallGreenlet(greenlet):  # type: ignore[misc]
 
     def __init__(self) -> None:
         super().__init__(self.serve_calls)
+        # Started with no call: the arguments a greenlet starts with stay held as long as it lives, and an
+        # idle one must keep nothing of its last call (its exchange, its connection, its request's body).
+        self.switch()
 
-    def serve_calls(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    def serve_calls(self) -> None:
+        outcome: Outcome | None = None
         while True:
-            outcome: Outcome
+            function, args = self.parent.switch(outcome)
             try:
                 outcome = (function(*args), None)
             except BaseException as error:  # handed to the call's task, which raises it
                 outcome = (None, error)
-            function, args = self.parent.switch(outcome)
+            del function, args
 
 
 #: What a call's stack produced, (value, None) or (None, error): the greenlet hands a tuple, never

@@ -217,6 +217,7 @@ class Http1Connection(asyncio.Protocol):
         """HTTP/2 (http2.py) took the transport: nothing more is done here for this connection."""
         self.closed = True
         self.ignoring = True
+        self.detach()
 
     def let_in(self) -> None:
         self.resume_reading()
@@ -235,6 +236,20 @@ class Http1Connection(asyncio.Protocol):
         self.queue.clear()
         self.reading = None
         self.wake_drained()
+        self.detach()
+
+    def detach(self) -> None:
+        """Let go of llhttp and the transport, once closed: the connection is then freed as its last call ends.
+
+        Each holds this object (llhttp its callbacks, the transport its
+        protocol), so a connection that kept them would be a reference cycle,
+        freed only by the cyclic GC: under a flood of short connections that
+        garbage piles up (memory) and one collection frees thousands at once
+        (a pause of the whole loop). Nothing reads either once the connection
+        is closed or handed over.
+        """
+        del self.parser
+        self.transport = None
 
     def eof_received(self) -> bool:
         # A client that shut its sending side is gone for its calls (nginx counts it so: its 499);
@@ -319,10 +334,8 @@ class Http1Connection(asyncio.Protocol):
         try:
             self.feed(data)
         except httptools.HttpParserCallbackError as error:
-            refused = error.__context__
-            self.refuse(refused.reply if isinstance(refused, Refused) else MALFORMED)
-            if not isinstance(refused, Refused):
-                log.exception("The edge failed reading a request", exc_info=refused)
+            # Not kept in a local of this frame: its traceback holds this frame, a cycle only the cyclic GC frees.
+            self.callback_failed(error.__context__)
             return
         except httptools.HttpParserError:
             self.refuse(MALFORMED)
@@ -332,6 +345,12 @@ class Http1Connection(asyncio.Protocol):
             return
         if self.active is None and not self.closed:
             self.await_client(fresh=False)
+
+    def callback_failed(self, failure: BaseException | None) -> None:
+        """One of llhttp's callbacks raised: a refused request is answered its reply, anything else 400 (and logged)."""
+        self.refuse(failure.reply if isinstance(failure, Refused) else MALFORMED)
+        if not isinstance(failure, Refused):
+            log.exception("The edge failed reading a request", exc_info=failure)
 
     def feed(self, data: bytes) -> None:
         """Feed llhttp a head at a time, and a chunked body line by line (bounds.ChunkSizes reads its size lines)."""
