@@ -1,0 +1,87 @@
+"""The edge's call runner in-process: a call's environ, and the checks a response head passes on the call's side."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from funcwsgi.adapters.gunicorn.calls import check_head, make_environ
+
+BASE = {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}
+
+
+class Exchange:
+    """The fields of an exchange make_environ reads."""
+
+    def __init__(self, target: bytes, headers: list[tuple[bytes, bytes]], *, peer=("10.0.0.7", 51000), server=("127.0.0.1", 8080)):
+        self.method = "GET"
+        self.target = target
+        self.http_version = "1.1"
+        self.headers = headers
+        self.peer = peer
+        self.server = server
+        self.body_skipped = False
+
+    def body(self):
+        return io.BytesIO(b"payload")
+
+
+def test_the_environ_holds_the_request_line_addresses_and_headers():
+    headers = [(b"host", b"example.test"), (b"cookie", b"a=1"), (b"cookie", b"b=2"), (b"x-many", b"1"), (b"x-many", b"2")]
+    environ = make_environ(BASE, Exchange(b"/caf%C3%A9/x?q=1&r=%20", headers))
+    assert {key: environ[key] for key in environ if key != "wsgi.input"} == {
+        **BASE,
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": "/caf\xc3\xa9/x",
+        "QUERY_STRING": "q=1&r=%20",
+        "RAW_URI": "/caf%C3%A9/x?q=1&r=%20",
+        "REQUEST_URI": "/caf%C3%A9/x?q=1&r=%20",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8080",
+        "REMOTE_ADDR": "10.0.0.7",
+        "REMOTE_PORT": "51000",
+        "HTTP_HOST": "example.test",
+        "HTTP_COOKIE": "a=1; b=2",
+        "HTTP_X_MANY": "1,2",
+    }
+    assert environ["wsgi.input"].read() == b"payload"
+    assert BASE == {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}, "the shared base is copied, never changed"
+
+
+def test_without_addresses_the_environ_names_localhost():
+    environ = make_environ(BASE, Exchange(b"/", [], peer=None, server=None))
+    assert (environ["SERVER_NAME"], environ["SERVER_PORT"]) == ("localhost", "80")
+    assert "REMOTE_ADDR" not in environ and "REMOTE_PORT" not in environ
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [
+        pytest.param("200 OK", [("Content-Type", "text/plain"), ("X-Name", "caf\xe9")], id="latin-1"),
+        pytest.param("204", [], id="no-reason"),
+        pytest.param("599 Whatever Reason", [("X", "")], id="any-code"),
+    ],
+)
+def test_a_head_the_wire_can_carry_passes(status, headers):
+    check_head(status, headers)
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "why"),
+    [
+        pytest.param("200 OK", [("X-Euro", "\u20ac")], "not latin-1", id="not-latin-1"),
+        pytest.param("200 OK", [("X-Split", "a\r\nInjected: 1")], "'X-Split' holds a line break", id="value-crlf"),
+        pytest.param("200 OK", [("X-Nul", "a\0b")], "'X-Nul' holds a line break or NUL", id="value-nul"),
+        pytest.param("200 OK\r\nInjected: 1", [], "status holds a line break", id="status-crlf"),
+        pytest.param("OK", [], "not three digits", id="status-no-code"),
+        pytest.param("20 OK", [], "not three digits", id="status-short-code"),
+        pytest.param("2000 OK", [], "not three digits", id="status-long-code"),
+        pytest.param("\xb200 OK", [], "not three digits", id="status-superscript-digit"),
+        pytest.param("200 OK", [("X-Three", "a", "b")], None, id="not-a-pair"),
+    ],
+)
+def test_a_head_the_wire_cannot_carry_is_refused_on_the_calls_side(status, headers, why):
+    with pytest.raises(ValueError, match=why):
+        check_head(status, headers)
