@@ -9,14 +9,13 @@ adapter's, at start-up, never the configuration's.
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import os
 import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from funcwsgi.config import Config, lookup
+from funcwsgi.config import Config, config_fields, lookup
 from funcwsgi.errors import ConfigError
 
 #: An address a server listens on: (host, port) for TCP, else its own words (``unix:/run/fn.sock``).
@@ -35,7 +34,7 @@ def listening_config(config: Config, listening: Sequence[Listening], environ: Ma
         environ = os.environ
     tcp = [item for item in listening if not isinstance(item, str)]
     explicit: dict[str, tuple[str, Any]] = {}
-    for item in dataclasses.fields(Config):
+    for item in config_fields():
         if item.name in ("server_host", "server_port"):
             found = lookup(item.metadata["spec"], environ)
             if found is not None:

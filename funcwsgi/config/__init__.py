@@ -35,6 +35,7 @@ from .all_settings import (
     SERVER_ADAPTERS,
     SIGNATURES,
     Config,
+    config_fields,
     known_env_names,
     specs,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "Spec",
     "TOKEN",
     "choice",
+    "config_fields",
     "known_env_names",
     "lookup",
     "megabytes",
