@@ -435,3 +435,19 @@ def test_python_callgrind_counts_a_server_over_http(tmp_path):
     count = json.loads(out.read_text())["rows"]["bare-waitress"][0]
     assert count["processes"] == 1 and count["requests"] > 100
     assert 50_000 < count["instructions_per_request"] < 5_000_000  # a Python hello world: tens to hundreds of thousands
+
+
+def test_a_counted_start_is_the_answering_workers_count(tmp_path):
+    """A forked worker's callgrind count holds its master's up to the fork: the worker's is the start's path, not the sum."""
+    from bench.cold_start import on_the_way
+
+    def dump(pid: int, total: int):
+        path = tmp_path / f"callgrind.{pid}.1"
+        path.write_text(f"version: 1\ncmd: python\nsummary: {total}\n")
+        return path
+
+    dumps = {10: dump(10, 410), 11: dump(11, 383)}  # the master idles on after the fork and may count more
+    assert on_the_way(dumps, [11]) == 383
+    assert on_the_way({10: dumps[10]}, []) == 410  # a server of one process
+    with pytest.raises(RuntimeError, match="no worker"):
+        on_the_way(dumps, [12])
