@@ -127,6 +127,11 @@ def called(app: WSGIApplication) -> WSGIApplication:
     return own.__call__ if isinstance(type(own).__call__, FunctionType) else app
 
 
+def below_http_rules(top: WSGIApplication) -> WSGIApplication:
+    """What a server that keeps HTTP's rules itself calls (the edge, the ASGI side): the stack under its http layer."""
+    return top.app if type(top) is HttpRulesMiddleware else called(top)
+
+
 def inner(layer: Any) -> Any:
     """The layer (or the function's app) inside ``layer``: the object whose ``__call__`` its ``app`` is."""
     app = layer.app

@@ -37,7 +37,7 @@ from ..replies import REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from ..replies import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
 
 if TYPE_CHECKING:
-    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
     from ..config import Config
     from ..errors import StartupError
@@ -156,6 +156,8 @@ class Core(Protocol):
     config: Config
     #: Whether the function is async: serve :attr:`asgi` on an event loop, not the WSGI side on threads.
     on_loop: bool
+    #: The middleware stack itself (funcwsgi.stack), for a server that keeps HTTP's rules and enters it below its http layer.
+    wsgi: WSGIApplication
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """The service as a WSGI application (PEP 3333)."""

@@ -29,10 +29,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
-from funcwsgi.environ import HEADER_KEYS, header_key
-from funcwsgi.replies import BUSY
+from funcwsgi.environ import CONFIG_KEY, HEADER_KEYS, header_key
+from funcwsgi.middleware.http_rules import without_content_headers
+from funcwsgi.replies import BUSY, bodiless
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
+from funcwsgi.stack import below_http_rules
 
 from .threads import CallThreads
 
@@ -156,14 +158,58 @@ class EdgeCall(ExchangeCall):
         self.runner.call_on_loop(self.runner.uncount, -1)
 
 
+class CallAnswer:
+    """One call's answer as the stack starts it, HTTP's rules kept as the http layer keeps them elsewhere
+    (the edge's calls enter the stack below it): no body for ``HEAD``, none and no content fields for 1xx, 204 and 304.
+
+    An object with two bound methods rather than two closures: fewer objects made for every call.
+    """
+
+    __slots__ = ("exchange", "call", "send", "status", "headers", "bodiless", "streamed")
+
+    def __init__(self, exchange: Exchange, call: EdgeCall | None, send: Sender) -> None:
+        self.exchange = exchange
+        self.call = call
+        self.send = send
+        self.status: str | None = None
+        self.headers: Headers = []
+        self.bodiless = False
+        self.streamed = False
+
+    def start_response(self, status: str, headers: Headers, exc_info: Any = None) -> Callable[[bytes], None]:
+        if exc_info is not None:
+            try:
+                if self.streamed:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        if bodiless(status):
+            headers = without_content_headers(headers)
+            self.bodiless = True
+        else:
+            self.bodiless = self.exchange.method == "HEAD"
+        check_head(status, headers)
+        self.status = status
+        self.headers = headers
+        return self.write
+
+    def write(self, chunk: bytes) -> None:
+        call = self.call
+        if call is not None and call.answered:
+            raise OSError("the call was answered already")
+        self.streamed = True
+        self.send(self.exchange, self.status, self.headers, chunk, False)  # type: ignore[arg-type]  # started before any write
+
+
 class CallRunner:
     """Runs each exchange's call: plain functions on the threads, ``async def`` ones as tasks; admission first."""
 
     def __init__(self, service: Core, threads: int, loop: asyncio.AbstractEventLoop, send_timeout: float) -> None:
         config = service.config
         self.service = service
-        #: Its bound __call__, called inline with no C recursion: a greenlet's switches copy less stack (funcwsgi.stack.called).
-        self.call_service = service.__call__
+        #: What a call runs: the stack under its http layer, whose rules the edge keeps itself (:class:`CallAnswer`),
+        #: called inline (funcwsgi.stack.called); the configuration the service's own __call__ puts in is in the base environ.
+        self.call_stack = below_http_rules(service.wsgi)
         self.loop = loop
         self.call_on_loop = loop.call_soon_threadsafe
         self.send_timeout = send_timeout
@@ -189,6 +235,7 @@ class CallRunner:
             "wsgi.multiprocess": True,
             "wsgi.run_once": False,
             "wsgi.input_terminated": True,
+            CONFIG_KEY: config,
         }
         #: Runs async def functions' calls on the loop (.loop_calls, set by the edge); None: plain functions, on the threads.
         self.loop_calls: CallStarter | None = None
@@ -281,37 +328,21 @@ class CallRunner:
 
     def call_wsgi(self, exchange: Exchange, environ: dict[str, Any], call: EdgeCall | None, send: Sender) -> tuple[str, Headers, Iterable[bytes]] | None:
         """The stack's answer: returned whole when its body is a list, else streamed here with ``send`` (None)."""
-        started: list[Any] = []
-
-        def start_response(status: str, headers: Headers, exc_info: Any = None) -> Callable[[bytes], None]:
-            if exc_info is not None:
-                try:
-                    if streamed:
-                        raise exc_info[1].with_traceback(exc_info[2])
-                finally:
-                    exc_info = None
-            check_head(status, headers)
-            started[:] = (status, headers)
-            return write
-
-        streamed: list[bool] = []
-
-        def write(chunk: bytes) -> None:
-            if call is not None and call.answered:
-                raise OSError("the call was answered already")
-            streamed.append(True)
-            send(exchange, started[0], started[1], chunk, False)
-
-        body = self.call_service(environ, start_response)
+        answer = CallAnswer(exchange, call, send)
+        body = self.call_stack(environ, answer.start_response)
         try:
-            if type(body) is list and not streamed:
-                return started[0], started[1], body
+            if type(body) is list and not answer.streamed:
+                if answer.status is None:
+                    raise RuntimeError("the application did not call start_response")
+                return answer.status, answer.headers, [] if answer.bodiless else body
             for chunk in body:
+                if answer.bodiless:
+                    break  # HEAD, 1xx, 204, 304: the answer has started, nothing of its body goes out
                 if chunk:
-                    write(chunk)
-            if not started:
+                    answer.write(chunk)
+            if answer.status is None:
                 raise RuntimeError("the application did not call start_response")
-            send(exchange, started[0], started[1], b"", True)
+            send(exchange, answer.status, answer.headers, b"", True)
             return None
         finally:
             close = getattr(body, "close", None)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from funcwsgi.adapters.gunicorn.calls import check_head, make_environ
+from funcwsgi import make_app
+from funcwsgi.adapters.gunicorn.calls import CallRunner, check_head, make_environ
+from funcwsgi.stack import inner
 
 BASE = {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}
 
@@ -25,6 +30,61 @@ class Exchange:
 
     def body(self):
         return io.BytesIO(b"payload")
+
+
+@pytest.fixture
+def runner() -> Iterator[Any]:
+    """The edge's call runner for a function that answers through a raw WSGI app it returns, by path."""
+    produced: list[bytes] = []
+
+    def streamed(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        for chunk in (b"one", b"two", b"three"):
+            produced.append(chunk)
+            yield chunk
+
+    def empty(environ, start_response):
+        start_response("204 No Content", [("Content-Type", "text/plain"), ("Content-Length", "0"), ("X-Kept", "1")])
+        return [b"dropped"]
+
+    def main(req):
+        return streamed if req.path == "/streamed" else empty
+
+    loop = asyncio.new_event_loop()
+    made = CallRunner(make_app(main, environ={}), 1, loop, 1.0)
+    made.produced = produced
+    try:
+        yield made
+    finally:
+        made.shutdown()
+        loop.close()
+
+
+def serve(runner: Any, method: str, target: bytes) -> tuple[Any, list[tuple[Any, ...]]]:
+    exchange = Exchange(target, [])
+    exchange.method = method
+    sent: list[tuple[Any, ...]] = []
+    answer = runner.call_wsgi(exchange, make_environ(runner.base_environ, exchange), None, lambda *piece: sent.append(piece[1:]))
+    return answer, sent
+
+
+def test_the_edge_enters_the_stack_below_its_http_layer_and_keeps_its_rules_itself(runner):
+    service = runner.service
+    assert runner.call_stack == inner(service.wsgi).__call__
+    assert runner.base_environ["funcwsgi.config"] is service.config
+
+
+def test_a_head_call_runs_a_streamed_body_only_until_its_answer_starts(runner):
+    answer, sent = serve(runner, "HEAD", b"/streamed")
+    assert answer is None and [(status, body, end) for status, _, body, end in sent] == [("200 OK", b"", True)]
+    assert runner.produced == [b"one"], "the generator ran past the start of its answer"
+
+
+def test_a_204_answer_has_no_body_and_no_content_fields(runner):
+    answer, sent = serve(runner, "GET", b"/empty")
+    status, headers, body = answer
+    assert (status, body, sent) == ("204 No Content", [], [])
+    assert [name for name, _ in headers] == ["X-Kept", "X-Request-Id"]
 
 
 def test_the_environ_holds_the_request_line_addresses_and_headers():
