@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -39,6 +41,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from tests.support.processes import process_tree
@@ -123,6 +126,25 @@ async def call(port: int, path: str, limit: float = CALL_LIMIT) -> tuple[str, fl
         if writer is not None:
             writer.close()
     return status, took
+
+
+def load_average() -> float:
+    """The machine's load average over the last minute: the machine is shared, so every row says how busy it was."""
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+@contextlib.contextmanager
+def load_pinned(core: int | None) -> Iterator[None]:
+    """This process (the load) on ``core`` only, the server's core left to the server; as before afterwards."""
+    if core is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {core})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def rss_mb(pid: int) -> float:
@@ -268,8 +290,10 @@ def checks(row: dict[str, Any]) -> dict[str, bool]:
 
 
 def run_one(target: LoopTarget, mode: Mode, alternatives_bin: Path, logs: Path, server_core: int | None) -> dict[str, Any]:
+    """One server's row; its ``load_average``: the machine's at the server's start and at the row's end."""
     if target.name == "nodejs26":
         node_binary()
+    loaded_before = load_average()
     server = start_target(target, alternatives_bin, logs, server_core, venv="io-func-python-venv" if target.own_env else None)
     port = server.port
     try:
@@ -286,6 +310,7 @@ def run_one(target: LoopTarget, mode: Mode, alternatives_bin: Path, logs: Path, 
         row = uvloop.run(measured())
     finally:
         server.stop()
+    row["load_average"] = [loaded_before, load_average()]
     row["checks"] = checks(row)
     return row
 
@@ -314,21 +339,23 @@ def render(results: dict[str, Any]) -> str:
         f"connection of its own on a fixed schedule, `/healthz` every 100 ms; (c) {CAPACITY / 2:.0f} calls/s from the end of (b), "
         f"when every call is 2xx within the target plus the function's time again (full service) and when none waits any more (answered within the function's time plus 100 ms). "
         "Times are from the request sent to the status line, on the load's own loop (uvloop). "
-        f"One process per server on one core, the load on the other; each call {CALL_LIMIT:g} s at most.",
+        f"One process per server on one core, the load on the other; each call {CALL_LIMIT:g} s at most. "
+        "The machine may be shared: each row gives its load average (1 minute) at the server's start and at the row's end.",
         "",
-        "| server | (a) refused | (b) offered/s | 2xx/s | 503 | unanswered | admitted p50 / p99 ms | refusal p99 / max ms | probe max ms | RSS MB first → max → last | (c) full service after s | (c) unqueued after s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server | (a) refused | (b) offered/s | 2xx/s | 503 | unanswered | admitted p50 / p99 ms | refusal p99 / max ms | probe max ms | RSS MB first → max → last | (c) full service after s | (c) unqueued after s | load average, start → end |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for entry in rows.values():
         row = entry.get("row")
         if row is None:
-            lines.append(f"| {entry['label']} | failed: {'; '.join(entry['failures'])[:120]} |" + " |" * 10)
+            lines.append(f"| {entry['label']} | failed: {'; '.join(entry['failures'])[:120]} |" + " |" * 11)
             continue
         lines.append(
             f"| {entry['label']} | {row['burst_refused']} of {row['burst_calls']} | {row['offered_per_s']:.0f} | {row['ok_per_s']:.0f} "
             f"| {row['statuses'].get('503', 0)} | {row['unanswered']} | {_v(row['admitted_p50_ms'])} / {_v(row['admitted_p99_ms'])} "
             f"| {_v(row['refused_p99_ms'])} / {_v(row['refused_max_ms'])} | {_v(row['probe_max_ms'])}{' (' + str(row['probes_failed']) + ' failed)' if row['probes_failed'] else ''} "
-            f"| {_v(row['memory_first_mb'])} → {_v(row['memory_max_mb'])} → {_v(row['memory_last_mb'])} | {_after(row['recovery_s'])} | {_after(row['unqueued_s'])} |"
+            f"| {_v(row['memory_first_mb'])} → {_v(row['memory_max_mb'])} → {_v(row['memory_last_mb'])} | {_after(row['recovery_s'])} | {_after(row['unqueued_s'])} "
+            f"| {' → '.join(f'{value:g}' for value in row.get('load_average', [])) or '–'} |"
         )
     measured = [entry for entry in rows.values() if entry.get("row")]
     if measured:
@@ -374,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     except SetupError as error:
         print(f"bench.overload: error: {error}", file=sys.stderr)
         return 2
-    server_core, _ = server_and_load_cores()
+    server_core, load_core = server_and_load_cores()
     results: dict[str, Any] = {
         "meta": {
             "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -389,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
         entry = results["targets"][target.name]
         log(f"{target.name}")
         try:
-            entry["row"] = run_one(target, mode, alternatives_bin, logs, server_core)
+            with load_pinned(load_core):
+                entry["row"] = run_one(target, mode, alternatives_bin, logs, server_core)
         except (ServerFailed, RuntimeError, OSError) as error:
             entry["failures"].append(str(error))
             log(f"{target.name}: FAILED: {error}")

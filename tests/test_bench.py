@@ -8,6 +8,7 @@ so the harness cannot rot unnoticed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -366,6 +367,27 @@ def test_overload_figures_count_answers_and_the_checks_follow_the_issue():
     assert not checks["(b) every call answered"]  # ten calls unanswered: a miss, never throughput
     slow = overload.checks({**row, "admitted_p99_ms": 1200.0, "refused_p99_ms": 12.0, "recovery_s": None, "memory_last_mb": 80.0})
     assert not any(slow[name] for name in slow if name.startswith(("(b) admitted", "(b) refusals", "(c)", "(b) memory")))
+
+
+def test_the_overload_load_runs_on_the_other_core_and_each_row_says_how_busy_the_machine_was():
+    from bench import overload
+
+    cores = os.sched_getaffinity(0)
+    load_core = max(cores)
+    with overload.load_pinned(load_core):
+        assert os.sched_getaffinity(0) == {load_core}
+    assert os.sched_getaffinity(0) == cores
+    row = overload.figures([("200", 0.1)], {
+        "offered": 10, "seconds": 1.0, "answers": [("200", 0.1)] * 10, "probes": [("200", 0.01)],
+        "memory_mb": [50.0], "recovery_s": {"served_s": 0.0, "unqueued_s": 0.0},
+    })
+    row["load_average"] = [2.5, 3.75]
+    results = {
+        "meta": {"started": "2026-12-06 10:00 UTC", "command": "python -m bench.overload", "overload_seconds": 30.0},
+        "targets": {"funcwsgi-loop": {"label": "funcwsgi, async", "kind": "funcwsgi", "failures": [], "row": row}},
+    }
+    (line,) = [line for line in overload.render(results).splitlines() if line.startswith("| funcwsgi, async | 0 of 1 ")]
+    assert line.endswith("| 2.5 → 3.75 |")
 
 
 def test_the_overload_sections_of_the_docs_are_its_results_file():
