@@ -18,7 +18,6 @@ its body chunks streamed as it sends them (docs/migration-knative.md).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Callable
@@ -78,7 +77,7 @@ def load(config: Config) -> LoadedFunction:
         method = getattr(instance, probe, None)
         if callable(method):
             hooks[probe] = _probe(method, probe)
-    return dataclasses.replace(loaded, function=handle, name="handle", hooks=hooks)
+    return loaded.replace(function=handle, name="handle", hooks=hooks)
 
 
 #: func-python's answer to a probe whose hook raised, without the exception's text it sends (``Error: ...``).

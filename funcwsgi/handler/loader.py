@@ -14,7 +14,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from types import ModuleType
 from typing import Any
 
@@ -52,20 +52,65 @@ def imported_modules(module: ModuleType | None) -> frozenset[str]:
     return frozenset(names)
 
 
-@dataclass(frozen=True)
 class LoadedFunction:
-    """The user's function and what was learnt about it once, at load time."""
+    """The user's function and what was learnt about it once, at load time.
+
+    Immutable, with equality and a ``repr`` as a frozen dataclass has them, but
+    written out: a frozen dataclass compiles six methods at every start, about
+    4 million instructions (docs/performance.md, issue 44).
+    """
+
+    __slots__ = ("function", "signature", "name", "path", "module", "hooks", "imports", "folder")
 
     function: Callable[..., Any]
     signature: Signature
     name: str
-    path: str = "<callable>"
-    module: ModuleType | None = None
-    hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    path: str
+    module: ModuleType | None
+    hooks: dict[str, Callable[..., Any]]
     #: Top-level modules the function's module imports (``flask``, ``bottle``...).
-    imports: frozenset[str] = frozenset()
+    imports: frozenset[str]
     #: The folder the module was loaded from.
-    folder: str = "."
+    folder: str
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        signature: Signature,
+        name: str,
+        path: str = "<callable>",
+        module: ModuleType | None = None,
+        hooks: dict[str, Callable[..., Any]] | None = None,
+        imports: frozenset[str] = frozenset(),
+        folder: str = ".",
+    ) -> None:
+        values = (function, signature, name, path, module, {} if hooks is None else hooks, imports, folder)
+        for slot, value in zip(self.__slots__, values, strict=True):
+            object.__setattr__(self, slot, value)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, slot) for slot in self.__slots__)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # hooks is a dict
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{slot}={getattr(self, slot)!r}" for slot in self.__slots__)
+        return f"LoadedFunction({shown})"
+
+    def replace(self, **changes: Any) -> LoadedFunction:
+        """A copy with ``changes``, as ``dataclasses.replace`` makes one."""
+        return LoadedFunction(**{slot: changes.pop(slot, getattr(self, slot)) for slot in self.__slots__}, **changes)
 
 
 HOOK_NAMES = ("start", "stop", "ready", "alive")

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
 
 from funcwsgi.config import Config
 from funcwsgi.errors import LoadError
-from funcwsgi.handler.loader import find_sources, load_function, wrap_callable
+from funcwsgi.handler.loader import LoadedFunction, find_sources, load_function, wrap_callable
 from funcwsgi.handler.signatures import Signature
 
 from ..support.paths import function_folder
@@ -248,3 +249,28 @@ def test_a_found_module_keeps_the_function_name_given_with_it(tmp_path):
     config = find_sources(Config.from_env({"HANDLER_FOLDER": str(tmp_path), "HANDLER_FUNCTION_NAME": "hello"}))
     assert (config.handler_module_name, config.handler_function_name) == ("main", "hello")
 
+
+
+def test_a_loaded_function_is_a_frozen_record_built_without_generated_code():
+    """As a frozen dataclass was, without one: its methods are the module's own, not compiled at start (issue 44)."""
+    def main(req):
+        return "hi"
+
+    loaded = LoadedFunction(function=main, signature=Signature.REQ, name="main")
+    assert (loaded.path, loaded.module, loaded.hooks, loaded.imports, loaded.folder) == ("<callable>", None, {}, frozenset(), ".")
+    assert LoadedFunction(main, Signature.REQ, "main").hooks is not loaded.hooks  # a dict per record
+    for name in ("__init__", "__eq__", "__repr__", "__setattr__", "__delattr__"):
+        assert getattr(LoadedFunction, name).__code__.co_filename.endswith("loader.py"), name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loaded.name = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del loaded.name  # type: ignore[misc]
+    assert loaded == LoadedFunction(function=main, signature=Signature.REQ, name="main")
+    assert loaded != LoadedFunction(function=main, signature=Signature.REQ, name="main", folder="/f") and loaded != "main"
+    renamed = loaded.replace(name="handle", hooks={"start": print})
+    assert (renamed.name, renamed.hooks, renamed.function, loaded.name) == ("handle", {"start": print}, main, "main")
+    with pytest.raises(TypeError, match="nmae"):
+        loaded.replace(nmae="x")
+    assert repr(loaded).startswith("LoadedFunction(function=<function ") and "name='main'" in repr(loaded)
+    with pytest.raises(TypeError):
+        hash(loaded)
