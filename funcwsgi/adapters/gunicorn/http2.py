@@ -49,7 +49,6 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
-import hpack
 from h2.errors import ErrorCodes
 from h2.settings import SettingCodes, Settings
 
@@ -60,7 +59,7 @@ from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
 from .http1 import BODILESS_CODES, SpooledBody, http_date, unread_bytes
 from .http2_fields import UPGRADE_ONLY, Malformed, content_length, h2c_settings, request_section, trailer_section
-from .http2_hpack import AnswerEncoder, RequestDecoder
+from .http2_hpack import AnswerEncoder, EncodedFields, RequestDecoder, answer_fields, field_bytes, plain_field
 
 if TYPE_CHECKING:
     from .calls import Answer, Headers
@@ -84,15 +83,6 @@ CONTROL_BURST = 1000
 CONTROL_SECONDS = 10.0
 #: How often a connection with streams looks for stalled ones.
 CHECK_SECONDS = 0.25
-#: Answer fields whose value is new in every answer (or secret): never put in HPACK's table, where
-#: each would push out the fields that repeat.
-UNINDEXED = frozenset({"x-request-id", "traceparent", "tracestate", "set-cookie", "date"})
-#: Answer fields HTTP/2 does not carry (RFC 9113 section 8.2.2).
-CONNECTION_FIELDS = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
-#: What an answer field's name (as the function wrote it) becomes: (its name in HTTP/2, its kind); a bounded store.
-PLAIN, NEVER_INDEXED, LENGTH, DROPPED = range(4)
-ANSWER_NAMES: dict[str, tuple[bytes, int]] = {}
-ANSWER_NAMES_LIMIT = 1024
 SWITCHING = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
 
 
@@ -514,26 +504,19 @@ class Http2Connection(asyncio.Protocol):
         if not stream.head_sent:
             stream.head_sent = True
             code = int(status[:3])
-            fields = [(b":status", status[:3].encode("ascii"))]
-            length = None
-            dated = False
-            names = ANSWER_NAMES
-            for name, value in headers:
-                lower, kind = names.get(name) or answer_name(name)
-                if kind == PLAIN:
-                    fields.append((lower, value.encode("latin-1")))
-                elif kind == NEVER_INDEXED:
-                    fields.append(hpack.NeverIndexedHeaderTuple(lower, value.encode("latin-1")))
-                    dated = dated or lower == b"date"
-                elif kind == LENGTH:
-                    length = value
-                    fields.append((lower, value.encode("latin-1")))
+            parts = [b""]  # the :status, once the code is known to be final
+            length, dated = answer_fields(headers, parts)
             if not dated:  # an origin server with a clock sends Date (RFC 9110 section 6.6.1), as HTTP/1.1 answers do
-                fields.append((b"date", http_date().encode("ascii")))
+                parts.append(date_field())
             if stream.method == "HEAD" or code in BODILESS_CODES or code < 200:
                 stream.bodiless = True
             elif end and length is None:
-                fields.append((b"content-length", str(sum(len(chunk) for chunk in data)).encode("ascii")))
+                parts.append(plain_field("content-length", str(sum(len(chunk) for chunk in data))))
+            if code >= 200:
+                parts[0] = plain_field(":status", status[:3])
+                fields: list[Any] = [EncodedFields(b"", b"".join(parts))]
+            else:  # h2 must see an informational answer's :status
+                fields = [(b":status", status[:3].encode("ascii")), EncodedFields(b"", b"".join(parts))]
             head_only = end and (stream.bodiless or not any(data))
             try:
                 self.h2.send_headers(stream.id, fields, end_stream=head_only)
@@ -720,14 +703,16 @@ class Http2Connection(asyncio.Protocol):
         return False
 
 
-def answer_name(name: str) -> tuple[bytes, int]:
-    """An answer field's name in HTTP/2 (lower-case) and what becomes of the field, kept for the next answer."""
-    lower = name.lower()
-    kind = DROPPED if lower in CONNECTION_FIELDS else LENGTH if lower == "content-length" else NEVER_INDEXED if lower in UNINDEXED else PLAIN
-    if len(ANSWER_NAMES) >= ANSWER_NAMES_LIMIT:
-        ANSWER_NAMES.clear()
-    known = ANSWER_NAMES[name] = (lower.encode("latin-1"), kind)
-    return known
+def date_field() -> bytes:
+    """The edge's own Date field's bytes (a literal not indexed: its value changes every second), made once a second."""
+    global _date_field
+    date = http_date()
+    if date != _date_field[0]:
+        _date_field = (date, field_bytes(b"date", date.encode("ascii"), False))
+    return _date_field[1]
+
+
+_date_field = ("", b"")
 
 
 HANDLERS: dict[type, Callable[[Http2Connection, Any], None]] = {

@@ -2,17 +2,21 @@
 
 Every block is decoded by both decoders, which must agree on the fields, on
 the header table after it and on the error; every answer block must read
-back through ``hpack``'s own decoder as the fields it was given.
+back through ``hpack``'s own decoder as the fields it was given, whether the
+encoder or :func:`answer_fields` encoded them.
 """
 
 from __future__ import annotations
 
 import random
 
+import h2.config
+import h2.connection
+import h2.events
 import hpack
 import pytest
 
-from funcwsgi.adapters.gunicorn.http2_hpack import AnswerEncoder, RequestDecoder, integer_bytes, read_integer
+from funcwsgi.adapters.gunicorn.http2_hpack import AnswerEncoder, EncodedFields, RequestDecoder, answer_fields, integer_bytes, read_integer
 
 NAMES = [b":method", b":path", b":authority", b"content-type", b"user-agent", b"x-request-id", b"traceparent", b"cookie", b"x-a-rather-long-custom-name"]
 VALUES = [b"", b"GET", b"/", b"/index.html", b"text/plain", b"gzip, deflate", b"v" * 200, bytes(range(0x20, 0x7F)), "é".encode()]
@@ -121,3 +125,56 @@ def test_a_table_size_change_opens_the_next_answer():
     assert block == b"\x20\x88"
     assert decoder.decode(block, raw=True) == [(b":status", b"200")] and decoder.header_table.maxsize == 0
     assert encoder.encode([(b":status", b"200")]) == b"\x88"  # said once
+
+
+def test_answer_fields_read_back_as_the_function_wrote_them_less_the_connections_own():
+    rng = random.Random(13)
+    names = ["Content-Type", "content-type", "X-Request-Id", "Set-Cookie", "Date", "Content-Length", "X-Custom", "Connection", "Transfer-Encoding"]
+    values = ["", "text/plain", "abc", "v" * 300, "13", "é"]
+    decoder = hpack.Decoder()
+    for _ in range(300):
+        headers = [(rng.choice(names), rng.choice(values)) for _ in range(rng.randint(0, 8))]
+        parts: list[bytes] = []
+        length, dated = answer_fields(headers, parts)
+        kept = [(name.lower(), value) for name, value in headers if name.lower() not in ("connection", "transfer-encoding")]
+        never = {"x-request-id", "set-cookie", "date"}
+        expected = [(name.encode(), value.encode("latin-1"), name in never) for name, value in kept]
+        assert plain(decoder.decode(b"".join(parts), raw=True)) == expected
+        lengths = [value for name, value in kept if name == "content-length"]
+        assert length == (lengths[-1] if lengths else None)
+        assert dated == any(name == "date" for name, _ in kept)
+    assert not decoder.header_table.dynamic_entries
+
+
+def test_encoded_fields_go_into_the_block_as_they_are_after_a_size_update():
+    encoder = AnswerEncoder()
+    parts: list[bytes] = []
+    answer_fields([("Content-Type", "text/plain")], parts)
+    assert encoder.encode([EncodedFields(b"", b"\x88" + parts[0])]) == b"\x88" + parts[0]
+    encoder.header_table_size = 0  # the peer's SETTINGS_HEADER_TABLE_SIZE
+    assert encoder.encode([(b":status", b"103"), EncodedFields(b"", parts[0])]) == b"\x20\x08\x03103" + parts[0]  # the size update, :status by its name's index
+
+
+@pytest.mark.parametrize("status", [b"200", b"103"])
+def test_h2_sends_encoded_fields_as_one_header_block(status):
+    """h2, its outbound checks off as the edge has them, hands the encoder the field as it is: the client reads the answer's fields."""
+    client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding=None))
+    server = h2.connection.H2Connection(
+        h2.config.H2Configuration(client_side=False, header_encoding=None, validate_outbound_headers=False, normalize_outbound_headers=False)
+    )
+    server.encoder = AnswerEncoder()
+    client.initiate_connection()
+    server.initiate_connection()
+    server.receive_data(client.data_to_send())
+    client.send_headers(1, [(b":method", b"GET"), (b":path", b"/"), (b":scheme", b"http"), (b":authority", b"t")], end_stream=True)
+    server.receive_data(client.data_to_send())
+    parts: list[bytes] = []
+    answer_fields([("Content-Type", "text/plain"), ("X-Request-Id", "abc")], parts)
+    if status == b"200":
+        server.send_headers(1, [EncodedFields(b"", b"\x88" + b"".join(parts))], end_stream=True)
+    else:  # an informational answer: h2 must see its :status, which goes first as a field of its own
+        server.send_headers(1, [(b":status", status), EncodedFields(b"", b"".join(parts))])
+    events = client.receive_data(server.data_to_send())
+    (answer,) = [event for event in events if isinstance(event, (h2.events.ResponseReceived, h2.events.InformationalResponseReceived))]
+    assert plain(answer.headers) == [(b":status", status, False), (b"content-type", b"text/plain", False), (b"x-request-id", b"abc", True)]
+    assert any(isinstance(event, h2.events.StreamEnded) for event in events) == (status == b"200")
