@@ -223,7 +223,6 @@ class Http2Connection(asyncio.Protocol):
         self.peer: tuple[str, int] | None = handed.peer
         self.server: tuple[str, int] | None = handed.server
         self.streams: dict[int, Http2Stream] = {}
-        self.ready: list[Http2Stream] = []  # complete in this batch of frames: started once it is read whole
         self.sending: dict[int, Http2Stream] = {}  # streams with answer bytes held back
         self.waiters: list[tuple[Http2Stream, Callable[[], None]]] = []
         self.held: int = 0
@@ -281,11 +280,6 @@ class Http2Connection(asyncio.Protocol):
             return
         if not self.handle(events):
             return
-        if self.ready:
-            ready, self.ready = self.ready, []
-            for stream in ready:
-                if not stream.client_gone and not stream.started:
-                    self.start(stream)
         self.frame_all()
 
     def handle(self, events: list[h2.events.Event]) -> bool:
@@ -320,11 +314,11 @@ class Http2Connection(asyncio.Protocol):
         limit = self.entry.body_limit
         if limit and length is not None and length > limit:
             stream.body_skipped = True  # answered now (the body-limit layer's 413), its body not read
-            self.ready.append(stream)
+            self.entry.start_soon(stream)
             return
         if event.stream_ended is not None:
             stream.complete = True
-            self.ready.append(stream)
+            self.entry.start_soon(stream)
 
     def data(self, event: h2.events.DataReceived) -> None:
         length = event.flow_controlled_length
@@ -346,7 +340,7 @@ class Http2Connection(asyncio.Protocol):
             return
         if event.stream_ended is not None:
             stream.complete = True
-            self.ready.append(stream)
+            self.entry.start_soon(stream)
 
     def trailers(self, event: h2.events.TrailersReceived) -> None:
         stream = self.streams.get(event.stream_id)
@@ -361,7 +355,7 @@ class Http2Connection(asyncio.Protocol):
             self.refuse(stream, MALFORMED_REQUEST)
             return
         stream.complete = True
-        self.ready.append(stream)
+        self.entry.start_soon(stream)
 
     def stream_reset(self, event: h2.events.StreamReset) -> None:
         if self.resets.past():
@@ -732,6 +726,8 @@ class Http2Entry:
     def __init__(self, edge: Edge, cfg: Any, max_streams: int) -> None:
         self.edge = edge
         self.max_streams = max_streams
+        #: Streams made whole in this turn of the loop, whose calls start at its end (:meth:`start_soon`).
+        self.whole: list[Http2Stream] = []
         self.header_list_size = getattr(cfg, "http2_max_header_list_size", 0) or HEAD_LIMIT
         limits = edge.limits
         self.limits = limits
@@ -761,6 +757,24 @@ class Http2Entry:
                     self.networks.append(ipaddress.ip_network(address, strict=False))
                 except ValueError:
                     continue
+
+    def start_soon(self, stream: Http2Stream) -> None:
+        """Start the stream's call with the others made whole in this turn of the loop, once its reads are done.
+
+        Starting a call wakes a thread. Woken between two of the loop's reads, it
+        takes the GIL the loop lets go of between them, and the loop waits to get
+        it back: four thread switches a call under h2load, against one when the
+        turn's calls start at its end (``perf stat``; docs/performance.md#http2).
+        """
+        if not self.whole:
+            self.edge.runner.loop.call_soon(self.start_whole)
+        self.whole.append(stream)
+
+    def start_whole(self) -> None:
+        whole, self.whole = self.whole, []
+        for stream in whole:
+            if not stream.client_gone and not stream.started:
+                stream.conn.start(stream)
 
     def trusted(self, peer: tuple[str, int] | None) -> bool:
         """Whether the peer may speak HTTP/2 without TLS: gunicorn's forwarded_allow_ips, as its own h2c has it."""

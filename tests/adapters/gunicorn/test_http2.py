@@ -5,29 +5,45 @@ the conformance kit over h2c; here is what is the edge's own: the
 ``Upgrade: h2c`` hand-over with a body, streams of one connection running at
 once, a malformed stream costing only itself, the send timeout on a stream
 whose window stays shut, a body past the limit without a ``content-length``,
-answers larger than the windows, and the peers that may speak HTTP/2.
+answers larger than the windows, and the peers that may speak HTTP/2. One
+test runs the edge in this process, on a loop in a thread as the worker runs
+it, to see when calls start against the loop's reads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import re
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import h2.config
 import h2.connection
 import h2.events
 import hpack
 import pytest
+from gunicorn.config import Config as GunicornConfig
 from hyperframe.frame import SettingsFrame, WindowUpdateFrame
+
+from funcwsgi.adapters.gunicorn import gunicorn_settings
+from funcwsgi.adapters.gunicorn.edge import Edge
+from funcwsgi.adapters.gunicorn.http1 import Http1Connection
+from funcwsgi.adapters.gunicorn.http2 import Http2Connection
+from funcwsgi.adapters.gunicorn.http2_on_demand import install
+from funcwsgi.application import FunctionService
+from funcwsgi.config import Config
+from funcwsgi.handler.loader import load_function
 
 from ...reliability.h2_client import PREFACE, PROTOCOL_ERROR, REFUSED_STREAM, RawH2, request_fields
 from ...support.logs import json_lines
+from ...support.paths import FUNCTIONS
 from ...support.processes import BIN, Server, debian_tool, start
 
 EDGE = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "-k", "funcwsgi.adapters.gunicorn.worker.HttpEdgeWorker", "funcwsgi:app"]
@@ -262,3 +278,62 @@ def test_an_answer_carries_one_date_field_as_over_http1(server):
     (date,) = [value for name, value in headers if name == b"date"]
     sent = email.utils.parsedate_to_datetime(date.decode()).timestamp()
     assert before - 1 <= sent <= time.time() + 1
+
+
+def test_the_calls_of_streams_read_in_one_turn_of_the_loop_start_together_after_its_reads(monkeypatch):
+    """Three connections' requests, read in one turn of the loop, start their calls after its reads, one after another.
+
+    A call started from inside a read wakes its thread, which takes the GIL the
+    loop lets go of between two reads: four thread switches a call under h2load,
+    against one when the turn's calls start at its end (docs/performance.md#http2).
+    """
+    config = Config.from_env({"HANDLER_FOLDER": str(FUNCTIONS / "hello"), "SERVER_NUMTHREADS": "4"})
+    cfg = GunicornConfig()
+    for name, value in gunicorn_settings(config).items():
+        if name in cfg.settings:
+            cfg.set(name, value)
+    loop = asyncio.new_event_loop()
+    edge = Edge(FunctionService(config, load_function(config)), cfg, loop)
+    install(edge, cfg)
+    seen: list[str] = []  # "read", "start" (the latter "start in a read" when a read started it)
+    reading = Http2Connection.data_received
+
+    def read(conn: Http2Connection, data: bytes) -> None:
+        seen.append("read")
+        conn.reading = True
+        try:
+            reading(conn, data)
+        finally:
+            conn.reading = False
+
+    run = edge.runner.start
+
+    def started(stream: Any) -> None:
+        seen.append("start in a read" if getattr(stream.conn, "reading", False) else "start")
+        run(stream)
+
+    monkeypatch.setattr(Http2Connection, "data_received", read)
+    edge.runner.start = started
+    server = loop.run_until_complete(loop.create_server(lambda: Http1Connection(edge), "127.0.0.1", 0))
+    serving = threading.Thread(target=loop.run_forever, daemon=True)
+    serving.start()
+    held, release = threading.Event(), threading.Event()
+    loop.call_soon_threadsafe(lambda: (held.set(), release.wait(10)))  # the loop waits while all three requests arrive
+    try:
+        assert held.wait(5)
+        clients = [RawH2("127.0.0.1", server.sockets[0].getsockname()[1]) for _ in range(3)]
+        streams = [client.get("/") for client in clients]
+        release.set()
+        assert [client.answer(stream).status for client, stream in zip(clients, streams, strict=True)] == [204, 204, 204]
+        first = seen.index("start") if "start" in seen else len(seen)
+        assert "start in a read" not in seen
+        assert seen[first : first + 3] == ["start"] * 3 and seen[:first].count("read") >= 3
+        for client in clients:
+            client.close()
+    finally:
+        release.set()
+        loop.call_soon_threadsafe(loop.stop)
+        serving.join(5)
+        server.close()
+        edge.runner.shutdown()
+        loop.close()
