@@ -73,6 +73,8 @@ CONNECTION_WINDOW = 1024 * 1024
 CONNECTION_OUTBOX = OUTBOX_LIMIT
 #: A waiting call goes on once its stream holds no more than this.
 DRAINED = OUTBOX_LIMIT // 4
+#: The smallest SETTINGS_MAX_FRAME_SIZE a peer may set (RFC 9113 section 6.5.2): an answer this long fits one DATA frame.
+SMALLEST_FRAME = 16384
 #: Bytes handed to the socket and not yet sent past which nothing more is framed, and nothing read.
 WRITE_HIGH = 256 * 1024
 #: Resets a client may send in RESET_SECONDS (gunicorn's figures): past them, GOAWAY ENHANCE_YOUR_CALM.
@@ -522,6 +524,21 @@ class Http2Connection(asyncio.Protocol):
                 self.settle(stream)
                 self.write_out()
                 return
+            if end and len(data) == 1 and not stream.bodiless and not self.write_paused and len(data[0]) <= SMALLEST_FRAME:
+                # A whole answer in one frame (most are): sent now, without the outbox's bookkeeping.
+                try:
+                    self.h2.send_data(stream.id, data[0], end_stream=True)
+                except h2.exceptions.FlowControlError:
+                    pass  # the windows hold it back: it waits in the outbox
+                except h2.exceptions.StreamClosedError:
+                    stream.end_requested = stream.closed = True
+                    self.settle(stream)
+                    return
+                else:
+                    stream.end_requested = stream.closed = True
+                    self.settle(stream)
+                    self.write_out()
+                    return
         if not stream.bodiless:
             for chunk in data:
                 if chunk:

@@ -180,6 +180,18 @@ def test_a_stream_whose_window_stays_shut_is_reset_after_the_send_timeout(server
         assert client.answer(fresh).status == 200
 
 
+def test_a_whole_answer_the_window_holds_back_goes_once_the_client_opens_it(server):
+    """A one-frame answer on a stream whose window is shut waits for the client's WINDOW_UPDATE, then arrives whole."""
+    with RawH2("127.0.0.1", server.port, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}, auto_window=False) as client:
+        stream = client.get("/held")
+        client.pump(lambda: client.streams[stream].status is not None, timeout=5)
+        client.pump(lambda: client.streams[stream].done, timeout=0.3)
+        assert client.streams[stream].status == 200 and client.streams[stream].body == b"" and not client.streams[stream].done
+        client.frame(WindowUpdateFrame(stream, window_increment=65535))
+        answer = client.answer(stream)
+    assert answer.ended and json.loads(answer.body)["path"] == "/held"
+
+
 def test_an_answer_larger_than_the_windows_arrives_whole(server):
     with RawH2("127.0.0.1", server.port) as client:
         answer = client.answer(client.get("/stream?chunks=64"), timeout=10)  # 1 MiB through 64 KiB windows
