@@ -30,7 +30,8 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("bare gunicorn (arbiter, gthread worker, its config)", "import gunicorn.app.wsgiapp, gunicorn.arbiter, gunicorn.workers.gthread, gunicorn.glogging"),
     ("werkzeug (request, response, the package's eager imports)", "import werkzeug.wrappers, werkzeug.exceptions, werkzeug.wsgi"),
     ("the funcwsgi package (settings, request path, stack, logging)", "import funcwsgi"),
-    ("funcwsgi's CLI parsing `serve`", "from funcwsgi.cli import build_parser, command_module; build_parser(command_module('serve'))"),
+    # `serve` alone builds no parser (funcwsgi/cli/__init__.py): the CLI's package and the command's module.
+    ("funcwsgi's CLI running `serve`", "import funcwsgi.cli, funcwsgi.cli.commands.serve"),
     (
         "the function loaded and the stack built (funcwsgi:app)",
         f"import os; os.environ['HANDLER_FOLDER'] = {str(HELLO)!r}; import funcwsgi; funcwsgi.app",

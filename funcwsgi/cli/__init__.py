@@ -56,8 +56,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: What a function's container runs: ``serve`` takes no arguments, so a command of that alone is run
+#: without building a parser (argparse's, about 4 million instructions of every cold start; issue 44).
+SERVE_ALONE = ["serve"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == SERVE_ALONE:
+        return run_command(argparse.Namespace(command="serve", extra=[], run=importlib.import_module("funcwsgi.cli.commands.serve").run))
     parser = build_parser(command_module(argv[0]) if argv else None)
     # Arguments after `--` are passed through (to the image build or the service command).
     extra: list[str] = []
@@ -71,6 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and not args.accepts_extra:
         parser.error(f"'funcwsgi {args.command}' takes no arguments after --")
     args.extra = extra
+    return run_command(args)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command: a start-up error is one line and its exit status, Ctrl-C 130."""
     try:
         return int(args.run(args) or 0)
     except StartupError as error:

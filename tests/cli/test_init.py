@@ -32,3 +32,30 @@ def test_bad_setting_is_one_line_and_exit_2():
     result = run_to_exit([sys.executable, "-m", "funcwsgi", "settings"], base_env(SERVER_PORT="abc"))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == ["funcwsgi: error: SERVER_PORT='abc' is invalid: expected an integer from 1 to 65535"]
+
+
+def test_serve_alone_runs_without_building_a_parser(monkeypatch, capsys):
+    """A container's `funcwsgi serve` skips argparse (issue 44); its errors are the same one line."""
+    import funcwsgi.cli
+
+    def no_parser(only=None):
+        raise AssertionError("a parser was built for `serve` alone")
+
+    monkeypatch.setattr(funcwsgi.cli, "build_parser", no_parser)
+    monkeypatch.setenv("SERVER_PORT", "abc")
+    assert main(["serve"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == ["funcwsgi: error: SERVER_PORT='abc' is invalid: expected an integer from 1 to 65535"]
+
+
+def test_serve_takes_no_arguments_of_its_own(capsys):
+    """What lets `serve` alone skip the parser: a new option would need its default there too."""
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert capsys.readouterr().out.startswith("usage: funcwsgi serve [-h]\n")
+
+
+def test_serve_with_more_than_its_name_is_parsed(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["serve", "--port", "1"])
+    assert caught.value.code == 2
+    assert "unrecognized arguments: --port 1" in capsys.readouterr().err
