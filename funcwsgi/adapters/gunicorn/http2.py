@@ -438,10 +438,13 @@ class Http2Connection(asyncio.Protocol):
 
     def finished(self, stream: Http2Stream) -> None:
         stream.call_done = True
+        if stream.end_requested and stream.complete:
+            self.settle(stream)  # its answer went out whole as it was framed: nothing more to send
+            return
         if not stream.end_requested and not stream.closed:
             self.reset(stream, ErrorCodes.INTERNAL_ERROR)  # the call ended without an answer
         self.settle(stream)
-        self.write_out()
+        self.write_out()  # a reset: of an aborted answer, or of a request not read whole
 
     def abort(self, stream: Http2Stream, answer: Answer | None) -> None:
         if stream.closed or stream.end_requested or self.dead:
@@ -590,8 +593,9 @@ class Http2Connection(asyncio.Protocol):
             self.settle(stream)
 
     def frame_all(self) -> None:
-        for stream in list(self.sending.values()):
-            self.frame(stream)
+        if self.sending:
+            for stream in list(self.sending.values()):
+                self.frame(stream)
         self.write_out()
         if self.waiters:
             self.wake_waiters()

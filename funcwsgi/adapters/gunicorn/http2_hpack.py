@@ -38,6 +38,9 @@ INTEGER_SHIFT_LIMIT = 28
 #: Distinct answer fields whose encoding is kept; past it the store starts again.
 KNOWN_LIMIT = 1024
 STATIC = HeaderTable.STATIC_TABLE_MAPPING
+#: The static table by index (RFC 7541 appendix A; index 0 is no field), and the byte of its last entry's indexed field.
+STATIC_FIELDS = ((b"", b""), *HeaderTable.STATIC_TABLE)
+STATIC_LAST = 0x80 | len(HeaderTable.STATIC_TABLE)
 #: Answer fields whose value is new in every answer (or secret): never put in HPACK's table, where
 #: each would push out the fields that repeat.
 UNINDEXED = frozenset({"x-request-id", "traceparent", "tracestate", "set-cookie", "date"})
@@ -87,6 +90,7 @@ class RequestDecoder(hpack.Decoder):
             return list(super().decode(data, raw))  # h2 asks for bytes; text is hpack's own way
         table = self.header_table
         entry = table.get_by_index
+        static = STATIC_FIELDS
         limit = self.max_header_list_size
         headers: list[Any] = []
         size = 0
@@ -95,7 +99,10 @@ class RequestDecoder(hpack.Decoder):
         while position < end:
             byte = data[position]
             if byte & 0x80:  # an indexed field (section 6.1)
-                if byte != 0xFF:
+                if 0x80 < byte <= STATIC_LAST:  # the static table's (most fields of a request are)
+                    field = static[byte & 0x7F]
+                    position += 1
+                elif byte != 0xFF:
                     field = entry(byte & 0x7F)
                     position += 1
                 else:
