@@ -24,8 +24,18 @@ NAME_BYTES = bytes(byte for byte in range(0x100) if byte not in _BAD_NAME and by
 #: Regular names whose field needs no more than its value checked (checked once, then known; a bounded set).
 KNOWN_NAMES: set[bytes] = set()
 KNOWN_NAMES_LIMIT = 1024
-#: Names a request's checks look at beyond their bytes: never in KNOWN_NAMES.
+#: Names a request's checks look at beyond their bytes: never in KNOWN_NAMES or KNOWN_FIELDS.
 _SPECIAL = CONNECTION_SPECIFIC | {b"te", b"host", b"content-length"}
+#: Where a field goes: a regular field, one of the four request pseudo-header fields, or host, content-length and te,
+#: whose value or count is checked every time.
+REGULAR, METHOD, PATH, AUTHORITY, SCHEME, SPECIAL = range(6)
+PSEUDO_PLACES = {b":method": METHOD, b":path": PATH, b":authority": AUTHORITY, b":scheme": SCHEME}
+#: Whole fields (name and value) found well-formed, with their place: a request repeats most of its
+#: fields from the last (h2load and proxies send the same ones), and such a field needs no second look
+#: at its bytes. Bounded in count and in each value's length; started again when full.
+KNOWN_FIELDS: dict[tuple[bytes, bytes], int] = {}
+KNOWN_FIELDS_LIMIT = 1024
+KNOWN_VALUE_LIMIT = 256
 
 
 class Malformed(Exception):
@@ -38,48 +48,44 @@ def request_section(fields: list[tuple[bytes, bytes]]) -> tuple[str, bytes, list
     headers: list[tuple[bytes, bytes]] = []
     host = None
     length = None
-    known = KNOWN_NAMES
-    for name, value in fields:
-        if value and (value[0] in (0x20, 0x09) or value[-1] in (0x20, 0x09) or b"\r" in value or b"\n" in value or b"\0" in value):
-            raise Malformed  # RFC 9113 section 8.2.1 (check_value, inline: it runs for every field)
-        if name in known:
-            headers.append((name, value))
+    known = KNOWN_FIELDS
+    for field in fields:
+        place = known.get(field)
+        if place is None:
+            place = field_place(field)
+        if place == REGULAR:
+            headers.append(field)
             continue
-        if not name:
-            raise Malformed
-        if name[0] == 0x3A:  # ":"
-            if headers or name not in REQUEST_PSEUDO:
-                raise Malformed
-            if name == b":method":
-                if method is not None:
+        name, value = field
+        if place == SPECIAL:
+            if name == b"host":
+                if host is not None:
                     raise Malformed
-                method = value
-            elif name == b":path":
-                if path is not None:
+                host = value
+            elif name == b"content-length":
+                if not value.isdigit() or (length is not None and int(value) != length):
                     raise Malformed
-                path = value
-            elif name == b":authority":
-                if authority is not None:
-                    raise Malformed
-                authority = value
-            else:
-                if scheme is not None:
-                    raise Malformed
-                scheme = value
+                length = int(value)
+            headers.append(field)
             continue
-        if name.translate(None, NAME_BYTES) or name in CONNECTION_SPECIFIC or (name == b"te" and value.lower() != b"trailers"):
-            raise Malformed
-        if name not in _SPECIAL and len(known) < KNOWN_NAMES_LIMIT:
-            known.add(name)
-        if name == b"host":
-            if host is not None:
+        if headers:
+            raise Malformed  # a pseudo-header field after a regular one
+        if place == METHOD:
+            if method is not None:
                 raise Malformed
-            host = value
-        elif name == b"content-length":
-            if not value.isdigit() or (length is not None and int(value) != length):
+            method = value
+        elif place == PATH:
+            if path is not None:
                 raise Malformed
-            length = int(value)
-        headers.append((name, value))
+            path = value
+        elif place == AUTHORITY:
+            if authority is not None:
+                raise Malformed
+            authority = value
+        else:
+            if scheme is not None:
+                raise Malformed
+            scheme = value
     if not method or method == b"CONNECT" or not scheme or not path:
         raise Malformed  # CONNECT (a tunnel) is not served: no function takes one
     if path[:1] != b"/" and not (path == b"*" and method == b"OPTIONS"):
@@ -90,6 +96,33 @@ def request_section(fields: list[tuple[bytes, bytes]]) -> tuple[str, bytes, list
     elif authority is not None and authority != host:
         raise Malformed
     return method.decode("latin-1"), path, headers, length
+
+
+def field_place(field: tuple[bytes, bytes]) -> int:
+    """Where a field not known yet goes (see :data:`REGULAR`), its bytes checked (RFC 9113 section 8.2.1); Malformed if they are not."""
+    name, value = field
+    check_value(value)
+    if not name:
+        raise Malformed
+    if name[0] == 0x3A:  # ":"
+        place = PSEUDO_PLACES.get(name)
+        if place is None:
+            raise Malformed  # a response's pseudo-header field, or none HTTP/2 has
+    elif name in KNOWN_NAMES:
+        place = REGULAR
+    else:
+        if name.translate(None, NAME_BYTES) or name in CONNECTION_SPECIFIC or (name == b"te" and value.lower() != b"trailers"):
+            raise Malformed
+        if name in _SPECIAL:
+            return SPECIAL
+        if len(KNOWN_NAMES) < KNOWN_NAMES_LIMIT:
+            KNOWN_NAMES.add(name)
+        place = REGULAR
+    if len(value) <= KNOWN_VALUE_LIMIT and getattr(field, "indexable", True):  # a never-indexed field's value is not kept
+        if len(KNOWN_FIELDS) >= KNOWN_FIELDS_LIMIT:
+            KNOWN_FIELDS.clear()
+        KNOWN_FIELDS[(name, value)] = place
+    return place
 
 
 def trailer_section(fields: list[tuple[bytes, bytes]]) -> bool:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import base64
 
+import hpack
 import pytest
 from hyperframe.frame import SettingsFrame
 
-from funcwsgi.adapters.gunicorn.http2_fields import Malformed, h2c_settings, request_section, trailer_section
+from funcwsgi.adapters.gunicorn.http2_fields import KNOWN_FIELDS, Malformed, h2c_settings, request_section, trailer_section
 
 GET = [(b":method", b"GET"), (b":scheme", b"http"), (b":path", b"/a?b=c"), (b":authority", b"example")]
 
@@ -68,6 +69,22 @@ def test_a_name_seen_before_is_still_checked_where_its_value_or_count_matters():
     for bad in ([(b"te", b"gzip")], [(b"host", b"a"), (b"host", b"a")], [(b"content-length", b"1"), (b"content-length", b"2")], [(b"x-one", b"a\rb")]):
         with pytest.raises(Malformed):
             request_section([*GET, *bad])
+
+
+def test_a_field_known_from_an_earlier_request_is_still_refused_where_its_place_or_count_makes_it_malformed():
+    """Whole fields found well-formed are remembered; where one goes and how often it comes is checked every time."""
+    assert request_section([*GET, (b"x-one", b"1")])[0] == "GET"
+    assert request_section([*GET, (b"x-one", b"1")])[2] == [(b"x-one", b"1"), (b"host", b"example")]
+    for bad in ([(b"x-one", b"1"), *GET], [*GET, GET[0]], [*GET, (b"x-one", b"1"), GET[2]], GET[1:]):
+        with pytest.raises(Malformed):
+            request_section(bad)
+
+
+def test_a_never_indexed_field_is_not_remembered():
+    secret = hpack.NeverIndexedHeaderTuple(b"authorization", b"Bearer secret")
+    assert request_section([*GET, secret])[2][0] == secret
+    assert (b"authorization", b"Bearer secret") not in KNOWN_FIELDS
+    assert (b":method", b"GET") in KNOWN_FIELDS
 
 
 SETTINGS = base64.urlsafe_b64encode(SettingsFrame(0, settings={SettingsFrame.MAX_CONCURRENT_STREAMS: 10}).serialize_body()).rstrip(b"=")
