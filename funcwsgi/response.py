@@ -193,7 +193,9 @@ def send(
     """Send ``result`` (or ``res`` when the function returned ``None``)."""
     status: int | None = None
     extra_headers: Any = None
-    if result is None:
+    if type(result) in _PLAIN:  # the commonest answers first: a str, bytes, a dict or a list is the body as it is
+        body = result
+    elif result is None:
         body = res.body if res is not None else None
     elif type(result) is FunctionResponse:  # `return res.set_code(201)`: every setter returns res
         res = result

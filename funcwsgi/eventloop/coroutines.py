@@ -61,18 +61,21 @@ def await_on_loop(coroutine: Any, name: str) -> Any:
     environ = current_environ.get()
     if environ is None:
         return wait_for(coroutine)
-    # The coroutine runs outside the greenlet: it reads a body already read.
-    stream = environ.get("wsgi.input")
-    if type(stream) is AsgiInput:
-        stream.preload()
     deadline = environ.get(DEADLINE_KEY)
     call = environ.get(SERVER_CALL_KEY)
     # A server that marks the call when its client leaves (``tells_when_gone``) is asked when the
     # function asks (sdk.cancelled()) and once it returns. Else the whole body is read, so the server's
     # next message is its word that the client left: a task of the call waits for it while the function awaits.
     told = getattr(call, "tells_when_gone", False)
-    receive = None if told else environ.get(ASGI_RECEIVE_KEY)
-    watch = None if receive is None else asyncio.get_running_loop().create_task(watch_client(receive, environ))
+    watch = None
+    if not told:
+        # The coroutine runs outside the greenlet: it reads a body already read (the ASGI side's; the edge's is whole).
+        stream = environ.get("wsgi.input")
+        if type(stream) is AsgiInput:
+            stream.preload()
+        receive = environ.get(ASGI_RECEIVE_KEY)
+        if receive is not None:
+            watch = asyncio.get_running_loop().create_task(watch_client(receive, environ))
     try:
         return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name)
     finally:
