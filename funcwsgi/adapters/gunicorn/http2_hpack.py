@@ -90,6 +90,7 @@ class RequestDecoder(hpack.Decoder):
             return list(super().decode(data, raw))  # h2 asks for bytes; text is hpack's own way
         table = self.header_table
         entry = table.get_by_index
+        entries = table.dynamic_entries
         static = STATIC_FIELDS
         limit = self.max_header_list_size
         headers: list[Any] = []
@@ -103,7 +104,8 @@ class RequestDecoder(hpack.Decoder):
                     field = static[byte & 0x7F]
                     position += 1
                 elif byte != 0xFF:
-                    field = entry(byte & 0x7F)
+                    dynamic = byte - STATIC_LAST - 1  # the dynamic table's, newest first
+                    field = entries[dynamic] if 0 <= dynamic < len(entries) else entry(byte & 0x7F)  # else hpack's error
                     position += 1
                 else:
                     index, position = read_integer(data, position, 0x7F)
