@@ -38,8 +38,8 @@ _seen: dict[str, dict[str, str]] = {}
 #: Where one of funcwsgi's own paths still gets a case wrong (issue 42 item 7): the table records it, and the
 #: test fails once the path gets it right, so the entry goes with the fix.
 STILL_OPEN = {
-    # Reading the bytes before node:http's parser (a 'data' listener) would show the size line, but takes the
-    # socket off node:http's native reads: 36,813 -> 63,938 instructions per hello call (bench.node_callgrind).
+    # Reading the bytes before node:http's parser (a 'data' listener) shows the size line, but moves every socket
+    # to node:http's JavaScript reads: about +13% instructions per hello call (docs/nodejs26.md, bench.node_callgrind).
     ("nodejs26", "size-past-limit"): "node:http's parser does not expose a chunk's size, so the limit is seen only as data comes",
 }
 
