@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY, HEADER_KEYS, header_key
-from ..middleware.http_rules import HttpRulesMiddleware, without_content_headers
-from ..replies import BUSY, Reply, bodiless
+from ..middleware.http_rules import HttpRulesMiddleware, answer_fields
+from ..replies import BUSY, Reply
 from ..serving import SERVER_CALL_KEY, TASK, Lent, run_after_response
 from .bridge import run_bridged, wait_for
 from .gate import LoopGate
@@ -293,11 +293,7 @@ class _Exchange:
                     raise exc_info[1].with_traceback(exc_info[2])
             finally:
                 exc_info = None
-        if bodiless(status):
-            headers = without_content_headers(headers)
-            self.bodiless = True
-        else:
-            self.bodiless = self.head
+        headers, self.bodiless = answer_fields(status, headers, self.head)
         self.status = status
         self.headers = headers
         return self.write

@@ -10,10 +10,10 @@
   returns none (some do), what the app writes is buffered and sent ahead of
   the body it returns (PEP 3333 allows a buffering ``write``).
 
-On the event-loop path the ASGI edge (:mod:`funcwsgi.eventloop.asgi`) is
-the server: it keeps the same rules where it sends the response, with
-:func:`~funcwsgi.replies.bodiless` and :func:`without_content_headers`, and enters
-the stack below this layer.
+The servers that keep these rules themselves, the edge worker
+(:mod:`funcwsgi.adapters.gunicorn.calls`) and the ASGI side
+(:mod:`funcwsgi.eventloop.asgi`), apply them with :func:`answer_fields` where
+they take the response, and enter the stack below this layer.
 """
 
 from __future__ import annotations
@@ -31,6 +31,16 @@ CONTENT_HEADERS = frozenset({"content-length", "content-type"})
 
 def without_content_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(name, value) for name, value in headers if name.lower() not in CONTENT_HEADERS]
+
+
+def answer_fields(status: str, headers: list[tuple[str, str]], head: bool) -> tuple[list[tuple[str, str]], bool]:
+    """The fields a response goes out with, and whether it goes without a body (``head``: the request was ``HEAD``).
+
+    The one place the rules are applied: this layer, and the servers that keep them themselves (the edge, the ASGI side).
+    """
+    if bodiless(status):
+        return without_content_headers(headers), True
+    return headers, head
 
 
 class HttpRulesMiddleware:
@@ -64,11 +74,7 @@ class _Call:
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
         self.status = status
-        if bodiless(status):
-            headers = without_content_headers(headers)
-            self.bodiless = True
-        else:
-            self.bodiless = self.head
+        headers, self.bodiless = answer_fields(status, headers, self.head)
         # Typed to return write(), but some servers' start_response returns None.
         write: Any = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
         if self.bodiless:

@@ -30,8 +30,8 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
 from funcwsgi.environ import CONFIG_KEY, HEADER_KEYS, header_key
-from funcwsgi.middleware.http_rules import without_content_headers
-from funcwsgi.replies import BUSY, bodiless
+from funcwsgi.middleware.http_rules import answer_fields
+from funcwsgi.replies import BUSY
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
 from funcwsgi.stack import below_http_rules
@@ -183,11 +183,7 @@ class CallAnswer:
                     raise exc_info[1].with_traceback(exc_info[2])
             finally:
                 exc_info = None
-        if bodiless(status):
-            headers = without_content_headers(headers)
-            self.bodiless = True
-        else:
-            self.bodiless = self.exchange.method == "HEAD"
+        headers, self.bodiless = answer_fields(status, headers, self.exchange.method == "HEAD")
         check_head(status, headers)
         self.status = status
         self.headers = headers
