@@ -10,10 +10,10 @@
   returns none (some do), what the app writes is buffered and sent ahead of
   the body it returns (PEP 3333 allows a buffering ``write``).
 
-The servers that keep these rules themselves, the edge worker
-(:mod:`funcwsgi.adapters.gunicorn.calls`) and the ASGI side
-(:mod:`funcwsgi.eventloop.asgi`), apply them with :func:`answer_fields` where
-they take the response, and enter the stack below this layer.
+The servers that keep these rules themselves (the edge worker's calls, and
+the ASGI side in :mod:`funcwsgi.eventloop.asgi`) apply them with
+:func:`answer_fields` where they take the response, and enter the stack below
+this layer.
 """
 
 from __future__ import annotations
