@@ -184,6 +184,7 @@ TIMING_MODULES = (
     "tests/conformance/test_limits.py",
     "tests/conformance/test_slow_clients.py",
     "tests/middleware/test_cancellation.py",
+    "tests/middleware/test_span_export.py",
     "tests/middleware/test_timeout.py",
     "tests/reliability/test_admission.py",
     "tests/reliability/test_hostile.py",
