@@ -15,7 +15,7 @@ from werkzeug.datastructures import Headers
 from werkzeug.wrappers import Response
 
 from .compat import is_cloud_event, to_binary
-from .replies import TEXT, status_line
+from .replies import STATUS_LINES, TEXT, status_line
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -213,9 +213,16 @@ def send(
         body = result
     if status is None:
         status = res.status_code if res is not None else 200
-    data, content_type = encode_body(body)
+    if type(body) is str:  # the commonest body, encoded here: a call less
+        data: bytes | Iterable[bytes] = body.encode()
+        content_type = TEXT
+    else:
+        data, content_type = encode_body(body)
     headers: list[tuple[str, str]]
     own = res._headers if res is not None else None
+    if not (own or extra_headers) and type(data) is bytes:  # the commonest answer: the body with its type and length
+        start_response(STATUS_LINES.get(status) or status_line(status), [("Content-Type", content_type), ("Content-Length", str(len(data)))])
+        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
     if own or extra_headers:
         merged = Headers(own) if own else Headers()
         if extra_headers:

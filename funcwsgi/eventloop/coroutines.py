@@ -11,13 +11,15 @@ import threading
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
+from greenlet import getcurrent  # type: ignore[import-untyped]  # greenlet ships no type hints
+
 from ..current import current_environ
 from ..environ import ASGI_RECEIVE_KEY, DEADLINE_KEY
 from ..middleware.cancellation import client_left
 from ..serving import SERVER_CALL_KEY
 from ..timeouts.cancelling import wait_until_deadline
 from .asgi import AsgiInput
-from .bridge import on_loop_path, wait_for
+from .bridge import CallGreenlet, on_loop_path, wait_for
 
 _loops = threading.local()
 
@@ -33,7 +35,7 @@ def coroutine_caller(function: Callable[..., Any], name: str) -> Callable[..., A
 
     def run(*args: Any) -> Any:
         nonlocal at_once
-        if not on_loop_path():
+        if type(getcurrent()) is not CallGreenlet:  # on_loop_path(), inlined: every call asks
             return run_on_thread_loop(function(*args))
         coroutine = function(*args)
         if at_once:

@@ -48,6 +48,8 @@ _cause_lock = threading.Lock()
 class Cancellation:
     """One call's cancellation: its cause once cancelled."""
 
+    __slots__ = ("cause", "deadline", "server_call")
+
     def __init__(self, deadline: Deadline | None = None, server_call: ServerCall | None = None) -> None:
         #: Why the call was cancelled (:data:`CLIENT`, :data:`TIMEOUT`), None while it is not.
         self.cause: str | None = None
@@ -145,7 +147,8 @@ class CancellationMiddleware:
             cancellation.cancel(TIMEOUT)
         cancellation.deadline = None  # the timeout covers the call until the function returns, not the body's sending
         if type(body) is list:  # answered whole: nothing more of the call runs
-            self.ended(environ, cancellation, watched)
+            if watched or cancellation.cause is not None:  # else ended() has nothing to do (the timeout's word was read above)
+                self.ended(environ, cancellation, watched)
             return body
         return ClosingBody(body, lambda: self.ended(environ, cancellation, watched))
 

@@ -41,10 +41,9 @@ class ReservedRoutesMiddleware:
         self.routes = dict(routes)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        if environ.get("REQUEST_METHOD") in ROUTED_METHODS:
-            route = self.routes.get(environ.get("PATH_INFO", ""))
-            if route is not None:
-                return route(environ, start_response)
+        route = self.routes.get(environ.get("PATH_INFO", ""))  # the path first: most calls stop at it
+        if route is not None and environ.get("REQUEST_METHOD") in ROUTED_METHODS:
+            return route(environ, start_response)
         return self.app(environ, start_response)
 
     def __repr__(self) -> str:

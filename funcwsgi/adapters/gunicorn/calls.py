@@ -31,7 +31,7 @@ from urllib.parse import unquote_to_bytes
 
 from funcwsgi.environ import CONFIG_KEY, HEADER_KEYS, header_key
 from funcwsgi.middleware.http_rules import answer_fields
-from funcwsgi.replies import BUSY
+from funcwsgi.replies import BUSY, STATUS_LINES
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
 from funcwsgi.stack import below_http_rules
@@ -54,6 +54,9 @@ CLOSING_BUSY = BUSY.with_headers(("Connection", "close"))
 #: A byte looked for in bytes as its int: ``b"%" in path`` first tries the bytes as an int, and
 #: formats and clears a TypeError, about 4,000 instructions each time (`python -m bench.edge_calls --count`).
 PERCENT = ord("%")
+
+#: The status lines the runtime makes itself (``"200 OK"``): well-formed, found at once (their hashes are cached).
+STATUS_LINES_MADE = frozenset(STATUS_LINES.values())
 
 Headers = list[tuple[str, str]]
 Answer = tuple[str, Headers, bytes]
@@ -410,7 +413,7 @@ def check_head(status: str, headers: Headers) -> None:
     for _name, _value in headers:  # pairs, as the loop unpacks them
         pass
     text = status + "".join(map("".join, headers))
-    if not (status[:3].isdecimal() and status[3:4] in ("", " ")):
+    if status not in STATUS_LINES_MADE and not (status[:3].isdecimal() and status[3:4] in ("", " ")):
         raise ValueError(f"the response status {status[:40]!r} is not three digits and a reason phrase (PEP 3333)")
     if not text.isascii():
         try:
