@@ -42,7 +42,8 @@ class LoopGate:
         """On the loop, as a call to ``path`` arrives: True, it runs (in flight until :meth:`left`); False, refused and counted."""
         if path not in self.exempt:
             admission = self.admission
-            if (self.limit and self.inflight >= self.limit) or not admission.admit(0):
+            # admission.admit(0), inlined: on a loop (no servers to wait for) a call is refused only while the queue stands.
+            if (self.limit and self.inflight >= self.limit) or admission.standing:
                 self.rejected()
                 return False
             admission.record(admission.delay)

@@ -47,7 +47,7 @@ class BodyLimitMiddleware:
             # A server that de-chunks a body may hide how it came; some servers mark every
             # request so, and reading an empty GET into a spooled file is half the cost
             # of the whole stack.
-            environ.get("wsgi.input_terminated") and environ.get("REQUEST_METHOD") not in BODILESS_METHODS
+            environ.get("REQUEST_METHOD") not in BODILESS_METHODS and environ.get("wsgi.input_terminated")
         ):
             try:
                 spooled = self.spool(environ)

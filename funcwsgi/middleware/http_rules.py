@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..replies import bodiless
+from ..replies import BODILESS_CODES
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -38,7 +38,7 @@ def answer_fields(status: str, headers: list[tuple[str, str]], head: bool) -> tu
 
     The one place the rules are applied: this layer, and the servers that keep them themselves (the edge, the ASGI side).
     """
-    if bodiless(status):
+    if status[:3] in BODILESS_CODES:  # bodiless(status), inlined: every answer passes here
         return without_content_headers(headers), True
     return headers, head
 

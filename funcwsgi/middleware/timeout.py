@@ -69,22 +69,19 @@ class TimeoutMiddleware:
                     # The function's task is cancelled at the deadline (timeouts.cancelling), which the loop's code
                     # finds in the environ; on a thread the deadline stays out of it (a key more can grow the dict).
                     environ[DEADLINE_KEY] = deadline
-                    return self.on_task(environ, start_response, deadline)
+                    # A call on the loop, answered in time only if its answer is kept (the sweep may not have come round yet).
+                    result = self.app(environ, start_response)
+                    if deadline.keep():
+                        return result
+                    close = getattr(result, "close", None)
+                    if close is not None:
+                        close()
+                    raise Expired("the function answered after its deadline", late=True)
                 if lent is THREAD and call.answers_now:
                     return self.watchdog.run(self.app, environ, start_response, deadline)
             return self.handed_off(environ, start_response, deadline)
         except Expired as expired:
             return self.timed_out(environ, start_response, expired)
-
-    def on_task(self, environ: WSGIEnvironment, start_response: StartResponse, deadline: Deadline) -> Iterable[bytes]:
-        """A call on the loop, answered in time only if its answer is kept (the sweep may not have come round yet)."""
-        result = self.app(environ, start_response)
-        if deadline.keep():
-            return result
-        close = getattr(result, "close", None)
-        if close is not None:
-            close()
-        raise Expired("the function answered after its deadline", late=True)
 
     def timed_out(self, environ: WSGIEnvironment, start_response: StartResponse, expired: Expired) -> Iterable[bytes]:
         environ[FAILURE_KEY] = "timeout"

@@ -25,7 +25,7 @@ from funcwsgi.environ import ASGI_RECEIVE_KEY
 from funcwsgi.eventloop.bridge import run_bridged, wait_for
 from funcwsgi.serving import SERVER_CALL_KEY, TASK, Lent, run_after_response
 
-from .calls import OUTBOX_LIMIT, Exchange, ExchangeCall, Headers, make_environ
+from .calls import OUTBOX_LIMIT, Exchange, ExchangeCall, Headers, make_environ, roomy
 
 if TYPE_CHECKING:
     from funcwsgi.eventloop.gate import LoopGate
@@ -72,7 +72,8 @@ class LoopCalls:
         self.send_timeout = runner.send_timeout
         #: The service's one gate on the loop, whichever side of it serves the calls.
         self.gate: LoopGate = runner.service.asgi.gate
-        self.base_environ = {**runner.base_environ, "wsgi.multithread": False}
+        # Every call here sets the server call and its receive too (see roomy()).
+        self.base_environ = roomy({**runner.base_environ, "wsgi.multithread": False, SERVER_CALL_KEY: None, ASGI_RECEIVE_KEY: None})
 
     def start(self, exchange: Exchange) -> None:
         """On the loop: the exchange's request is complete; its call starts now, or is refused past the bounds."""
