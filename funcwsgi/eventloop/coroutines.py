@@ -79,7 +79,7 @@ def await_on_loop(coroutine: Any, name: str) -> Any:
         if receive is not None:
             watch = asyncio.get_running_loop().create_task(watch_client(receive, environ))
     try:
-        return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name)
+        return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name, getattr(call, "task", None))
     finally:
         if watch is not None:
             watch.cancel()

@@ -33,7 +33,7 @@ class CloudEventsMiddleware:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         content_type = environ.get("CONTENT_TYPE", "")
-        if content_type.startswith(STRUCTURED):
+        if content_type and content_type.startswith(STRUCTURED):  # most calls without a body have no type: no call then
             headers = {"content-type": content_type}
         elif (  # a binary-mode CloudEvent claims one of its required attributes' headers at least;
             # spelt out: every call asks, and a generator costs more than the four lookups

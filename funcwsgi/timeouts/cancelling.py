@@ -22,7 +22,9 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-from ..eventloop.bridge import wait_for
+from greenlet import getcurrent  # type: ignore[import-untyped]  # greenlet ships no type hints
+
+from ..eventloop.bridge import CallGreenlet, wait_for
 from . import Deadline, Expired
 
 log = logging.getLogger("funcwsgi.timeout")
@@ -70,16 +72,17 @@ class DeadlineSweep:
 _sweeps: dict[asyncio.AbstractEventLoop, DeadlineSweep] = {}
 
 
-def wait_until_deadline(awaitable: Awaitable[Any], deadline: Deadline, name: str) -> Any:
+def wait_until_deadline(awaitable: Awaitable[Any], deadline: Deadline, name: str, task: asyncio.Task[Any] | None = None) -> Any:
     """From a call's greenlet: what ``awaitable`` gives, awaited by the call's task; :class:`Expired` when
-    the task was cancelled at ``deadline``.
+    the task was cancelled at ``deadline``. ``task``: the call's task, when its server knows it (else asked for).
 
     The task is registered with the sweep and the cancellation told apart here, in the greenlet,
     rather than in a coroutine of its own wrapped around ``awaitable``: a frame less on every
     step the function's coroutine takes.
     """
-    task = asyncio.current_task()
-    assert task is not None  # a call served on the loop is a task
+    if task is None:
+        task = asyncio.current_task()
+        assert task is not None  # a call served on the loop is a task
     loop = task.get_loop()
     sweep = _sweeps.get(loop)
     if sweep is None:
@@ -89,7 +92,8 @@ def wait_until_deadline(awaitable: Awaitable[Any], deadline: Deadline, name: str
     if not sweep.scheduled:
         sweep.start()
     try:
-        result = wait_for(awaitable)
+        current = getcurrent()  # wait_for(), inlined on the call's greenlet (every awaiting call's path); it raises off it
+        result = current.parent.switch(awaitable) if type(current) is CallGreenlet else wait_for(awaitable)
     except asyncio.CancelledError:
         if sweep.was_expired(task):
             raise Expired("the coroutine was cancelled at the deadline") from None

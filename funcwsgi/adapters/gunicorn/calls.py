@@ -408,11 +408,14 @@ def make_environ(base: dict[str, Any], exchange: Exchange) -> dict[str, Any]:
     """A call's WSGI environ (PEP 3333): ``base`` (what every call of the worker shares) and the exchange's request."""
     environ = base.copy()  # a copy clones the base's table; a dict display ({**base, ...}) costs more (inserts, resizes)
     target = exchange.target
-    path, _, query = target.partition(b"?")
+    path, mark, query = target.partition(b"?")
     environ["REQUEST_METHOD"] = exchange.method
-    environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1") if PERCENT in path else path.decode("latin-1")
-    environ["QUERY_STRING"] = query.decode("latin-1")
-    environ["RAW_URI"] = environ["REQUEST_URI"] = target.decode("latin-1")
+    environ["RAW_URI"] = environ["REQUEST_URI"] = uri = target.decode("latin-1")
+    if PERCENT in path:
+        environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1")
+    else:  # a target without a query is its path: decoded once
+        environ["PATH_INFO"] = path.decode("latin-1") if mark else uri
+    environ["QUERY_STRING"] = query.decode("latin-1") if query else ""
     version = exchange.http_version
     environ["SERVER_PROTOCOL"] = PROTOCOLS.get(version) or "HTTP/" + version
     server = exchange.server

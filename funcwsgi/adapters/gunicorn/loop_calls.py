@@ -41,7 +41,9 @@ TASK_NAME = "funcwsgi-call"
 class LoopEdgeCall(ExchangeCall):
     """What the edge gives a call on its loop (:class:`funcwsgi.serving.ServerCall`): a task."""
 
-    __slots__ = ()
+    __slots__ = ("task",)
+    #: The call's task (set as it is made).
+    task: asyncio.Task[None]
     lent: Lent = TASK
     #: The deadline cancels the call's task, and the timeout layer answers through the response.
     answers_now = False
@@ -86,9 +88,9 @@ class LoopCalls:
             return
         call = environ[SERVER_CALL_KEY] = LoopEdgeCall(exchange)
         environ[ASGI_RECEIVE_KEY] = call.receive  # the body is in wsgi.input already
-        # The task runs the greenlet's function itself (no coroutine of our own around it): one frame less
-        # on each of the task's steps.
-        self.loop.create_task(run_bridged(self.run, exchange, environ, call), name=TASK_NAME)
+        # The task runs the greenlet's function itself (no coroutine of our own around it): one frame less on each of
+        # the task's steps. The call keeps its task, for the deadline's sweep to cancel (not asked for: asyncio.current_task()).
+        call.task = self.loop.create_task(run_bridged(self.run, exchange, environ, call), name=TASK_NAME)
 
     def run(self, exchange: Exchange, environ: dict[str, Any], call: LoopEdgeCall) -> None:
         """In the call's greenlet: the stack, its answer to the exchange, then the exchange is done."""
@@ -105,7 +107,7 @@ class LoopCalls:
             log.exception("The call failed outside the function's stack")
             exchange.abort(None)
         finally:
-            self.gate.left()
+            self.gate.inflight -= 1  # gate.left(), inlined: every call passes here
             exchange.finished()
         if call.later:  # off the loop: the work may block
             self.loop.run_in_executor(None, run_after_response, call.later)
