@@ -81,54 +81,59 @@ class Limits(NamedTuple):
         return body_too_large(self.body)
 
 
-class HeadMeter:
-    """Counts a request head as llhttp hands it over: the target's bytes, each field."""
+class HeadBounds:
+    """The bounds of a request head as the connection checks them, one comparison each, as llhttp hands the head over.
 
-    __slots__ = ("limits", "size", "fields", "target")
+    A plain slotted object: its attributes are read at every callback of every request.
+    """
+
+    __slots__ = ("target", "field", "fields", "body")
 
     def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.size = 0
-        self.fields = 0
-        self.target = 0
+        #: The target's bytes: past this, target_refused() says the answer (414 or 431).
+        self.target = min(limits.request_line, HEAD_LIMIT) if limits.request_line else HEAD_LIMIT
+        #: One field's name and value (431); without a limit of its own, a field is bounded by the head's.
+        self.field = limits.field_size or HEAD_LIMIT
+        self.fields = limits.fields  # fields in a head (431)
+        self.body = limits.body  # 0: none
 
-    def url(self, part: bytes) -> None:
-        self.target += len(part)
-        self.size += len(part)
-        if self.limits.request_line and self.target > self.limits.request_line:
-            raise Refused(URI_TOO_LONG)
-        if self.size > HEAD_LIMIT:
-            raise Refused(HEAD_TOO_LARGE)
 
-    def field(self, name: bytes, value: bytes) -> None:
-        self.fields += 1
-        length = len(name) + len(value)
-        self.size += length + 4
-        limits = self.limits
-        if self.fields > limits.fields or (limits.field_size and length > limits.field_size) or self.size > HEAD_LIMIT:
-            raise Refused(HEAD_TOO_LARGE)
+def target_refused(limits: Limits, size: int) -> Refused:
+    """What a request whose target has reached ``size`` bytes (past :attr:`HeadBounds.target`) is refused with."""
+    return Refused(URI_TOO_LONG if limits.request_line and size > limits.request_line else HEAD_TOO_LARGE)
 
 
 #: The byte a Host that is a list holds, looked for as its int (calls.PERCENT says why).
 COMMA = ord(",")
+#: What framing() finds in a request without a body and without Expect (most): made once.
+NO_BODY = (0, False, False)
 
 
-def check_head(version: str, headers: list[tuple[bytes, bytes]]) -> None:
-    """Host and Transfer-Encoding as RFC 9112 wants them (llhttp has checked the rest of the framing)."""
+def framing(version: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, bool, bool]:
+    """Host and Transfer-Encoding as RFC 9112 wants them (llhttp has checked the rest of the framing), and how the body comes:
+    its ``Content-Length`` (0: none), whether it is chunked, whether the client expects ``100 Continue``."""
     hosts = 0
+    length = 0
+    chunked = expect = False
     for name, value in headers:
         if name == b"host":
             hosts += 1
             if COMMA in value:  # as an int: `b"," in value` formats and clears a TypeError first, every request
                 raise Refused(BAD_HOST)
+        elif name == b"content-length":
+            length = int(value)  # llhttp allows one, of digits only
         elif name == b"transfer-encoding":
             codings = [coding.strip(b" \t") for coding in value.lower().split(b",")]
             if version != "1.1" or codings[-1] != b"chunked":
                 raise Refused(BAD_FRAMING)  # RFC 9112 section 6.3: chunked last, and on HTTP/1.1 only (6.1)
             if len(codings) > 1:
                 raise Refused(UNKNOWN_CODING)  # a coding before chunked: not supported (section 6.1)
+            chunked = True
+        elif name == b"expect" and value.lower() == b"100-continue":
+            expect = True
     if hosts > 1 or (hosts == 0 and version == "1.1"):
         raise Refused(BAD_HOST)
+    return (length, chunked, expect) if length or chunked or expect else NO_BODY
 
 
 def check_trailer(name: bytes) -> None:

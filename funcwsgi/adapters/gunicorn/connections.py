@@ -1,8 +1,9 @@
 """A worker's open connections: their deadlines, the room at ``SERVER_MAX_CONNECTIONS``, and the sweep.
 
-Every connection is in :attr:`Connections.waiting` while the edge waits on
-its client (a head or a body to come, or the next request on a kept-alive
-connection), oldest first, and out of it while one of its calls runs. Four
+Every connection let in is in :attr:`Connections.waiting`, in the order the
+edge began waiting on its client (for its first request, a body to come, or
+the next request on a kept-alive connection), oldest first; one whose call
+runs keeps its place there and is passed over until it waits again. Four
 times a second the sweep closes what is past its deadline:
 
 - a connection that never sent a byte, ``SERVER_HEADER_TIMEOUT`` after its
@@ -26,7 +27,8 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import NamedTuple, Protocol
+from time import monotonic
+from typing import Protocol
 
 from funcwsgi.serving.admission import EVICT_AFTER
 
@@ -49,12 +51,20 @@ CALLED = 4  # a call runs or its answer is being written: no read deadline
 HELD = 5  # one past SERVER_MAX_CONNECTIONS, unread until let in
 
 
-# A NamedTuple, not a frozen dataclass: that compiles six methods at every start, ~4 M instructions (issue 44).
-class Timeouts(NamedTuple):
-    header: float
-    body: float
-    keepalive: float
-    send: float
+class Timeouts:
+    """The slow-client timeouts of one worker, in seconds, read once from the runtime's settings.
+
+    A slotted class, not a NamedTuple: its fields are read for every request, and a slot is read
+    faster than a tuple's field. Not a frozen dataclass: that compiles six methods at every start (issue 44).
+    """
+
+    __slots__ = ("header", "body", "keepalive", "send")
+
+    def __init__(self, header: float, body: float, keepalive: float, send: float) -> None:
+        self.header = header
+        self.body = body
+        self.keepalive = keepalive
+        self.send = send
 
 
 class Connection(Protocol):
@@ -97,6 +107,7 @@ class Connections:
             self.held_silent[conn] = None
             return False
         self.counted.add(conn)
+        self.waiting[conn] = None
         self.wait(conn, ACCEPTED, self.timeouts.header)
         return True
 
@@ -106,18 +117,23 @@ class Connections:
             self.held_asking[conn] = conn.progress = time.monotonic()
 
     def wait(self, conn: Connection, phase: int, timeout: float) -> None:
-        """The edge waits on ``conn``'s client, at most ``timeout`` seconds."""
-        now = time.monotonic()
+        """The edge waits on ``conn``'s client, at most ``timeout`` seconds: it goes last in the order."""
+        now = monotonic()
         conn.phase, conn.deadline, conn.progress = phase, now + timeout, now
-        self.waiting[conn] = None
-        self.waiting.move_to_end(conn)
+        try:
+            self.waiting.move_to_end(conn)
+        except KeyError:  # an HTTP/2 connection's first wait: one let in is there from then to its close
+            self.waiting[conn] = None
 
     def called(self, conn: Connection) -> None:
+        """A call of ``conn`` runs: no read deadline, and no eviction, until it waits again (it keeps its place)."""
         conn.phase = CALLED
-        self.waiting.pop(conn, None)
 
     def wrote(self, conn: Connection) -> None:
-        """An answer was handed to the transport: if the client has not taken it all, the send deadline runs."""
+        """An answer was handed to the transport: if the client has not taken it all, the send deadline runs.
+
+        A connection calls this only when its transport holds bytes still (reading its buffer's size costs less than this call).
+        """
         unsent = conn.unsent()
         if unsent and conn not in self.sending:
             self.sending[conn] = (unsent, time.monotonic() + self.timeouts.send)
@@ -150,6 +166,7 @@ class Connections:
         while (self.held_asking or self.held_silent) and (not self.limit or len(self.counted) < self.limit):
             newcomer, _ = (self.held_asking or self.held_silent).popitem(last=False)
             self.counted.add(newcomer)
+            self.waiting[newcomer] = None
             silent_since = newcomer.progress  # its accept, or its first byte: held time is its client's silence too
             self.wait(newcomer, ACCEPTED, self.timeouts.header)
             newcomer.progress = silent_since
@@ -165,7 +182,8 @@ class Connections:
         """
         now = time.monotonic()
         for conn in self.waiting:
-            if (conn.phase == IDLE or now - conn.progress >= silent_for) and not conn.unread():
+            phase = conn.phase
+            if phase != CALLED and (phase == IDLE or now - conn.progress >= silent_for) and not conn.unread():
                 conn.evict()
                 self.closed(conn)  # now: its transport tells it is closed only on the loop's next turn
                 return True
@@ -175,7 +193,7 @@ class Connections:
         now = time.monotonic()
         late = []
         for conn in self.waiting:
-            if conn.deadline <= now:
+            if conn.deadline <= now and conn.phase != CALLED:
                 late.append(conn)
         for conn in late:
             conn.timed_out()

@@ -7,7 +7,7 @@ from typing import Any
 
 from funcwsgi.application import FunctionService
 
-from .bounds import Limits
+from .bounds import HeadBounds, Limits
 from .calls import OUTBOX_LIMIT, CallRunner
 from .connections import Connections, Timeouts
 
@@ -23,6 +23,7 @@ class Edge:
             field_size=cfg.limit_request_field_size,
             body=config.server_max_body_size,
         )
+        self.head_bounds = HeadBounds(self.limits)
         #: The 413 for a chunk whose size alone is past the body limit (the body-limit layer's words).
         self.body_too_large = self.limits.body_too_large
         self.timeouts = Timeouts(

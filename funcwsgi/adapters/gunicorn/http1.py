@@ -30,19 +30,21 @@ import email.utils
 import fcntl
 import io
 import logging
+import operator
 import struct
 import tempfile
 import termios
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from time import monotonic
 from typing import IO, TYPE_CHECKING
 
 import httptools
 
 from funcwsgi.replies import HEAD_TOO_LARGE, REQUEST_TIMEOUT, Reply
 
-from .bounds import HEAD_LIMIT, MALFORMED, PREFACE, ChunkSizes, HeadMeter, Refused, check_head, check_trailer
+from .bounds import HEAD_LIMIT, MALFORMED, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
 from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
 
 if TYPE_CHECKING:
@@ -57,13 +59,36 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 #: Response fields the edge writes itself, from what it knows of the connection and the answer.
 OWN_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive"})
 BODILESS_CODES = frozenset({204, 304})
+BODILESS_STATUSES = frozenset({"204", "304"})
+FIRST = operator.itemgetter(0)
+#: Per set of answer field names, as a function sends them: where its Content-Length is (-1: none), or None when
+#: the edge must read each field (one it writes itself, a Date, Content-Length twice, no field at all). See field_plan.
+FIELD_PLANS: dict[tuple[str, ...], int | None] = {}
+#: Names that vary from answer to answer are not kept past this: their answers' heads are made field by field.
+FIELD_PLANS_LIMIT = 512
+UNKNOWN = -2
+
+
+def field_plan(names: tuple[str, ...]) -> int | None:
+    """What an answer with these field names needs of the edge: where its Content-Length is (-1: none), or None: read each field."""
+    plan: int | None = -1 if names else None
+    for index, name in enumerate(names):
+        lower = name.lower()
+        if lower in OWN_FIELDS or lower == "date" or (lower == "content-length" and plan != -1):
+            plan = None
+            break
+        if lower == "content-length":
+            plan = index
+    if len(FIELD_PLANS) < FIELD_PLANS_LIMIT:
+        FIELD_PLANS[names] = plan
+    return plan
 
 
 class SpooledBody:
     """A request body as it arrives: in memory, then past BODY_IN_MEMORY in a temporary file (HTTP/1.1 and HTTP/2 alike)."""
 
     __slots__ = ("memory", "spool", "received")
-    memory: bytearray
+    memory: bytearray | None  # None until a body byte comes: most requests have none
     spool: IO[bytes] | None
     received: int
 
@@ -72,17 +97,21 @@ class SpooledBody:
         if self.spool is not None:
             self.spool.write(data)
             return
-        self.memory += data
-        if len(self.memory) > BODY_IN_MEMORY:
+        memory = self.memory
+        if memory is None:
+            memory = self.memory = bytearray(data)
+        else:
+            memory += data
+        if len(memory) > BODY_IN_MEMORY:
             self.spool = tempfile.TemporaryFile()
-            self.spool.write(self.memory)
-            self.memory = bytearray()
+            self.spool.write(memory)
+            self.memory = None
 
     def body(self) -> IO[bytes]:
         if self.spool is not None:
             self.spool.seek(0)
             return self.spool
-        return io.BytesIO(self.memory)
+        return io.BytesIO(self.memory or b"")
 
 
 class Http1Exchange(SpooledBody):
@@ -109,7 +138,7 @@ class Http1Exchange(SpooledBody):
         "aborted",
     )
 
-    def __init__(self, conn: Http1Connection, method: str, target: bytes, version: str, headers: list[tuple[bytes, bytes]]) -> None:
+    def __init__(self, conn: Http1Connection, method: str, target: bytes, version: str, headers: list[tuple[bytes, bytes]], keep_alive: bool) -> None:
         self.conn = conn
         self.method = method
         self.target = target
@@ -119,8 +148,8 @@ class Http1Exchange(SpooledBody):
         self.server = conn.server
         self.client_gone = False
         self.body_skipped = False
-        self.keep_alive = True
-        self.memory = bytearray()
+        self.keep_alive = keep_alive
+        self.memory = None
         self.spool: IO[bytes] | None = None
         self.received = 0
         self.continue_wanted = False
@@ -133,7 +162,113 @@ class Http1Exchange(SpooledBody):
         self.aborted = False
 
     def respond(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
-        self.conn.write_answer(self, status, headers, chunks, end)
+        conn = self.conn
+        transport = conn.transport
+        if self.aborted or self.ended or conn.closed or transport is None:
+            return
+        if end and not self.head_sent:
+            transport.write(self.whole(status, headers, b"".join(chunks)))
+        else:
+            transport.write(self.piece(status, headers, chunks, end))
+        if transport.get_write_buffer_size():
+            conn.connections.wrote(conn)
+
+    def whole(self, status: str, headers: Headers, body: bytes) -> bytes:
+        """A whole answer, its head and body, for one write: the way most answers go.
+
+        The head is made at once when the edge knows what the field names ask of it
+        (:func:`field_plan`, remembered per set of names), else field by field (:meth:`head`).
+        """
+        names = tuple(map(FIRST, headers))
+        plan = FIELD_PLANS.get(names, UNKNOWN)
+        if plan is UNKNOWN:
+            plan = field_plan(names)
+        code = status[:3]
+        if plan is None or self.method == "HEAD" or code < "200" or code in BODILESS_STATUSES or self.http_version != "1.1":
+            return self.piece(status, headers, (body,), True)
+        if plan < 0:
+            framed = f"Content-Length: {len(body)}\r\n"
+            length = len(body)
+        else:
+            framed = ""
+            try:
+                length = int(headers[plan][1])
+            except ValueError:
+                return self.piece(status, headers, (body,), True)  # where such a field is left out
+        conn = self.conn
+        close = not self.keep_alive or conn.stopping or conn.client_gone
+        if close:
+            framed += "Connection: close\r\n"
+        if close or length != len(body):  # a body that does not say what its length said: the connection cannot go on
+            self.keep_alive = False
+        self.head_sent = self.ended = True
+        fields = "\r\n".join(map(": ".join, headers))
+        return f"HTTP/1.1 {status}\r\n{fields}\r\n{framed}Date: {http_date()}\r\n\r\n".encode("latin-1") + body
+
+    def piece(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
+        """What goes out for a piece of an answer (the head first, the first time), field by field."""
+        parts: list[bytes] = []
+        if not self.head_sent:
+            parts.append(self.head(status, headers, chunks, end))
+        if not self.bodiless:
+            if self.chunked_out:
+                for chunk in chunks:
+                    if chunk:
+                        parts += (b"%x\r\n" % len(chunk), chunk, b"\r\n")
+                if end:
+                    parts.append(b"0\r\n\r\n")
+            else:
+                for chunk in chunks:
+                    self.sent += len(chunk)
+                    parts.append(chunk)
+        if end:
+            self.ended = True
+            if self.length is not None and self.sent != self.length and not self.bodiless:
+                self.keep_alive = False  # the body did not say what its length said: the connection cannot go on
+        return b"".join(parts)
+
+    def head(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
+        self.head_sent = True
+        conn = self.conn
+        code = int(status[:3])
+        close = not self.keep_alive or conn.stopping or conn.client_gone
+        lines = ["HTTP/1.1 ", status, "\r\n"]
+        length: int | None = None
+        dated = False
+        for name, value in headers:
+            lower = name.lower()
+            if lower in OWN_FIELDS:
+                if lower == "connection" and "close" in value.lower():
+                    close = True
+                continue
+            if lower == "content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    continue
+            elif lower == "date":
+                dated = True  # the function's own: Date is one field (RFC 9110 section 6.6.1)
+            lines += (name, ": ", value, "\r\n")
+        if self.method == "HEAD" or code in BODILESS_CODES or code < 200:
+            self.bodiless = True
+        elif length is None:
+            if end:
+                chunks = chunks if isinstance(chunks, (list, tuple)) else list(chunks)
+                length = sum(len(chunk) for chunk in chunks)
+                lines += ("Content-Length: ", str(length), "\r\n")
+            elif self.http_version == "1.1":
+                self.chunked_out = True
+                lines.append("Transfer-Encoding: chunked\r\n")
+            else:
+                close = True  # HTTP/1.0: the body ends with the connection
+        self.length = length
+        if close:
+            self.keep_alive = False
+            lines.append("Connection: close\r\n")
+        elif self.http_version == "1.0":
+            lines.append("Connection: keep-alive\r\n")
+        lines += ("\r\n",) if dated else ("Date: ", http_date(), "\r\n\r\n")
+        return "".join(lines).encode("latin-1")
 
     def pending(self) -> int:
         return self.conn.unsent()
@@ -164,6 +299,8 @@ class Http1Connection(asyncio.Protocol):
         self.connections = edge.connections
         self.runner = edge.runner
         self.limits = edge.limits
+        self.bounds = edge.head_bounds
+        self.timeouts = edge.timeouts
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
         self.peer: tuple[str, int] | None = None
@@ -173,10 +310,15 @@ class Http1Connection(asyncio.Protocol):
         self.deadline = 0.0
         self.progress = 0.0
         # the request being read
-        self.meter: HeadMeter | None = None  # while a head is read
+        self.in_head = False  # a head is being read
+        self.head_size = 0  # its bytes as llhttp handed them over: the target's, each field's
         self.head_bytes = 0  # bytes fed while a head was incomplete
-        self.url_parts: list[bytes] = []
+        self.target = b""  # as llhttp hands it over, in one part or more
         self.fields: list[tuple[bytes, bytes]] = []
+        # Where the head being read began, so its HTTP version is read from its bytes (on_headers_complete).
+        self.feeding = b""  # what llhttp is being fed
+        self.fresh_piece = False  # no request ended in it yet: a request that begins in it begins at its first byte
+        self.line_at_start = False  # the head being read began at the first byte of what llhttp is being fed
         self.reading: Http1Exchange | None = None  # its head is complete, its body is not
         self.chunk_sizes: ChunkSizes | None = None
         # the requests read
@@ -325,8 +467,8 @@ class Http1Connection(asyncio.Protocol):
             data = self.after_opening(data)
             if not data:
                 return
-        self.progress = time.monotonic()
-        if self.meter is not None:
+        self.progress = monotonic()
+        if self.in_head:
             self.head_bytes += len(data)
             if self.head_bytes > HEAD_LIMIT + 65536:  # far past the limit and still no end: not worth parsing
                 self.refuse(HEAD_TOO_LARGE)
@@ -340,7 +482,7 @@ class Http1Connection(asyncio.Protocol):
         except httptools.HttpParserError:
             self.refuse(MALFORMED)
             return
-        if self.meter is not None and self.head_bytes > HEAD_LIMIT:
+        if self.in_head and self.head_bytes > HEAD_LIMIT:
             self.refuse(HEAD_TOO_LARGE)
             return
         if self.active is None and not self.closed:
@@ -359,8 +501,11 @@ class Http1Connection(asyncio.Protocol):
             if self.chunk_sizes is not None:
                 data = self.feed_chunked(data)
                 continue
-            end = data.find(b"\r\n\r\n")  # where a head may end: llhttp then knows whether a chunked body follows
-            piece, data = (data, b"") if end < 0 else (data[: end + 4], data[end + 4 :])
+            end = data.find(b"\r\n\r\n") + 4  # where a head may end: llhttp then knows whether a chunked body follows
+            piece, data = (data, b"") if end == 3 or end == len(data) else (data[:end], data[end:])
+            self.feeding = piece
+            self.fresh_piece = True
+            self.line_at_start = False
             try:
                 parser.feed_data(piece)
             except httptools.HttpParserUpgrade as upgrade:
@@ -379,6 +524,7 @@ class Http1Connection(asyncio.Protocol):
                 if self.behind_upgrade is not None:
                     (self.continued, head), self.behind_upgrade = self.behind_upgrade, None
                     parser.feed_data(head)
+        self.feeding = b""
 
     def feed_chunked(self, data: bytes) -> bytes:
         """Line by line until the chunked body ends; what follows it is returned."""
@@ -408,57 +554,64 @@ class Http1Connection(asyncio.Protocol):
     # llhttp's callbacks (httptools calls them by name)
 
     def on_message_begin(self) -> None:
-        self.meter = HeadMeter(self.limits)
+        self.in_head = True
         self.head_bytes = 0
-        self.url_parts = []
-        self.fields = []
-        if self.active is None and self.phase in (ACCEPTED, IDLE):
-            started_at_accept = self.phase == ACCEPTED
-            if not started_at_accept:  # a kept-alive connection's next request: its head has its own deadline
-                self.connections.wait(self, HEAD, self.edge.timeouts.header)
+        self.line_at_start = self.fresh_piece
+        phase = self.phase
+        if phase == IDLE:
+            # A kept-alive connection's next request: its head has its own deadline, from its first byte (just read).
+            # It keeps its place among the waiting (connections.py): it has waited on its client since its last answer.
             self.phase = HEAD
+            self.deadline = self.progress + self.timeouts.header
+        elif phase == ACCEPTED:
+            self.phase = HEAD  # the head's deadline runs from the accept
 
     def on_url(self, part: bytes) -> None:
-        assert self.meter is not None
-        self.meter.url(part)
-        self.url_parts.append(part)
+        # Bytes joined as they come: one part, most often (then no copy); at most HeadBounds.target bytes.
+        target = self.target = self.target + part
+        size = self.head_size = len(target)
+        if size > self.bounds.target:
+            raise target_refused(self.limits, size)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self.meter is None:  # a trailer
+        if not self.in_head:  # a trailer
             check_trailer(name.lower())
             return
-        self.meter.field(name, value)
-        self.fields.append((name.lower(), value.strip(b" \t")))
+        size = len(name) + len(value)
+        total = self.head_size = self.head_size + size + 4
+        fields = self.fields
+        fields.append((name.lower(), value.strip(b" \t")))
+        bounds = self.bounds
+        if size > bounds.field or total > HEAD_LIMIT or len(fields) > bounds.fields:
+            raise Refused(HEAD_TOO_LARGE)
 
     def on_headers_complete(self) -> None:
         parser = self.parser
-        if self.continued is not None:  # the head feed() made for a body skipped behind an Upgrade
-            self.reading, self.continued, self.meter = self.continued, None, None
-            if (b"transfer-encoding", b"chunked") in self.fields:
-                self.chunk_sizes = ChunkSizes(self.limits.body, self.edge.body_too_large)
-            return
-        version = parser.get_http_version()
         fields = self.fields
-        check_head(version, fields)
-        target = b"".join(self.url_parts)
-        method = parser.get_method().decode("ascii")
+        target = self.target
+        self.fields = []
+        self.target = b""
+        self.in_head = False
+        if self.continued is not None:  # the head feed() made for a body skipped behind an Upgrade
+            self.reading, self.continued = self.continued, None
+            if (b"transfer-encoding", b"chunked") in fields:
+                self.chunk_sizes = ChunkSizes(self.bounds.body, self.edge.body_too_large)
+            return
+        raw_method = parser.get_method()
+        if self.line_at_start and self.feeding.startswith(b" HTTP/1.1\r\n", len(raw_method) + 1 + len(target)):
+            # The request line, read in what llhttp was fed: httptools formats the version with str.format, ~2,600 instructions.
+            version = "1.1"
+        else:
+            version = parser.get_http_version()
+        length, chunked, expect = framing(version, fields)
+        method = raw_method.decode("ascii")
         if target[:1] != b"/":
             target = self.origin_form(target, method)
-        exchange = Http1Exchange(self, method, target, version, fields)
-        exchange.keep_alive = parser.should_keep_alive()
-        self.meter = None
+        exchange = Http1Exchange(self, method, target, version, fields, parser.should_keep_alive())
         self.reading = exchange
-        length = 0
-        chunked = False
-        expect = False
-        for name, value in fields:
-            if name == b"content-length":
-                length = int(value)  # llhttp allows one, of digits only
-            elif name == b"transfer-encoding":
-                chunked = True  # llhttp allows only chunked as the last coding
-            elif name == b"expect" and value.lower() == b"100-continue":
-                expect = True
-        limit = self.limits.body
+        if not (length or chunked):
+            return  # no body (most requests): nothing more to frame
+        limit = self.bounds.body
         if limit and length > limit:
             # Not waited for: the call is answered now (the body-limit layer's 413), and the connection ends.
             exchange.body_skipped = True
@@ -469,8 +622,8 @@ class Http1Connection(asyncio.Protocol):
             return
         if (length or chunked) and parser.should_upgrade():
             # httptools has llhttp skip an Upgrade request's body; unless HTTP/2 takes it, it is read behind this head.
-            framing = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: %d" % length
-            self.behind_upgrade = (exchange, b"POST / HTTP/1.1\r\n" + framing + b"\r\n\r\n")
+            body_framing = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: %d" % length
+            self.behind_upgrade = (exchange, b"POST / HTTP/1.1\r\n" + body_framing + b"\r\n\r\n")
         elif chunked:
             self.chunk_sizes = ChunkSizes(limit, self.edge.body_too_large)
         if expect and (length or chunked):
@@ -494,6 +647,7 @@ class Http1Connection(asyncio.Protocol):
         exchange = self.reading
         self.reading = None
         self.chunk_sizes = None
+        self.fresh_piece = False  # a request that begins next, in what llhttp is being fed, begins after this one
         if exchange is None:  # its call was started at its head (a skipped body)
             return
         h2c = self.edge.http2_upgrade
@@ -506,7 +660,14 @@ class Http1Connection(asyncio.Protocol):
             return  # its body has yet to be read (feed)
         if not exchange.keep_alive:
             self.ignoring = True  # the client said it sends nothing more
-        self.ready(exchange)
+        if self.active is None and not self.queue:
+            self.active = exchange
+            if self.client_gone:
+                exchange.client_gone = True
+            self.phase = CALLED  # as Connections.called would: this is every request's way
+            self.runner.start(exchange)
+        else:
+            self.ready(exchange)
 
     @staticmethod
     def origin_form(target: bytes, method: str) -> bytes:
@@ -541,7 +702,8 @@ class Http1Connection(asyncio.Protocol):
     def exchange_finished(self, exchange: Http1Exchange) -> None:
         if exchange is not self.active:
             return
-        exchange.close()
+        if exchange.spool is not None:
+            exchange.close()
         self.active = None
         if self.closed or exchange.aborted:
             return
@@ -560,19 +722,23 @@ class Http1Connection(asyncio.Protocol):
         if self.client_gone:
             self.close()
             return
-        self.resume_reading()
-        self.await_client(fresh=True)
+        if self.read_paused:
+            self.resume_reading()
+        if self.reading is None and not self.in_head:  # the usual way: the client has sent nothing more yet
+            self.connections.wait(self, IDLE, self.timeouts.keepalive)
+        else:
+            self.await_client(fresh=True)
 
     def await_client(self, fresh: bool) -> None:
         """No call runs: the deadline is the client's, by where its next request is."""
-        timeouts = self.edge.timeouts
+        timeouts = self.timeouts
         reading = self.reading
         if reading is not None:  # the head came, the body has not: a pause, from now
             if reading.continue_wanted:
                 reading.continue_wanted = False
                 self.send_raw(CONTINUE)
             self.connections.wait(self, BODY, timeouts.body)
-        elif self.meter is not None:
+        elif self.in_head:
             if fresh or self.phase == CALLED:  # a pipelined head began during the call
                 self.connections.wait(self, HEAD, timeouts.header)
         elif fresh or self.phase == CALLED:
@@ -584,7 +750,7 @@ class Http1Connection(asyncio.Protocol):
         """The request being read is refused: answered after the ones before it, then the connection ends."""
         self.ignoring = True
         self.reading = None
-        self.meter = None
+        self.in_head = False
         self.chunk_sizes = None
         if self.active is None and not self.queue:
             self.send_refusal(reply)
@@ -617,7 +783,7 @@ class Http1Connection(asyncio.Protocol):
     def stop(self) -> None:
         """The worker stops: an idle connection closes now; one with a call, or a request arriving, after its answer."""
         self.stopping = True
-        if self.active is None and self.reading is None and self.meter is None and not self.unread():
+        if self.active is None and self.reading is None and not self.in_head and not self.unread():
             self.close()
 
     def close(self) -> None:
@@ -630,72 +796,6 @@ class Http1Connection(asyncio.Protocol):
 
     # -- answering ---------------------------------------------------------------------------
 
-    def write_answer(self, exchange: Http1Exchange, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
-        if exchange.aborted or exchange.ended or self.closed or self.transport is None:
-            return
-        parts: list[bytes] = []
-        if not exchange.head_sent:
-            parts.append(self.head(exchange, status, headers, chunks, end))
-        if not exchange.bodiless:
-            if exchange.chunked_out:
-                for chunk in chunks:
-                    if chunk:
-                        parts += (b"%x\r\n" % len(chunk), chunk, b"\r\n")
-                if end:
-                    parts.append(b"0\r\n\r\n")
-            else:
-                for chunk in chunks:
-                    exchange.sent += len(chunk)
-                    parts.append(chunk)
-        if end:
-            exchange.ended = True
-            if exchange.length is not None and exchange.sent != exchange.length and not exchange.bodiless:
-                exchange.keep_alive = False  # the body did not say what its length said: the connection cannot go on
-        self.transport.write(b"".join(parts))
-        self.connections.wrote(self)
-
-    def head(self, exchange: Http1Exchange, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
-        exchange.head_sent = True
-        code = int(status[:3])
-        close = not exchange.keep_alive or self.stopping or self.client_gone
-        lines = ["HTTP/1.1 ", status, "\r\n"]
-        length: int | None = None
-        dated = False
-        for name, value in headers:
-            lower = name.lower()
-            if lower in OWN_FIELDS:
-                if lower == "connection" and "close" in value.lower():
-                    close = True
-                continue
-            if lower == "content-length":
-                try:
-                    length = int(value)
-                except ValueError:
-                    continue
-            elif lower == "date":
-                dated = True  # the function's own: Date is one field (RFC 9110 section 6.6.1)
-            lines += (name, ": ", value, "\r\n")
-        if exchange.method == "HEAD" or code in BODILESS_CODES or code < 200:
-            exchange.bodiless = True
-        elif length is None:
-            if end:
-                chunks = chunks if isinstance(chunks, (list, tuple)) else list(chunks)
-                length = sum(len(chunk) for chunk in chunks)
-                lines += ("Content-Length: ", str(length), "\r\n")
-            elif exchange.http_version == "1.1":
-                exchange.chunked_out = True
-                lines.append("Transfer-Encoding: chunked\r\n")
-            else:
-                close = True  # HTTP/1.0: the body ends with the connection
-        exchange.length = length
-        if close:
-            exchange.keep_alive = False
-            lines.append("Connection: close\r\n")
-        elif exchange.http_version == "1.0":
-            lines.append("Connection: keep-alive\r\n")
-        lines += ("\r\n",) if dated else ("Date: ", http_date(), "\r\n\r\n")
-        return "".join(lines).encode("latin-1")
-
     def abort(self, exchange: Http1Exchange, answer: Answer | None) -> None:
         """End ``exchange`` now (the watchdog's 408, a failure, a function's exit): ``answer`` if no head went out, then close."""
         if exchange.aborted or self.closed:
@@ -707,9 +807,8 @@ class Http1Connection(asyncio.Protocol):
             status, headers, body = answer
             exchange.keep_alive = False
             exchange.head_sent = False
-            self.transport.write(self.head(exchange, status, headers, (body,), True) + (b"" if exchange.bodiless else body))
+            self.transport.write(exchange.head(status, headers, (body,), True) + (b"" if exchange.bodiless else body))
         self.close()
-
 
 
 def unread_bytes(transport: asyncio.BaseTransport) -> int:
@@ -721,13 +820,17 @@ def unread_bytes(transport: asyncio.BaseTransport) -> int:
         return 0
     return count
 
-_date = ["", -1]
+
+_date_text = ""
+_date_until = 0.0  # when _date_text's second is over, by time.time()
 
 
 def http_date() -> str:
     """The Date field's value (RFC 9110 section 6.6.1), made once a second."""
-    now = int(time.time())
-    if now != _date[1]:
-        _date[0] = email.utils.formatdate(now, usegmt=True)
-        _date[1] = now
-    return str(_date[0])
+    global _date_text, _date_until
+    now = time.time()
+    if now >= _date_until:
+        second = int(now)
+        _date_text = email.utils.formatdate(second, usegmt=True)
+        _date_until = second + 1.0
+    return _date_text
