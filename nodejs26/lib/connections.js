@@ -42,6 +42,7 @@
 // made when it is accepted; a call only writes a few of its fields (no Map or
 // Set updates unless a body is being read).
 
+import { readChunkSizes } from './chunk-sizes.js';
 import { sniffing } from './http2.js';
 
 export const SWEEP_MS = 250;
@@ -132,6 +133,7 @@ export class Connections {
    */
   constructor(server, config, rejected, released, http2 = null) {
     this.limit = config.serverMaxConnections;
+    this.chunkLimit = config.serverMaxBodySize; // a chunk size past it: 413 at once (chunk-sizes.js)
     this.stopping = false;
     this.headerMs = config.serverHeaderTimeout * 1000;
     this.bodyMs = config.serverBodyTimeout * 1000;
@@ -155,6 +157,7 @@ export class Connections {
     const toHttp1 = (socket) => {
       socket[STATE].sniffing = false;
       for (const listener of this.letIn) listener.call(this.server, socket);
+      if (this.chunkLimit > 0) readChunkSizes(socket, this.chunkLimit);
     };
     this.handOver = http2 === null ? toHttp1 : this.sniffer(toHttp1, http2);
     this.held = []; // connections past the limit, unread, oldest first

@@ -21,6 +21,7 @@ import { firstProblem, hookCheck, KYMA_LIVENESS_PATH, LIVENESS_PATH, OK, PROBE_P
 import { buildContext, buildEvent } from './legacy.js';
 import { getLogger } from './logs.js';
 import { Deadlines } from './deadlines.js';
+import { CountedIncomingMessage, PAST_LIMIT, requestHeadRead } from './chunk-sizes.js';
 import { CANCEL, NO_ERROR, http2Server, plainHeaders } from './http2.js';
 import { CallMetrics } from './metrics.js';
 import { mediaType } from './request.js';
@@ -174,6 +175,7 @@ export class Runtime {
    */
   handle(incoming, outgoing) {
     const socket = incoming.socket;
+    requestHeadRead(incoming, outgoing);
     socket[NEWEST_REQUEST] = incoming;
     const line = socket[LINE];
     if (line === undefined) {
@@ -275,6 +277,13 @@ export class Runtime {
     if (declared === '0') return this.call(call, EMPTY, call.started);
     if (call.http2) this.timeBody(call);
     else this.connections?.receivingBody(incoming.socket);
+    if (!call.http2 && declared === undefined) {
+      if (incoming[PAST_LIMIT]) return this.refuseBody(call);
+      incoming.once(PAST_LIMIT, () => {
+        incoming.removeAllListeners('data');
+        this.refuseBody(call);
+      });
+    }
     const chunks = [];
     let size = 0;
     incoming.on('data', (chunk) => {
@@ -379,7 +388,9 @@ export class Runtime {
 
   /** Serve on the configured host and port; resolves once listening. */
   listen() {
-    const server = http.createServer(serverOptions(this.config), this.handle);
+    const options = serverOptions(this.config);
+    if (this.maxBody > 0) options.IncomingMessage = CountedIncomingMessage;
+    const server = http.createServer(options, this.handle);
     this.server = server;
     const streams = http2On(this.config)
       ? http2Server(this.config, (incoming, outgoing) => this.serveStream(incoming, outgoing), (session, socket) => this.connections.session(session, socket))

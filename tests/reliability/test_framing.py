@@ -37,11 +37,7 @@ HONEST_CALL_BOUND = 5.0
 _seen: dict[str, dict[str, str]] = {}
 #: Where one of funcwsgi's own paths still gets a case wrong (issue 42 item 7): the table records it, and the
 #: test fails once the path gets it right, so the entry goes with the fix.
-STILL_OPEN = {
-    # Reading the bytes before node:http's parser (a 'data' listener) shows the size line, but moves every socket
-    # to node:http's JavaScript reads: about +13% instructions per hello call (docs/nodejs26.md, bench.node_callgrind).
-    ("nodejs26", "size-past-limit"): "node:http's parser does not expose a chunk's size, so the limit is seen only as data comes",
-}
+STILL_OPEN: dict[tuple[str, str], str] = {}
 
 
 @pytest.fixture(scope="module", params=[pytest.param(path.name, marks=() if path.ours else pytest.mark.survey) for path in PATHS])
