@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import threading
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
@@ -75,6 +75,7 @@ class LocalCallMetrics:
         self.cancellations = dict.fromkeys(CANCEL_CAUSES, 0)
         self.queued = LocalSeries(QUEUED_BUCKETS)
         self.spans_dropped: int | None = None  # a series only while spans are exported
+        self.flushes: list[Callable[[], None]] = []
 
     def count_dropped_spans(self) -> None:
         """Show ``function_spans_dropped`` (tracing is on)."""
@@ -97,19 +98,26 @@ class LocalCallMetrics:
         with self.rejected_lock:
             self.cancellations[cause] += 1
 
-    def waited(self, seconds: float) -> None:
-        """A call waited ``seconds`` to start."""
+    def waited(self, seconds: float, calls: int = 1) -> None:
+        """``calls`` calls waited ``seconds`` each to start."""
         queued = self.queued
         queued.lock.acquire()
         try:
-            queued.calls += 1
-            queued.seconds += seconds
-            queued.buckets[bisect_left(QUEUED_BUCKETS, seconds)] += 1
+            queued.calls += calls
+            queued.seconds += seconds * calls
+            queued.buckets[bisect_left(QUEUED_BUCKETS, seconds)] += calls
         finally:
             queued.lock.release()
 
+    def before_collect(self, flush: Callable[[], None]) -> None:
+        """Call ``flush`` first at every scrape: it records what it holds back (the loop's waits, :mod:`funcwsgi.eventloop.gate`)."""
+        self.flushes.append(flush)
+
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
+        for flush in self.flushes:
+            flush()
 
         calls = CounterMetricFamily("function_calls", "Number of calls processed.", labels=["method"])
         failures = CounterMetricFamily("function_failures", "Number of calls that failed (exception, 5xx or timeout).", labels=["method"])
@@ -207,9 +215,13 @@ class SharedCallMetrics:
         """A call cancelled (``sdk.cancelled()``) for ``cause``: ``client`` or ``timeout``."""
         self.cancellations[cause].inc()
 
-    def waited(self, seconds: float) -> None:
-        """A call waited ``seconds`` to start."""
-        self.queued.observe(seconds)
+    def waited(self, seconds: float, calls: int = 1) -> None:
+        """``calls`` calls waited ``seconds`` each to start."""
+        for _ in range(calls):
+            self.queued.observe(seconds)
+
+    def before_collect(self, flush: Callable[[], None]) -> None:
+        """Nothing: a scrape reads every worker's files, and ``flush`` runs on its own (at the loop's next tick)."""
 
 
 CallMetrics = LocalCallMetrics | SharedCallMetrics
