@@ -391,6 +391,9 @@ export class Runtime {
     const options = serverOptions(this.config);
     if (this.maxBody > 0) options.IncomingMessage = CountedIncomingMessage;
     const server = http.createServer(options, this.handle);
+    // An Expect other than 100-continue is ignored, as funcwsgi's worker ignores it (RFC 9110 10.1.1 allows
+    // either): node:http's own 417 would drain the body unseen, a chunk size past the limit with it.
+    server.on('checkExpectation', this.handle);
     this.server = server;
     const streams = http2On(this.config)
       ? http2Server(this.config, (incoming, outgoing) => this.serveStream(incoming, outgoing), (session, socket) => this.connections.session(session, socket))

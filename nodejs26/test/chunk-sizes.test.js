@@ -172,6 +172,13 @@ describe('a chunk size past SERVER_MAX_BODY_SIZE: 413 at once and the connection
     assertRefusedAtOnce(result, [100]);
   });
 
+  test('with an Expect other than 100-continue, which is ignored as funcwsgi ignores it', async () => {
+    const head = 'POST /size HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nTransfer-Encoding: chunked\r\n\r\n';
+    assertRefusedAtOnce(await exchange(served.port, [`${head}ffffffffffffffff\r\n`]));
+    const valid = await exchange(served.port, [`${head}3\r\nabc\r\n0\r\n\r\n${GET}`], { until: (got) => bodies(got).length === 2 });
+    assert.deepEqual([statuses(valid.text), bodies(valid.text)], [[200, 200], ['3', 'hello']]);
+  });
+
   test('after an HTTP/1.0 keep-alive request; Upgrade: h2c changes nothing', async () => {
     const old = 'GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n';
     assertRefusedAtOnce(await exchange(served.port, [old, PAST], { gapMs: 30 }), [200]);
