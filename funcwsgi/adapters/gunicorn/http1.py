@@ -30,7 +30,6 @@ import email.utils
 import fcntl
 import io
 import logging
-import operator
 import struct
 import tempfile
 import termios
@@ -60,28 +59,26 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 OWN_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive"})
 BODILESS_CODES = frozenset({204, 304})
 BODILESS_STATUSES = frozenset({"204", "304"})
-FIRST = operator.itemgetter(0)
-#: Per set of answer field names, as a function sends them: where its Content-Length is (-1: none), or None when
-#: the edge must read each field (one it writes itself, a Date, Content-Length twice, no field at all). See field_plan.
-FIELD_PLANS: dict[tuple[str, ...], int | None] = {}
-#: Names that vary from answer to answer are not kept past this: their answers' heads are made field by field.
-FIELD_PLANS_LIMIT = 512
-UNKNOWN = -2
+# What an answer's field is to the edge, by its name (field_kind).
+PLAIN = 0  # copied as it is
+LENGTH = 1  # Content-Length
+OWN = 2  # one the edge writes itself, or Date: the head is made field by field
+#: Answer field names found plain, as functions spell them: most answers' fields are copied after one set lookup.
+PLAIN_NAMES: set[str] = set()
+#: Names that vary from answer to answer are not kept past this: they are looked at each time.
+PLAIN_NAMES_LIMIT = 1024
 
 
-def field_plan(names: tuple[str, ...]) -> int | None:
-    """What an answer with these field names needs of the edge: where its Content-Length is (-1: none), or None: read each field."""
-    plan: int | None = -1 if names else None
-    for index, name in enumerate(names):
-        lower = name.lower()
-        if lower in OWN_FIELDS or lower == "date" or (lower == "content-length" and plan != -1):
-            plan = None
-            break
-        if lower == "content-length":
-            plan = index
-    if len(FIELD_PLANS) < FIELD_PLANS_LIMIT:
-        FIELD_PLANS[names] = plan
-    return plan
+def field_kind(name: str) -> int:
+    """:data:`PLAIN`, :data:`LENGTH` or :data:`OWN`; a plain name is remembered in :data:`PLAIN_NAMES`."""
+    lower = name.lower()
+    if lower == "content-length":
+        return LENGTH
+    if lower in OWN_FIELDS or lower == "date":
+        return OWN
+    if len(PLAIN_NAMES) < PLAIN_NAMES_LIMIT:
+        PLAIN_NAMES.add(name)
+    return PLAIN
 
 
 class SpooledBody:
@@ -154,10 +151,8 @@ class Http1Exchange(SpooledBody):
         self.received = 0
         self.continue_wanted = False
         self.head_sent = False
-        self.chunked_out = False
-        self.bodiless = False
-        self.length: int | None = None
-        self.sent = 0
+        # chunked_out, bodiless, length and sent are set by head(), before piece() reads them:
+        # whole(), the usual way, ends the answer without them.
         self.ended = False
         self.aborted = False
 
@@ -176,34 +171,37 @@ class Http1Exchange(SpooledBody):
     def whole(self, status: str, headers: Headers, body: bytes) -> bytes:
         """A whole answer, its head and body, for one write: the way most answers go.
 
-        The head is made at once when the edge knows what the field names ask of it
-        (:func:`field_plan`, remembered per set of names), else field by field (:meth:`head`).
+        A field whose name :func:`field_kind` found plain before is copied as it is; an answer with a field the
+        edge writes itself, or a Date, has its head made by :meth:`head`.
         """
-        names = tuple(map(FIRST, headers))
-        plan = FIELD_PLANS.get(names, UNKNOWN)
-        if plan is UNKNOWN:
-            plan = field_plan(names)
         code = status[:3]
-        if plan is None or self.method == "HEAD" or code < "200" or code in BODILESS_STATUSES or self.http_version != "1.1":
+        if self.method == "HEAD" or code < "200" or code in BODILESS_STATUSES or self.http_version != "1.1":
             return self.piece(status, headers, (body,), True)
-        if plan < 0:
-            framed = f"Content-Length: {len(body)}\r\n"
+        lines = ["HTTP/1.1 ", status, "\r\n"]
+        length = -1
+        for name, value in headers:
+            if name not in PLAIN_NAMES:
+                kind = LENGTH if name == "Content-Length" else field_kind(name)
+                if kind == LENGTH and length < 0:
+                    try:
+                        length = int(value)
+                    except ValueError:
+                        return self.piece(status, headers, (body,), True)  # where such a field is left out
+                elif kind != PLAIN:
+                    return self.piece(status, headers, (body,), True)  # one the edge writes itself, Date, a second length
+            lines += (name, ": ", value, "\r\n")
+        if length < 0:
             length = len(body)
-        else:
-            framed = ""
-            try:
-                length = int(headers[plan][1])
-            except ValueError:
-                return self.piece(status, headers, (body,), True)  # where such a field is left out
+            lines += ("Content-Length: ", str(length), "\r\n")
         conn = self.conn
         close = not self.keep_alive or conn.stopping or conn.client_gone
         if close:
-            framed += "Connection: close\r\n"
+            lines.append("Connection: close\r\n")
         if close or length != len(body):  # a body that does not say what its length said: the connection cannot go on
             self.keep_alive = False
         self.head_sent = self.ended = True
-        fields = "\r\n".join(map(": ".join, headers))
-        return f"HTTP/1.1 {status}\r\n{fields}\r\n{framed}Date: {http_date()}\r\n\r\n".encode("latin-1") + body
+        lines += ("Date: ", _date_text if time.time() < _date_until else http_date(), "\r\n\r\n")
+        return "".join(lines).encode("latin-1") + body
 
     def piece(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
         """What goes out for a piece of an answer (the head first, the first time), field by field."""
@@ -229,6 +227,8 @@ class Http1Exchange(SpooledBody):
 
     def head(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
         self.head_sent = True
+        self.chunked_out = self.bodiless = False
+        self.sent = 0
         conn = self.conn
         code = int(status[:3])
         close = not self.keep_alive or conn.stopping or conn.client_gone
@@ -474,7 +474,21 @@ class Http1Connection(asyncio.Protocol):
                 self.refuse(HEAD_TOO_LARGE)
                 return
         try:
-            self.feed(data)
+            end = data.find(b"\r\n\r\n") + 4
+            if (end == 3 or end == len(data)) and self.chunk_sizes is None:
+                # At most one head's end, at the end (the usual read): fed at once, as feed() would.
+                self.feeding = data
+                self.fresh_piece = True
+                self.line_at_start = False
+                try:
+                    self.parser.feed_data(data)
+                except httptools.HttpParserUpgrade as upgrade:
+                    rest = self.upgraded(data[upgrade.args[0] :])
+                    if rest:
+                        self.feed(rest)
+                self.feeding = b""
+            else:
+                self.feed(data)
         except httptools.HttpParserCallbackError as error:
             # Not kept in a local of this frame: its traceback holds this frame, a cycle only the cyclic GC frees.
             self.callback_failed(error.__context__)
@@ -509,22 +523,26 @@ class Http1Connection(asyncio.Protocol):
             try:
                 parser.feed_data(piece)
             except httptools.HttpParserUpgrade as upgrade:
-                data = piece[upgrade.args[0] :] + data
-                if self.upgrading is not None:
-                    # An Upgrade: h2c request (llhttp stops at its head): HTTP/2 takes the connection, body and all.
-                    (exchange, settings), self.upgrading = self.upgrading, None
-                    self.behind_upgrade = None
-                    self.edge.http2_upgrade.upgrade(self, exchange, settings, data)
-                    return
-                # Any other Upgrade is ignored (RFC 9110 section 7.8): the connection stays HTTP/1.1. llhttp
-                # skipped the request's body and stopped; a head framing that body as the request's did
-                # lets llhttp read it for the request (on_headers_complete), and what follows as usual.
-                if self.ignoring:
-                    return
-                if self.behind_upgrade is not None:
-                    (self.continued, head), self.behind_upgrade = self.behind_upgrade, None
-                    parser.feed_data(head)
+                data = self.upgraded(piece[upgrade.args[0] :] + data)
         self.feeding = b""
+
+    def upgraded(self, data: bytes) -> bytes:
+        """llhttp stopped after an Upgrade request's head; ``data`` is what follows it. What is left to feed is returned."""
+        if self.upgrading is not None:
+            # An Upgrade: h2c request: HTTP/2 takes the connection, body and all.
+            (exchange, settings), self.upgrading = self.upgrading, None
+            self.behind_upgrade = None
+            self.edge.http2_upgrade.upgrade(self, exchange, settings, data)
+            return b""
+        # Any other Upgrade is ignored (RFC 9110 section 7.8): the connection stays HTTP/1.1. llhttp
+        # skipped the request's body and stopped; a head framing that body as the request's did
+        # lets llhttp read it for the request (on_headers_complete), and what follows as usual.
+        if self.ignoring:
+            return b""
+        if self.behind_upgrade is not None:
+            (self.continued, head), self.behind_upgrade = self.behind_upgrade, None
+            self.parser.feed_data(head)
+        return data
 
     def feed_chunked(self, data: bytes) -> bytes:
         """Line by line until the chunked body ends; what follows it is returned."""
