@@ -62,7 +62,8 @@ STATUS_LINES_MADE = frozenset(STATUS_LINES.values())
 PROTOCOLS = {"1.0": "HTTP/1.0", "1.1": "HTTP/1.1", "2": "HTTP/2"}
 #: The keys :func:`make_environ` sets on every call; a base environ holds them too (see :func:`roomy`).
 CALL_KEYS = ("REQUEST_METHOD", "PATH_INFO", "QUERY_STRING", "RAW_URI", "REQUEST_URI", "SERVER_PROTOCOL", "SERVER_NAME", "SERVER_PORT", "wsgi.input")
-#: Entries a :func:`roomy` table is made for: 22 make a table of 64 slots, with room for 42 keys.
+#: Entries a :func:`roomy` table is made for: 22 make a table of 64 slots, which a copy fills with 20 keys more
+#: (the request's fields, the layers' keys) before it grows; more entries would leave less room, fewer a smaller table.
 ROOMY_ENTRIES = 22
 
 Headers = list[tuple[str, str]]

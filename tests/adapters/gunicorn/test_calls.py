@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from funcwsgi import make_app
-from funcwsgi.adapters.gunicorn.calls import CallRunner, check_head, make_environ
+from funcwsgi.adapters.gunicorn.calls import CallRunner, check_head, make_environ, roomy
 from funcwsgi.stack import inner
 
 BASE = {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}
@@ -108,6 +109,30 @@ def test_the_environ_holds_the_request_line_addresses_and_headers():
     }
     assert environ["wsgi.input"].read() == b"payload"
     assert BASE == {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}, "the shared base is copied, never changed"
+
+
+@pytest.mark.parametrize(
+    ("target", "path", "query"),
+    [
+        pytest.param(b"/plain", "/plain", "", id="no-query"),
+        pytest.param(b"/x?", "/x", "", id="empty-query"),
+        pytest.param(b"/a%2Fb", "/a/b", "", id="escaped-no-query"),
+    ],
+)
+def test_the_path_and_query_of_a_target(target, path, query):
+    environ = make_environ(BASE, Exchange(target, []))
+    assert (environ["PATH_INFO"], environ["QUERY_STRING"], environ["RAW_URI"]) == (path, query, target.decode())
+
+
+def test_a_calls_environ_takes_a_requests_keys_without_growing_its_table(runner):
+    """Mutation caught: a base not made roomy (a call's environ, copied from it, grew twice: about 1,600 instructions)."""
+    base = runner.base_environ
+    assert roomy(dict(base)) == base
+    environ = make_environ(base, Exchange(b"/", [(b"host", b"example.test")]))
+    size = sys.getsizeof(environ)
+    environ.update((f"HTTP_X_FIELD_{n}", "value") for n in range(10))  # a dozen fields in all, as behind a proxy
+    environ.update(dict.fromkeys(("funcwsgi.request_id", "funcwsgi.cancellation", "funcwsgi.deadline", "werkzeug.request")))
+    assert sys.getsizeof(environ) == size
 
 
 def test_without_addresses_the_environ_names_localhost():
