@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from itertools import starmap
+from operator import add
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
@@ -442,9 +444,10 @@ def check_head(status: str, headers: Headers) -> None:
     could not write would cost the connection instead of answering 500. The head's text is checked
     at once, in C (its fields joined), rather than field by field: every answer passes here.
     """
-    for _name, _value in headers:  # pairs, as the loop unpacks them
-        pass
-    text = status + "".join(map("".join, headers))
+    try:  # each field a (name, value) pair of str, as the loop unpacks them, joined in C
+        text = status + "".join(starmap(add, headers))
+    except TypeError:
+        raise ValueError("a response field is not a (name, value) pair of str (PEP 3333)") from None
     if status not in STATUS_LINES_MADE and not (status[:3].isdecimal() and status[3:4] in ("", " ")):
         raise ValueError(f"the response status {status[:40]!r} is not three digits and a reason phrase (PEP 3333)")
     if not text.isascii():

@@ -75,6 +75,9 @@ class LoopCalls:
         #: The service's one gate on the loop, whichever side of it serves the calls.
         self.gate: LoopGate = runner.service.asgi.gate
         # Every call here sets the server call and its receive too (see roomy()).
+        self.call_wsgi = runner.call_wsgi
+        #: What each call's greenlet runs (made once: a bound method is an object made at each look-up).
+        self.run_call = self.run
         self.base_environ = roomy({**runner.base_environ, "wsgi.multithread": False, SERVER_CALL_KEY: None, ASGI_RECEIVE_KEY: None})
 
     def start(self, exchange: Exchange) -> None:
@@ -90,12 +93,12 @@ class LoopCalls:
         environ[ASGI_RECEIVE_KEY] = call.receive  # the body is in wsgi.input already
         # The task runs the greenlet's function itself (no coroutine of our own around it): one frame less on each of
         # the task's steps. The call keeps its task, for the deadline's sweep to cancel (not asked for: asyncio.current_task()).
-        call.task = self.loop.create_task(run_bridged(self.run, exchange, environ, call), name=TASK_NAME)
+        call.task = self.loop.create_task(run_bridged(self.run_call, exchange, environ, call), name=TASK_NAME)
 
     def run(self, exchange: Exchange, environ: dict[str, Any], call: LoopEdgeCall) -> None:
         """In the call's greenlet: the stack, its answer to the exchange, then the exchange is done."""
         try:
-            answer = self.runner.call_wsgi(exchange, environ, None, self.send)
+            answer = self.call_wsgi(exchange, environ, None, self.send)
             if answer is not None:
                 exchange.respond(answer[0], answer[1], answer[2], True)
         except OSError:

@@ -165,6 +165,7 @@ def test_a_head_the_wire_can_carry_passes(status, headers):
         pytest.param("2000 OK", [], "not three digits", id="status-long-code"),
         pytest.param("\xb200 OK", [], "not three digits", id="status-superscript-digit"),
         pytest.param("200 OK", [("X-Three", "a", "b")], None, id="not-a-pair"),
+        pytest.param("200 OK", [("X-Number", 1)], "not a \\(name, value\\) pair of str", id="value-not-str"),
     ],
 )
 def test_a_head_the_wire_cannot_carry_is_refused_on_the_calls_side(status, headers, why):
