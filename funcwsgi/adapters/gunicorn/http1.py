@@ -474,21 +474,7 @@ class Http1Connection(asyncio.Protocol):
                 self.refuse(HEAD_TOO_LARGE)
                 return
         try:
-            end = data.find(b"\r\n\r\n") + 4
-            if (end == 3 or end == len(data)) and self.chunk_sizes is None:
-                # At most one head's end, at the end (the usual read): fed at once, as feed() would.
-                self.feeding = data
-                self.fresh_piece = True
-                self.line_at_start = False
-                try:
-                    self.parser.feed_data(data)
-                except httptools.HttpParserUpgrade as upgrade:
-                    rest = self.upgraded(data[upgrade.args[0] :])
-                    if rest:
-                        self.feed(rest)
-                self.feeding = b""
-            else:
-                self.feed(data)
+            self.feed(data)
         except httptools.HttpParserCallbackError as error:
             # Not kept in a local of this frame: its traceback holds this frame, a cycle only the cyclic GC frees.
             self.callback_failed(error.__context__)
@@ -678,14 +664,7 @@ class Http1Connection(asyncio.Protocol):
             return  # its body has yet to be read (feed)
         if not exchange.keep_alive:
             self.ignoring = True  # the client said it sends nothing more
-        if self.active is None and not self.queue:
-            self.active = exchange
-            if self.client_gone:
-                exchange.client_gone = True
-            self.phase = CALLED  # as Connections.called would: this is every request's way
-            self.runner.start(exchange)
-        else:
-            self.ready(exchange)
+        self.ready(exchange)
 
     @staticmethod
     def origin_form(target: bytes, method: str) -> bytes:
