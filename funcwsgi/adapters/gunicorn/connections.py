@@ -68,6 +68,8 @@ class Timeouts:
 
 
 class Connection(Protocol):
+    #: Set by the connection itself to CALLED when a call of it runs (no read deadline, no eviction, its place kept
+    #: until it waits again); the other phases by the moves below.
     phase: int
     deadline: float
     progress: float  # when the client last sent a byte (or was accepted)
@@ -124,10 +126,6 @@ class Connections:
             self.waiting.move_to_end(conn)
         except KeyError:  # an HTTP/2 connection's first wait: one let in is there from then to its close
             self.waiting[conn] = None
-
-    def called(self, conn: Connection) -> None:
-        """A call of ``conn`` runs: no read deadline, and no eviction, until it waits again (it keeps its place)."""
-        conn.phase = CALLED
 
     def wrote(self, conn: Connection) -> None:
         """An answer was handed to the transport: if the client has not taken it all, the send deadline runs.

@@ -59,13 +59,15 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 OWN_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive"})
 BODILESS_CODES = frozenset({204, 304})
 BODILESS_STATUSES = frozenset({"204", "304"})
+#: Answer statuses found to have a body (not 1xx, 204 or 304), as functions spell them: one set lookup for most answers.
+BODIED_STATUSES: set[str] = set()
 # What an answer's field is to the edge, by its name (field_kind).
 PLAIN = 0  # copied as it is
 LENGTH = 1  # Content-Length
 OWN = 2  # one the edge writes itself, or Date: the head is made field by field
 #: Answer field names found plain, as functions spell them: most answers' fields are copied after one set lookup.
 PLAIN_NAMES: set[str] = set()
-#: Names that vary from answer to answer are not kept past this: they are looked at each time.
+#: Names (and statuses) that vary from answer to answer are not kept past this: they are looked at each time.
 PLAIN_NAMES_LIMIT = 1024
 
 
@@ -79,6 +81,16 @@ def field_kind(name: str) -> int:
     if len(PLAIN_NAMES) < PLAIN_NAMES_LIMIT:
         PLAIN_NAMES.add(name)
     return PLAIN
+
+
+def bodied(status: str) -> bool:
+    """Whether an answer of ``status`` has a body by HTTP's rules; a status that has one is remembered in :data:`BODIED_STATUSES`."""
+    code = status[:3]
+    if code < "200" or code in BODILESS_STATUSES:
+        return False
+    if len(BODIED_STATUSES) < PLAIN_NAMES_LIMIT:
+        BODIED_STATUSES.add(status)
+    return True
 
 
 class SpooledBody:
@@ -157,51 +169,48 @@ class Http1Exchange(SpooledBody):
         self.aborted = False
 
     def respond(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> None:
+        """A piece of the answer, or all of it (``end``) in one write: most answers go whole, and are made here in one pass.
+
+        A field whose name :func:`field_kind` found plain before is copied as it is; an answer with a field the edge
+        writes itself, a Date, a second length, no body by HTTP's rules or on HTTP/1.0 has its head made by :meth:`head`.
+        """
         conn = self.conn
         transport = conn.transport
         if self.aborted or self.ended or conn.closed or transport is None:
             return
+        data = None
         if end and not self.head_sent:
-            transport.write(self.whole(status, headers, b"".join(chunks)))
-        else:
-            transport.write(self.piece(status, headers, chunks, end))
+            body = b"".join(chunks)
+            chunks = (body,)
+            if self.method != "HEAD" and self.http_version == "1.1" and (status in BODIED_STATUSES or bodied(status)):
+                lines = ["HTTP/1.1 ", status, "\r\n"]
+                length = -1
+                for name, value in headers:
+                    if name not in PLAIN_NAMES:
+                        kind = LENGTH if name == "Content-Length" else field_kind(name)
+                        if kind == LENGTH and length < 0:
+                            try:
+                                length = int(value)
+                            except ValueError:
+                                break  # where such a field is left out
+                        elif kind != PLAIN:
+                            break  # one the edge writes itself, Date, a second length
+                    lines += (name, ": ", value, "\r\n")
+                else:
+                    if length < 0:
+                        length = len(body)
+                        lines += ("Content-Length: ", str(length), "\r\n")
+                    close = not self.keep_alive or conn.stopping or conn.client_gone
+                    if close:
+                        lines.append("Connection: close\r\n")
+                    if close or length != len(body):  # a body that does not say what its length said: the connection cannot go on
+                        self.keep_alive = False
+                    self.head_sent = self.ended = True
+                    lines += ("Date: ", _date_text if time.time() < _date_until else http_date(), "\r\n\r\n")
+                    data = "".join(lines).encode("latin-1") + body
+        transport.write(self.piece(status, headers, chunks, end) if data is None else data)
         if transport.get_write_buffer_size():
             conn.connections.wrote(conn)
-
-    def whole(self, status: str, headers: Headers, body: bytes) -> bytes:
-        """A whole answer, its head and body, for one write: the way most answers go.
-
-        A field whose name :func:`field_kind` found plain before is copied as it is; an answer with a field the
-        edge writes itself, or a Date, has its head made by :meth:`head`.
-        """
-        code = status[:3]
-        if self.method == "HEAD" or code < "200" or code in BODILESS_STATUSES or self.http_version != "1.1":
-            return self.piece(status, headers, (body,), True)
-        lines = ["HTTP/1.1 ", status, "\r\n"]
-        length = -1
-        for name, value in headers:
-            if name not in PLAIN_NAMES:
-                kind = LENGTH if name == "Content-Length" else field_kind(name)
-                if kind == LENGTH and length < 0:
-                    try:
-                        length = int(value)
-                    except ValueError:
-                        return self.piece(status, headers, (body,), True)  # where such a field is left out
-                elif kind != PLAIN:
-                    return self.piece(status, headers, (body,), True)  # one the edge writes itself, Date, a second length
-            lines += (name, ": ", value, "\r\n")
-        if length < 0:
-            length = len(body)
-            lines += ("Content-Length: ", str(length), "\r\n")
-        conn = self.conn
-        close = not self.keep_alive or conn.stopping or conn.client_gone
-        if close:
-            lines.append("Connection: close\r\n")
-        if close or length != len(body):  # a body that does not say what its length said: the connection cannot go on
-            self.keep_alive = False
-        self.head_sent = self.ended = True
-        lines += ("Date: ", _date_text if time.time() < _date_until else http_date(), "\r\n\r\n")
-        return "".join(lines).encode("latin-1") + body
 
     def piece(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
         """What goes out for a piece of an answer (the head first, the first time), field by field."""
@@ -280,7 +289,37 @@ class Http1Exchange(SpooledBody):
         self.conn.abort(self, answer)
 
     def finished(self) -> None:
-        self.conn.exchange_finished(self)
+        """The call is over: the connection's next request is called, or it waits for one, or it closes."""
+        conn = self.conn
+        if self is not conn.active:
+            return
+        if self.spool is not None:
+            self.close()
+        conn.active = None
+        if conn.closed or self.aborted:
+            return
+        if not self.ended or not self.keep_alive or conn.stopping:
+            conn.close()
+            return
+        queue = conn.queue
+        if queue:
+            following = queue.popleft()
+            if not queue and not conn.ignoring:
+                conn.resume_reading()
+            conn.ready(following, next_in_line=True)
+            return
+        if conn.refusal is not None:
+            conn.send_refusal(conn.refusal)
+            return
+        if conn.client_gone:
+            conn.close()
+            return
+        if conn.read_paused:
+            conn.resume_reading()
+        if conn.reading is None and not conn.in_head:  # the usual way: the client has sent nothing more yet
+            conn.connections.wait(conn, IDLE, conn.timeouts.keepalive)
+        else:
+            conn.await_client(fresh=True)
 
     async def disconnected(self) -> None:
         await self.conn.gone()
@@ -473,8 +512,24 @@ class Http1Connection(asyncio.Protocol):
             if self.head_bytes > HEAD_LIMIT + 65536:  # far past the limit and still no end: not worth parsing
                 self.refuse(HEAD_TOO_LARGE)
                 return
+        # llhttp is fed a head at a time, and a chunked body line by line (bounds.ChunkSizes reads its size lines).
+        parser = self.parser
         try:
-            self.feed(data)
+            while data:
+                if self.chunk_sizes is not None:
+                    data = self.feed_chunked(data)
+                    continue
+                # Cut where a head may end (llhttp then knows whether a chunked body follows); partition takes its
+                # separator without the argument parsing find() does. An empty rest: one piece (the usual read).
+                end = data.find(b"\r\n\r\n") + 4
+                piece, data = (data, b"") if end == 3 or end == len(data) else (data[:end], data[end:])
+                self.feeding = piece
+                self.fresh_piece = True
+                self.line_at_start = False
+                try:
+                    parser.feed_data(piece)
+                except httptools.HttpParserUpgrade as upgrade:
+                    data = self.upgraded(piece[upgrade.args[0] :] + data)
         except httptools.HttpParserCallbackError as error:
             # Not kept in a local of this frame: its traceback holds this frame, a cycle only the cyclic GC frees.
             self.callback_failed(error.__context__)
@@ -482,6 +537,7 @@ class Http1Connection(asyncio.Protocol):
         except httptools.HttpParserError:
             self.refuse(MALFORMED)
             return
+        self.feeding = b""
         if self.in_head and self.head_bytes > HEAD_LIMIT:
             self.refuse(HEAD_TOO_LARGE)
             return
@@ -493,24 +549,6 @@ class Http1Connection(asyncio.Protocol):
         self.refuse(failure.reply if isinstance(failure, Refused) else MALFORMED)
         if not isinstance(failure, Refused):
             log.exception("The edge failed reading a request", exc_info=failure)
-
-    def feed(self, data: bytes) -> None:
-        """Feed llhttp a head at a time, and a chunked body line by line (bounds.ChunkSizes reads its size lines)."""
-        parser = self.parser
-        while data:
-            if self.chunk_sizes is not None:
-                data = self.feed_chunked(data)
-                continue
-            end = data.find(b"\r\n\r\n") + 4  # where a head may end: llhttp then knows whether a chunked body follows
-            piece, data = (data, b"") if end == 3 or end == len(data) else (data[:end], data[end:])
-            self.feeding = piece
-            self.fresh_piece = True
-            self.line_at_start = False
-            try:
-                parser.feed_data(piece)
-            except httptools.HttpParserUpgrade as upgrade:
-                data = self.upgraded(piece[upgrade.args[0] :] + data)
-        self.feeding = b""
 
     def upgraded(self, data: bytes) -> bytes:
         """llhttp stopped after an Upgrade request's head; ``data`` is what follows it. What is left to feed is returned."""
@@ -550,7 +588,7 @@ class Http1Connection(asyncio.Protocol):
         self.early = b""
         self.opening = False
         if opening.startswith(PREFACE) and self.edge.http2 is not None and self.transport is not None:
-            self.connections.called(self)
+            self.phase = CALLED  # HTTP/2 takes the connection: no HTTP/1.1 read deadline
             self.edge.http2(self, opening)
             return b""
         return opening
@@ -682,49 +720,17 @@ class Http1Connection(asyncio.Protocol):
 
     # -- calls -----------------------------------------------------------------------------
 
-    def ready(self, exchange: Http1Exchange) -> None:
-        if self.active is None and not self.queue:
-            self.begin(exchange)
-        else:
+    def ready(self, exchange: Http1Exchange, next_in_line: bool = False) -> None:
+        """A complete request: its call starts now, or once the calls before it have ended (``next_in_line``: they have)."""
+        if not next_in_line and (self.active is not None or self.queue):
             self.queue.append(exchange)
             self.pause_reading()  # pipelined: one request waits at most, with what came with it
-
-    def begin(self, exchange: Http1Exchange) -> None:
+            return
         self.active = exchange
         if self.client_gone:
             exchange.client_gone = True
-        self.connections.called(self)
+        self.phase = CALLED  # no read deadline while the call runs (connections.py): it keeps its place among the waiting
         self.runner.start(exchange)
-
-    def exchange_finished(self, exchange: Http1Exchange) -> None:
-        if exchange is not self.active:
-            return
-        if exchange.spool is not None:
-            exchange.close()
-        self.active = None
-        if self.closed or exchange.aborted:
-            return
-        if not exchange.ended or not exchange.keep_alive or self.stopping:
-            self.close()
-            return
-        if self.queue:
-            following = self.queue.popleft()
-            if not self.queue and not self.ignoring:
-                self.resume_reading()
-            self.begin(following)
-            return
-        if self.refusal is not None:
-            self.send_refusal(self.refusal)
-            return
-        if self.client_gone:
-            self.close()
-            return
-        if self.read_paused:
-            self.resume_reading()
-        if self.reading is None and not self.in_head:  # the usual way: the client has sent nothing more yet
-            self.connections.wait(self, IDLE, self.timeouts.keepalive)
-        else:
-            self.await_client(fresh=True)
 
     def await_client(self, fresh: bool) -> None:
         """No call runs: the deadline is the client's, by where its next request is."""

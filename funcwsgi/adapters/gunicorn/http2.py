@@ -417,7 +417,7 @@ class Http2Connection(asyncio.Protocol):
 
     def add(self, stream: Http2Stream) -> None:
         if not self.streams:
-            self.connections.called(self)
+            self.phase = CALLED  # no read deadline while a stream's call runs (connections.py)
             if self.timer is None:
                 self.timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self.check)
         self.streams[stream.id] = stream
