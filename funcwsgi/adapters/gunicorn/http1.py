@@ -640,13 +640,15 @@ class Http1Connection(asyncio.Protocol):
                 self.chunk_sizes = ChunkSizes(self.bounds.body, self.edge.body_too_large)
             return
         raw_method = parser.get_method()
-        if self.line_at_start and self.feeding.startswith(b" HTTP/1.1\r\n", len(raw_method) + 1 + len(target)):
-            # The request line, read in what llhttp was fed: httptools formats the version with str.format, ~2,600 instructions.
+        at = len(raw_method) + 1 + len(target)
+        if self.line_at_start and self.feeding[at : at + 11] == b" HTTP/1.1\r\n":
+            # The request line, read in what llhttp was fed: httptools formats the version with str.format, ~2,600
+            # instructions. A slice, not startswith(): that parses its arguments with PyArg_ParseTuple (~250 more).
             version = "1.1"
         else:
             version = parser.get_http_version()
         length, chunked, expect = framing(version, fields)
-        method = raw_method.decode("ascii")
+        method = raw_method.decode()  # llhttp's method names are ASCII: UTF-8, the default, without naming a codec
         if target[:1] != b"/":
             target = self.origin_form(target, method)
         exchange = Http1Exchange(self, method, target, version, fields, parser.should_keep_alive())
