@@ -119,14 +119,28 @@ Sender = Callable[[Exchange, str, Headers, bytes, bool], None]
 
 
 class ExchangeCall:
-    """What every call the edge runs is given of its exchange: the client's presence, its address, work for after the answer."""
+    """What every call the edge runs is given of its exchange (the client's presence, its address, work for after the
+    answer), and how the stack's answer is taken, HTTP's rules kept as the http layer keeps them elsewhere (the edge's
+    calls enter the stack below it): no body for ``HEAD``, none and no content fields for 1xx, 204 and 304.
 
-    __slots__ = ("exchange", "later")
+    One object per call for both: ``start_response`` and ``write`` are its bound methods, not closures.
+    A probe's call on a thread is taken by a plain one, which is no :class:`~funcwsgi.serving.ServerCall` of its environ.
+    """
+
+    __slots__ = ("exchange", "later", "send", "status", "headers", "bodiless", "streamed")
     checks_http2 = True  # http2.py resets a malformed stream and starts a call once its body is whole
+    #: Whether the call was answered through ``answer_now`` (:class:`EdgeCall`): what it sends later never reaches the wire.
+    answered = False
 
-    def __init__(self, exchange: Exchange) -> None:
+    def __init__(self, exchange: Exchange, send: Sender) -> None:
         self.exchange = exchange
         self.later: list[Callable[[], object]] | None = None
+        #: How the pieces of a streamed answer go out.
+        self.send = send
+        #: The answer's status line once the stack started it (its ``headers`` and ``bodiless`` are set with it).
+        self.status: str | None = None
+        self.bodiless = False
+        self.streamed = False
 
     def client_connected(self) -> bool:
         return not self.exchange.client_gone
@@ -139,6 +153,25 @@ class ExchangeCall:
             self.later = []
         self.later.append(work)
 
+    def start_response(self, status: str, headers: Headers, exc_info: Any = None) -> Callable[[bytes], None]:
+        if exc_info is not None:
+            try:
+                if self.streamed:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        headers, self.bodiless = answer_fields(status, headers, self.exchange.method == "HEAD")
+        check_head(status, headers)
+        self.status = status
+        self.headers: Headers = headers
+        return self.write
+
+    def write(self, chunk: bytes) -> None:
+        if self.answered:
+            raise OSError("the call was answered already")
+        self.streamed = True
+        self.send(self.exchange, self.status, self.headers, chunk, False)  # type: ignore[arg-type]  # started before any write
+
 
 class EdgeCall(ExchangeCall):
     """What the edge gives a call on a thread (:class:`funcwsgi.serving.ServerCall`)."""
@@ -148,10 +181,10 @@ class EdgeCall(ExchangeCall):
     answers_now = True
 
     def __init__(self, exchange: Exchange, runner: CallRunner) -> None:
-        super().__init__(exchange)
+        super().__init__(exchange, runner.send_from_thread)
         self.runner = runner
         self.stuck = False
-        self.answered = False  # answered through answer_now: what the call sends later never reaches the wire
+        self.answered = False
 
     def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
         # The loop serialises this with the function's own answer: whichever reaches it first goes out.
@@ -171,52 +204,13 @@ class EdgeCall(ExchangeCall):
         self.runner.call_on_loop(self.runner.uncount, -1)
 
 
-class CallAnswer:
-    """One call's answer as the stack starts it, HTTP's rules kept as the http layer keeps them elsewhere
-    (the edge's calls enter the stack below it): no body for ``HEAD``, none and no content fields for 1xx, 204 and 304.
-
-    An object with two bound methods rather than two closures: fewer objects made for every call.
-    """
-
-    __slots__ = ("exchange", "call", "send", "status", "headers", "bodiless", "streamed")
-
-    def __init__(self, exchange: Exchange, call: EdgeCall | None, send: Sender) -> None:
-        self.exchange = exchange
-        self.call = call
-        self.send = send
-        self.status: str | None = None
-        self.headers: Headers = []
-        self.bodiless = False
-        self.streamed = False
-
-    def start_response(self, status: str, headers: Headers, exc_info: Any = None) -> Callable[[bytes], None]:
-        if exc_info is not None:
-            try:
-                if self.streamed:
-                    raise exc_info[1].with_traceback(exc_info[2])
-            finally:
-                exc_info = None
-        headers, self.bodiless = answer_fields(status, headers, self.exchange.method == "HEAD")
-        check_head(status, headers)
-        self.status = status
-        self.headers = headers
-        return self.write
-
-    def write(self, chunk: bytes) -> None:
-        call = self.call
-        if call is not None and call.answered:
-            raise OSError("the call was answered already")
-        self.streamed = True
-        self.send(self.exchange, self.status, self.headers, chunk, False)  # type: ignore[arg-type]  # started before any write
-
-
 class CallRunner:
     """Runs each exchange's call: plain functions on the threads, ``async def`` ones as tasks; admission first."""
 
     def __init__(self, service: Core, threads: int, loop: asyncio.AbstractEventLoop, send_timeout: float) -> None:
         config = service.config
         self.service = service
-        #: What a call runs: the stack under its http layer, whose rules the edge keeps itself (:class:`CallAnswer`),
+        #: What a call runs: the stack under its http layer, whose rules the edge keeps itself (:class:`ExchangeCall`),
         #: called inline (funcwsgi.stack.called); the configuration the service's own __call__ puts in is in the base environ.
         self.call_stack = below_http_rules(service.wsgi)
         self.loop = loop
@@ -247,19 +241,29 @@ class CallRunner:
             CONFIG_KEY: config,
             **dict.fromkeys(CALL_KEYS, ""),
         })
-        #: Runs async def functions' calls on the loop (.loop_calls, set by the edge); None: plain functions, on the threads.
-        self.loop_calls: CallStarter | None = None
+        #: What the protocols call once an exchange's request is complete: :meth:`start_on_threads`, or the loop's
+        #: starter itself once :attr:`loop_calls` is set (no frame of the runner's in between: every call passes here;
+        #: each starter counts its calls in :attr:`calls`).
+        self.start: Callable[[Exchange], None] = self.start_on_threads
+        self._loop_calls: CallStarter | None = None
+
+    @property
+    def loop_calls(self) -> CallStarter | None:
+        """Runs async def functions' calls on the loop (.loop_calls, set by the edge); None: plain functions, on the threads."""
+        return self._loop_calls
+
+    @loop_calls.setter
+    def loop_calls(self, starter: CallStarter | None) -> None:
+        self._loop_calls = starter
+        self.start = self.start_on_threads if starter is None else starter.start
 
     # -- on the loop -------------------------------------------------------------------
 
-    def start(self, exchange: Exchange) -> None:
-        """The exchange's request is complete: run its call (or refuse it past the bounds)."""
+    def start_on_threads(self, exchange: Exchange) -> None:
+        """The exchange's request is complete: run its call on a thread (or refuse it past the bounds)."""
         self.calls += 1
         if self.calls == self.max_calls:
             self.on_exit()
-        if self.loop_calls is not None:
-            self.loop_calls.start(exchange)
-            return
         path = exchange.target.split(b"?", 1)[0]
         if path in self.exempt and exchange.method in PROBE_METHODS:
             self.probe_threads.submit(lambda: self.run_thread(exchange, False, 0.0))
@@ -303,7 +307,7 @@ class CallRunner:
 
     def run_thread(self, exchange: Exchange, admitted: bool, arrived: float) -> None:
         """A plain function's call, on one of the threads; ends with one hand-off to the loop."""
-        call = EdgeCall(exchange, self) if admitted else None
+        call = EdgeCall(exchange, self) if admitted else None  # a probe's is no ServerCall
         if exchange.client_gone:  # it gave up while the call waited for a thread: nobody to answer
             self.call_on_loop(self.answered, exchange, call, None)
             return
@@ -316,11 +320,12 @@ class CallRunner:
         environ = self.environ(exchange)
         if call is not None:
             environ[SERVER_CALL_KEY] = call
-        answer = None
+        answer: tuple[str, Headers, Iterable[bytes]] | None = None
         try:
-            answer = self.call_wsgi(exchange, environ, call, self.send_from_thread)
-            if call is not None and call.answered:
-                answer = None  # the watchdog's 408 went out in its place
+            taken = ExchangeCall(exchange, self.send_from_thread) if call is None else call
+            body = self.call_wsgi(taken, environ)
+            if body is not None and not taken.answered:  # else the watchdog's 408 went out in its place
+                answer = (taken.status, taken.headers, body)  # type: ignore[assignment]  # started: status is set
         except OSError:
             self.call_on_loop(exchange.abort, None)  # the client left, or stopped reading, mid-answer
         except SystemExit as ended:
@@ -336,15 +341,15 @@ class CallRunner:
         if call is not None and call.later:
             run_after_response(call.later)
 
-    def call_wsgi(self, exchange: Exchange, environ: dict[str, Any], call: EdgeCall | None, send: Sender) -> tuple[str, Headers, Iterable[bytes]] | None:
-        """The stack's answer: returned whole when its body is a list, else streamed here with ``send`` (None)."""
-        answer = CallAnswer(exchange, call, send)
+    def call_wsgi(self, answer: ExchangeCall, environ: dict[str, Any]) -> list[bytes] | None:
+        """The stack's answer, taken by ``answer`` (the call): its body returned whole when it is a list (its status
+        and fields are ``answer``'s), else streamed with ``answer.send`` (None)."""
         body = self.call_stack(environ, answer.start_response)
+        if type(body) is list and not answer.streamed:  # nothing to close
+            if answer.status is None:
+                raise RuntimeError("the application did not call start_response")
+            return [] if answer.bodiless else body
         try:
-            if type(body) is list and not answer.streamed:
-                if answer.status is None:
-                    raise RuntimeError("the application did not call start_response")
-                return answer.status, answer.headers, [] if answer.bodiless else body
             for chunk in body:
                 if answer.bodiless:
                     break  # HEAD, 1xx, 204, 304: the answer has started, nothing of its body goes out
@@ -352,7 +357,7 @@ class CallRunner:
                     answer.write(chunk)
             if answer.status is None:
                 raise RuntimeError("the application did not call start_response")
-            send(exchange, answer.status, answer.headers, b"", True)
+            answer.send(answer.exchange, answer.status, answer.headers, b"", True)
             return None
         finally:
             close = getattr(body, "close", None)

@@ -58,6 +58,9 @@ class LoopEdgeCall(ExchangeCall):
         await self.exchange.disconnected()
         return {"type": "http.disconnect"}
 
+    #: The call is its own ``receive`` in the environ: no bound method made for every call.
+    __call__ = receive
+
     def thread_stuck(self, extra_threads: int) -> None:
         pass
 
@@ -76,21 +79,27 @@ class LoopCalls:
         self.gate: LoopGate = runner.service.asgi.gate
         # Every call here sets the server call and its receive too (see roomy()).
         self.call_wsgi = runner.call_wsgi
-        #: What each call's greenlet runs (made once: a bound method is an object made at each look-up).
+        #: What each call's greenlet runs, and how its streamed answer goes out (made once: a bound method is an
+        #: object made at each look-up).
         self.run_call = self.run
+        self.send_piece = self.send
         self.base_environ = roomy({**runner.base_environ, "wsgi.multithread": False, SERVER_CALL_KEY: None, ASGI_RECEIVE_KEY: None})
 
     def start(self, exchange: Exchange) -> None:
         """On the loop: the exchange's request is complete; its call starts now, or is refused past the bounds."""
+        runner = self.runner  # the protocols call this directly (CallRunner.start): the runner's count is kept here
+        runner.calls += 1
+        if runner.calls == runner.max_calls:
+            runner.on_exit()
         gate = self.gate
         if gate.loop is not self.loop:
             gate.watch_loop(self.loop)
         environ = make_environ(self.base_environ, exchange)
         if not gate.enter(environ["PATH_INFO"]):  # refused, and counted
-            self.runner.answer_busy(exchange)
+            runner.answer_busy(exchange)
             return
-        call = environ[SERVER_CALL_KEY] = LoopEdgeCall(exchange)
-        environ[ASGI_RECEIVE_KEY] = call.receive  # the body is in wsgi.input already
+        call = environ[SERVER_CALL_KEY] = LoopEdgeCall(exchange, self.send_piece)
+        environ[ASGI_RECEIVE_KEY] = call  # its receive (the call's __call__); the body is in wsgi.input already
         # The task runs the greenlet's function itself (no coroutine of our own around it): one frame less on each of
         # the task's steps. The call keeps its task, for the deadline's sweep to cancel (not asked for: asyncio.current_task()).
         call.task = self.loop.create_task(run_bridged(self.run_call, exchange, environ, call), name=TASK_NAME)
@@ -98,9 +107,9 @@ class LoopCalls:
     def run(self, exchange: Exchange, environ: dict[str, Any], call: LoopEdgeCall) -> None:
         """In the call's greenlet: the stack, its answer to the exchange, then the exchange is done."""
         try:
-            answer = self.call_wsgi(exchange, environ, None, self.send)
-            if answer is not None:
-                exchange.respond(answer[0], answer[1], answer[2], True)
+            body = self.call_wsgi(call, environ)
+            if body is not None:
+                exchange.respond(call.status, call.headers, body, True)  # type: ignore[arg-type]  # started: status is set
         except OSError:
             exchange.abort(None)  # the client left, or stopped reading, mid-answer
         except SystemExit as ended:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from funcwsgi import make_app
-from funcwsgi.adapters.gunicorn.calls import CallRunner, check_head, make_environ, roomy
+from funcwsgi.adapters.gunicorn.calls import CallRunner, ExchangeCall, check_head, make_environ, roomy
 from funcwsgi.stack import inner
 
 BASE = {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}
@@ -65,8 +65,9 @@ def serve(runner: Any, method: str, target: bytes) -> tuple[Any, list[tuple[Any,
     exchange = Exchange(target, [])
     exchange.method = method
     sent: list[tuple[Any, ...]] = []
-    answer = runner.call_wsgi(exchange, make_environ(runner.base_environ, exchange), None, lambda *piece: sent.append(piece[1:]))
-    return answer, sent
+    taken = ExchangeCall(exchange, lambda *piece: sent.append(piece[1:]))
+    body = runner.call_wsgi(taken, make_environ(runner.base_environ, exchange))
+    return (None if body is None else (taken.status, taken.headers, body)), sent
 
 
 def test_the_edge_enters_the_stack_below_its_http_layer_and_keeps_its_rules_itself(runner):
