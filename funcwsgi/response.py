@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 JSON = "application/json"
 BINARY = "application/octet-stream"
+#: The commonest answer's type field, made once (a field is an immutable pair: every answer may share it).
+TEXT_FIELD = ("Content-Type", TEXT)
 
 class UnsupportedResponse(TypeError):
     """The function produced something that cannot become an HTTP response."""
@@ -221,7 +223,8 @@ def send(
     headers: list[tuple[str, str]]
     own = res._headers if res is not None else None
     if not (own or extra_headers) and type(data) is bytes:  # the commonest answer: the body with its type and length
-        start_response(STATUS_LINES.get(status) or status_line(status), [("Content-Type", content_type), ("Content-Length", str(len(data)))])
+        type_field = TEXT_FIELD if content_type is TEXT else ("Content-Type", content_type)
+        start_response(STATUS_LINES.get(status) or status_line(status), [type_field, ("Content-Length", str(len(data)))])
         return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
     if own or extra_headers:
         merged = Headers(own) if own else Headers()

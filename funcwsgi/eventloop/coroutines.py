@@ -24,28 +24,72 @@ from .bridge import CallGreenlet, on_loop_path, wait_for
 _loops = threading.local()
 
 
-def coroutine_caller(function: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """Call an ``async def`` function: awaited on the serving loop on the event-loop path, else
-    run to completion on this server thread's own event loop."""
+class CoroutineAwaiter:
+    """Awaits one function's coroutines: by the call's task on the event-loop path, else run to completion on this
+    server thread's own event loop.
 
-    # While the function's coroutines return without waiting (a hello world, a cache hit), each runs in the
-    # call's greenlet at once, with no trip to the call's task and back. The first one that waits ends that
-    # for good: for a coroutine that waits, the first step taken here is extra work.
-    at_once = True
+    While the function's coroutines return without waiting (a hello world, a cache hit), each runs in the
+    call's greenlet at once, with no trip to the call's task and back. The first one that waits ends that
+    for good: for a coroutine that waits, the first step taken here is extra work.
+    """
 
-    def run(*args: Any) -> Any:
-        nonlocal at_once
+    __slots__ = ("name", "at_once")
+
+    def __init__(self, name: str, *, at_once: bool = True) -> None:
+        self.name = name
+        self.at_once = at_once
+
+    def run(self, coroutine: Any, environ: dict[str, Any] | None) -> Any:
+        """What ``coroutine`` returns: on the loop path, awaited by the call's task until the call's deadline
+        (``environ``: the call's WSGI environ, or None: the current one)."""
         if type(getcurrent()) is not CallGreenlet:  # on_loop_path(), inlined: every call asks
-            return run_on_thread_loop(function(*args))
-        coroutine = function(*args)
-        if at_once:
+            return run_on_thread_loop(coroutine)
+        if self.at_once:
             try:
                 pending = coroutine.send(None)
             except StopIteration as done:
                 return done.value
-            at_once = False
+            self.at_once = False
             coroutine = Resumed(coroutine, pending)
-        return await_on_loop(coroutine, name)
+        # What follows is every awaiting call's path, in this one frame.
+        if environ is None:
+            environ = current_environ.get()
+            if environ is None:
+                return wait_for(coroutine)
+        deadline = environ.get(DEADLINE_KEY)
+        call = environ.get(SERVER_CALL_KEY)
+        # A server that marks the call when its client leaves (``tells_when_gone``) is asked when the
+        # function asks (sdk.cancelled()) and once it returns. Else the whole body is read, so the server's
+        # next message is its word that the client left: a task of the call waits for it while the function awaits.
+        told = getattr(call, "tells_when_gone", False)
+        watch = None
+        if not told:
+            # The coroutine runs outside the greenlet: it reads a body already read (the ASGI side's; the edge's is whole).
+            stream = environ.get("wsgi.input")
+            if type(stream) is AsgiInput:
+                stream.preload()
+            receive = environ.get(ASGI_RECEIVE_KEY)
+            if receive is not None:
+                watch = asyncio.get_running_loop().create_task(watch_client(receive, environ))
+        try:
+            if deadline is None:
+                return wait_for(coroutine)
+            return wait_until_deadline(coroutine, deadline, self.name, getattr(call, "task", None))
+        finally:
+            if watch is not None:
+                watch.cancel()
+            elif told and not call.client_connected():  # type: ignore[union-attr]  # told: there is a call
+                client_left(environ)
+
+
+def coroutine_caller(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """Call an ``async def`` function and await its coroutine (:class:`CoroutineAwaiter`): for the other platforms'
+    contracts, which call the function themselves. funcwsgi's own contract awaits the coroutine the function
+    returns (:class:`funcwsgi.handler.calling.FunctionApp`), a frame less on every call."""
+    awaiting = CoroutineAwaiter(name).run
+
+    def run(*args: Any) -> Any:
+        return awaiting(function(*args), None)
 
     run.__name__ = getattr(function, "__name__", "run")
     return run
@@ -58,33 +102,10 @@ def run_on_thread_loop(coroutine: Any) -> Any:
     return loop.run_until_complete(coroutine)
 
 
-def await_on_loop(coroutine: Any, name: str) -> Any:
-    """From the call's greenlet: the call's task awaits the coroutine, until the call's deadline."""
-    environ = current_environ.get()
-    if environ is None:
-        return wait_for(coroutine)
-    deadline = environ.get(DEADLINE_KEY)
-    call = environ.get(SERVER_CALL_KEY)
-    # A server that marks the call when its client leaves (``tells_when_gone``) is asked when the
-    # function asks (sdk.cancelled()) and once it returns. Else the whole body is read, so the server's
-    # next message is its word that the client left: a task of the call waits for it while the function awaits.
-    told = getattr(call, "tells_when_gone", False)
-    watch = None
-    if not told:
-        # The coroutine runs outside the greenlet: it reads a body already read (the ASGI side's; the edge's is whole).
-        stream = environ.get("wsgi.input")
-        if type(stream) is AsgiInput:
-            stream.preload()
-        receive = environ.get(ASGI_RECEIVE_KEY)
-        if receive is not None:
-            watch = asyncio.get_running_loop().create_task(watch_client(receive, environ))
-    try:
-        return wait_for(coroutine) if deadline is None else wait_until_deadline(coroutine, deadline, name, getattr(call, "task", None))
-    finally:
-        if watch is not None:
-            watch.cancel()
-        elif told and call is not None and not call.client_connected():
-            client_left(environ)
+def await_on_loop(coroutine: Any, name: str, environ: dict[str, Any] | None = None) -> Any:
+    """From the call's greenlet: the call's task awaits the coroutine, until the call's deadline (``environ``: the
+    call's, else the current one)."""
+    return CoroutineAwaiter(name, at_once=False).run(coroutine, environ)
 
 
 async def watch_client(receive: Callable[[], Any], environ: dict[str, Any]) -> None:

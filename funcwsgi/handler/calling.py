@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
@@ -33,16 +33,16 @@ class FunctionApp:
     def __init__(self, loaded: LoadedFunction, config: Config) -> None:
         self.loaded = loaded
         self.invoke = make_invoker(loaded, config)
+        #: Awaits a coroutine the function returned, the call's environ given (an async def function's, on every call).
+        self.awaiting: Callable[[Any, WSGIEnvironment], Any] = self.first_coroutine
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         # The request-id layer has made it the current environ already, unless the stack lacks it.
         token = None if current_environ.get() is environ else current_environ.set(environ)
         try:
             result, res = self.invoke(environ)
-            if type(result) is CoroutineType:  # a plain callable that returned a coroutine
-                from ..eventloop.coroutines import awaited
-
-                result = awaited(result, self.loaded.name)
+            if type(result) is CoroutineType:  # an async def function's (or a plain callable's that returned one)
+                result = self.awaiting(result, environ)
         except HTTPException as error:
             return http_error(error, environ, start_response)
         finally:
@@ -62,6 +62,14 @@ class FunctionApp:
             return body
         return ReleasingBody(body, partial(release, environ, request))
 
+    def first_coroutine(self, coroutine: Any, environ: WSGIEnvironment) -> Any:
+        """The first coroutine awaited: the awaiter is made (asyncio and greenlet are imported only now, a sync
+        function's server never loads them), and awaits it and every later one."""
+        from ..eventloop.coroutines import CoroutineAwaiter
+
+        self.awaiting = CoroutineAwaiter(self.loaded.name).run
+        return self.awaiting(coroutine, environ)
+
     def __repr__(self) -> str:
         return f"FunctionApp({self.loaded.name!r}, {self.loaded.signature.value})"
 
@@ -75,12 +83,15 @@ def release(environ: WSGIEnvironment, request: FunctionRequest) -> None:
 
 
 def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResponse | None]:
+    """How a call calls the function. An ``async def`` function called by funcwsgi's own contract returns its
+    coroutine, which :class:`FunctionApp` awaits; another platform's contract calls one that awaits it itself."""
     function = loaded.function
+    awaits = function
     if is_async(function):
         from ..eventloop.coroutines import coroutine_caller
 
-        function = coroutine_caller(function, loaded.name)
-    contract = contract_invoker(loaded, config, function)
+        awaits = coroutine_caller(function, loaded.name)
+    contract = contract_invoker(loaded, config, awaits)
     if contract is not None:
         return contract
     signature = loaded.signature
