@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..bodies import StreamedBody
 from ..environ import FAILURE_KEY  # a failure another layer turned into a response (a 408)
-from ..metrics.calls import OTHER_METHOD, CallMetrics, LocalSeries, SharedSeries
+from ..metrics.calls import OTHER_METHOD, CallMetrics, CallSeries, SharedSeries
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -50,13 +50,13 @@ class MetricsMiddleware:
         if type(body) is list:
             seconds = perf_counter() - started
             failed = status[0][0] == "5" or FAILURE_KEY in environ
-            series.record(seconds, failed)  # record(), inlined for the commonest answer
+            series.tally(seconds, failed)  # record(), inlined for the commonest answer; tallied (CallSeries)
             if self.faas is not None:
                 self.faas.record(environ, seconds, failed)
             return body
         return MeasuredBody(body, self, series, environ, status, started)
 
-    def record(self, series: LocalSeries | SharedSeries, environ: WSGIEnvironment, seconds: float, failed: bool) -> None:
+    def record(self, series: CallSeries | SharedSeries, environ: WSGIEnvironment, seconds: float, failed: bool) -> None:
         series.record(seconds, failed)
         if self.faas is not None:
             self.faas.record(environ, seconds, failed)
@@ -71,7 +71,7 @@ class MeasuredBody(StreamedBody):
     __slots__ = ("_layer", "_series", "_environ", "_status", "_started", "_failed")
 
     def __init__(
-        self, body: Iterable[bytes], layer: MetricsMiddleware, series: LocalSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float
+        self, body: Iterable[bytes], layer: MetricsMiddleware, series: CallSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float
     ) -> None:
         super().__init__(body)
         self._layer = layer
