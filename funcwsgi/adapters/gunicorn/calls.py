@@ -64,6 +64,8 @@ STATUS_LINES_MADE = frozenset(STATUS_LINES.values())
 PROTOCOLS = {"1.0": "HTTP/1.0", "1.1": "HTTP/1.1", "2": "HTTP/2"}
 #: The keys :func:`make_environ` sets on every call; a base environ holds them too (see :func:`roomy`).
 CALL_KEYS = ("REQUEST_METHOD", "PATH_INFO", "QUERY_STRING", "RAW_URI", "REQUEST_URI", "SERVER_PROTOCOL", "SERVER_NAME", "SERVER_PORT", "wsgi.input")
+#: The address entries of a connection whose transport told no address (PEP 3333 requires a server's name and port).
+NO_ADDRESS = {"SERVER_NAME": "localhost", "SERVER_PORT": "80"}
 #: Entries a :func:`roomy` table is made for: 22 make a table of 64 slots, which a copy fills with 20 keys more
 #: (the request's fields, the layers' keys) before it grows; more entries would leave less room, fewer a smaller table.
 ROOMY_ENTRIES = 22
@@ -80,7 +82,8 @@ class Exchange(Protocol):
     http_version: str  # "1.0", "1.1" or "2"
     headers: list[tuple[bytes, bytes]]  # names lower-cased, in the order sent
     peer: tuple[str, int] | None
-    server: tuple[str, int] | None
+    #: The environ's address entries of every call of the exchange's connection (:func:`address_fields`), never changed.
+    address: dict[str, str]
     #: Set on the loop once the client closed or reset its connection (HTTP/2: its stream).
     client_gone: bool
     #: The client will get no body it declared (past the body limit): the call is answered and the connection ends.
@@ -426,11 +429,7 @@ def make_environ(base: dict[str, Any], exchange: Exchange) -> dict[str, Any]:
     environ["QUERY_STRING"] = query.decode("latin-1") if query else ""
     version = exchange.http_version
     environ["SERVER_PROTOCOL"] = PROTOCOLS.get(version) or "HTTP/" + version
-    server = exchange.server
-    environ["SERVER_NAME"], environ["SERVER_PORT"] = (str(server[0]), str(server[1])) if server else ("localhost", "80")
-    peer = exchange.peer
-    if peer is not None:
-        environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = peer[0], str(peer[1])
+    environ.update(exchange.address)
     known = HEADER_KEYS.get
     for raw_name, raw_value in exchange.headers:
         key = known(raw_name) or header_key(raw_name)
@@ -440,6 +439,14 @@ def make_environ(base: dict[str, Any], exchange: Exchange) -> dict[str, Any]:
             environ[key] = raw_value.decode("latin-1")
     environ["wsgi.input"] = io.BytesIO() if exchange.body_skipped else exchange.body()
     return environ
+
+
+def address_fields(server: tuple[str, int] | None, peer: tuple[str, int] | None) -> dict[str, str]:
+    """The environ's address entries (PEP 3333) of a connection's calls: made once, when it opens, not for every call."""
+    fields = {"SERVER_NAME": str(server[0]), "SERVER_PORT": str(server[1])} if server else dict(NO_ADDRESS)
+    if peer is not None:
+        fields["REMOTE_ADDR"], fields["REMOTE_PORT"] = peer[0], str(peer[1])
+    return fields
 
 
 def check_head(status: str, headers: Headers) -> None:

@@ -44,6 +44,7 @@ import httptools
 from funcwsgi.replies import HEAD_TOO_LARGE, REQUEST_TIMEOUT, Reply
 
 from .bounds import HEAD_LIMIT, MALFORMED, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
+from .calls import NO_ADDRESS, address_fields
 from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class Http1Exchange(SpooledBody):
         "http_version",
         "headers",
         "peer",
-        "server",
+        "address",
         "client_gone",
         "body_skipped",
         "keep_alive",
@@ -154,7 +155,7 @@ class Http1Exchange(SpooledBody):
         self.http_version = version
         self.headers = headers
         self.peer = conn.peer
-        self.server = conn.server
+        self.address = conn.address
         self.client_gone = False
         self.body_skipped = False
         self.keep_alive = keep_alive
@@ -344,6 +345,8 @@ class Http1Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.peer: tuple[str, int] | None = None
         self.server: tuple[str, int] | None = None
+        #: The environ's address entries of its calls (calls.address_fields), made when it opens.
+        self.address = NO_ADDRESS
         # for the sweep (connections.py)
         self.phase = ACCEPTED
         self.deadline = 0.0
@@ -391,6 +394,7 @@ class Http1Connection(asyncio.Protocol):
         server = transport.get_extra_info("sockname")
         if isinstance(server, tuple):
             self.server = (str(server[0]), int(server[1]))
+        self.address = address_fields(self.server, self.peer)
         self.edge.opened(self)
         self.connections.arrived(self)  # False: held, its bytes kept unparsed until it is let in
 

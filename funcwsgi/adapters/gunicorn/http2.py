@@ -120,7 +120,7 @@ class Http2Stream(SpooledBody):
         "headers",
         "length",
         "peer",
-        "server",
+        "address",
         "client_gone",
         "body_skipped",
         "complete",
@@ -147,7 +147,7 @@ class Http2Stream(SpooledBody):
         self.headers = headers
         self.length = length  # its content-length, if it has one
         self.peer = conn.peer
-        self.server = conn.server
+        self.address = conn.address
         self.client_gone = False
         self.body_skipped = False
         self.memory = bytearray()
@@ -224,6 +224,7 @@ class Http2Connection(asyncio.Protocol):
         self.transport: Any = handed.transport
         self.peer: tuple[str, int] | None = handed.peer
         self.server: tuple[str, int] | None = handed.server
+        self.address = handed.address
         self.streams: dict[int, Http2Stream] = {}
         self.sending: dict[int, Http2Stream] = {}  # streams with answer bytes held back
         self.waiters: list[tuple[Http2Stream, Callable[[], None]]] = []

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from funcwsgi import make_app
-from funcwsgi.adapters.gunicorn.calls import CallRunner, ExchangeCall, check_head, make_environ, roomy
+from funcwsgi.adapters.gunicorn.calls import CallRunner, ExchangeCall, address_fields, check_head, make_environ, roomy
 from funcwsgi.stack import inner
 
 BASE = {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}
@@ -26,7 +26,7 @@ class Exchange:
         self.http_version = "1.1"
         self.headers = headers
         self.peer = peer
-        self.server = server
+        self.address = address_fields(server, peer)
         self.body_skipped = False
 
     def body(self):

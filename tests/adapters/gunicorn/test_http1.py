@@ -96,3 +96,47 @@ def test_a_closed_connection_is_freed_without_the_cyclic_gc(no_cyclic_gc: None, 
         loop.close()
     assert len(made) == len(requests)
     assert [ref() for ref in made] == [None] * len(requests)
+
+
+def addresses(req: Any) -> str:
+    environ = req.environ
+    return " ".join(environ[key] for key in ("SERVER_NAME", "SERVER_PORT", "REMOTE_ADDR", "REMOTE_PORT"))
+
+
+def test_a_connections_calls_take_its_address_made_once_when_it_opened() -> None:
+    """The environ's address entries come from the connection (calls.address_fields, made in connection_made),
+    the same for each of its calls: not rebuilt from the peer and socket names for every call."""
+
+    async def two_calls() -> tuple[list[bytes], Http1Connection, tuple[str, int], tuple[str, int]]:
+        loop = asyncio.get_running_loop()
+        edge = Edge(make_app(addresses, environ={"SERVER_LOOP_BLOCKED_SECONDS": "0"}), GunicornConfig(), loop)
+        made: list[Http1Connection] = []
+
+        def connection() -> Http1Connection:
+            made.append(Http1Connection(edge))
+            return made[-1]
+
+        server = await loop.create_server(connection, "127.0.0.1", 0)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
+            bodies = []
+            for _ in range(2):
+                writer.write(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+                bodies.append(await reader.readexactly(length))
+            names = writer.get_extra_info("sockname"), writer.get_extra_info("peername")
+            writer.close()
+            return bodies, made[0], names[0], names[1]
+        finally:
+            server.close()
+            edge.runner.shutdown()
+
+    loop = new_event_loop()
+    try:
+        bodies, conn, client, listening = loop.run_until_complete(two_calls())
+    finally:
+        loop.close()
+    expected = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": str(listening[1]), "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": str(client[1])}
+    assert conn.address == expected
+    assert bodies == [" ".join(expected.values()).encode()] * 2
