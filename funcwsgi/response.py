@@ -193,6 +193,11 @@ def send(
     start_response: StartResponse,
 ) -> Iterable[bytes]:
     """Send ``result`` (or ``res`` when the function returned ``None``)."""
+    if type(result) is str and (res is None or res._headers is None):  # the commonest answer: a text, its type and length
+        text = result.encode()
+        code = 200 if res is None else res.status_code
+        start_response(STATUS_LINES.get(code) or status_line(code), [TEXT_FIELD, ("Content-Length", str(len(text)))])
+        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [text]
     status: int | None = None
     extra_headers: Any = None
     if type(result) in _PLAIN:  # the commonest answers first: a str, bytes, a dict or a list is the body as it is

@@ -57,7 +57,7 @@ class FunctionApp:
         # is complete, a call's objects go as soon as the server is done with them.
         if type(body) is list:
             del environ[REQUEST_KEY]  # release(), inlined for the commonest answer: no files were uploaded
-            if request.__dict__.get("files"):
+            if "files" in request.__dict__:  # werkzeug parsed a form (maybe with no file): closing it is harmless
                 request.close()
             return body
         return ReleasingBody(body, partial(release, environ, request))
