@@ -144,7 +144,7 @@ class CancellationMiddleware:
         except BaseException:
             self.ended(environ, cancellation, watched)
             raise
-        if environ.get(FAILURE_KEY) == TIMEOUT:  # the timeout layer's word: its 408 may have sent the client away
+        if FAILURE_KEY in environ and environ[FAILURE_KEY] == TIMEOUT:  # the timeout layer's word: its 408 may have sent the client away
             cancellation.cancel(TIMEOUT)
         cancellation.deadline = None  # the timeout covers the call until the function returns, not the body's sending
         if type(body) is list:  # answered whole: nothing more of the call runs

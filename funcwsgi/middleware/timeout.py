@@ -59,9 +59,11 @@ class TimeoutMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         cancellation = environ.get(CANCELLATION_KEY)
         deadline: Deadline | None = None if cancellation is None else cancellation.deadline
-        if deadline is None:  # a stack without the cancellation layer
+        if deadline is not None:  # the cancellation layer's, which found the server's call already
+            call = cancellation.server_call  # type: ignore[union-attr]  # a deadline: there is a cancellation
+        else:  # a stack without the cancellation layer
             deadline = deadline_in(self.seconds)
-        call = environ.get(SERVER_CALL_KEY)
+            call = environ.get(SERVER_CALL_KEY)
         try:
             if call is not None:
                 lent = call.lent

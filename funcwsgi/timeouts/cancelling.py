@@ -83,9 +83,9 @@ def wait_until_deadline(awaitable: Awaitable[Any], deadline: Deadline, name: str
     if task is None:
         task = asyncio.current_task()
         assert task is not None  # a call served on the loop is a task
-    loop = task.get_loop()
-    sweep = _sweeps.get(loop)
+    sweep = _sweeps.get(task.get_loop())
     if sweep is None:
+        loop = task.get_loop()
         sweep = _sweeps[loop] = DeadlineSweep(loop)
     calls = sweep.calls
     calls[task] = deadline  # registered here, not through a method: this is every awaiting call's path

@@ -102,10 +102,11 @@ class LoopCalls:
         environ[ASGI_RECEIVE_KEY] = call  # its receive (the call's __call__); the body is in wsgi.input already
         # The task runs the greenlet's function itself (no coroutine of our own around it): one frame less on each of
         # the task's steps. The call keeps its task, for the deadline's sweep to cancel (not asked for: asyncio.current_task()).
-        call.task = self.loop.create_task(run_bridged(self.run_call, exchange, environ, call), name=TASK_NAME)
+        call.task = self.loop.create_task(run_bridged(self.run_call, call, environ), name=TASK_NAME)
 
-    def run(self, exchange: Exchange, environ: dict[str, Any], call: LoopEdgeCall) -> None:
+    def run(self, call: LoopEdgeCall, environ: dict[str, Any]) -> None:
         """In the call's greenlet: the stack, its answer to the exchange, then the exchange is done."""
+        exchange = call.exchange
         try:
             body = self.call_wsgi(call, environ)
             if body is not None:
