@@ -19,7 +19,7 @@ from ..middleware.cancellation import client_left
 from ..serving import SERVER_CALL_KEY
 from ..timeouts.cancelling import wait_until_deadline
 from .asgi import AsgiInput
-from .bridge import CallGreenlet, on_loop_path, wait_for
+from .bridge import CallGreenlet, wait_for
 
 _loops = threading.local()
 
@@ -102,12 +102,6 @@ def run_on_thread_loop(coroutine: Any) -> Any:
     return loop.run_until_complete(coroutine)
 
 
-def await_on_loop(coroutine: Any, name: str, environ: dict[str, Any] | None = None) -> Any:
-    """From the call's greenlet: the call's task awaits the coroutine, until the call's deadline (``environ``: the
-    call's, else the current one)."""
-    return CoroutineAwaiter(name, at_once=False).run(coroutine, environ)
-
-
 async def watch_client(receive: Callable[[], Any], environ: dict[str, Any]) -> None:
     """Marks the call cancelled when the server says ``http.disconnect`` (the empty body message of a
     request without a body comes first; never more than one: a loop here could spin on a receive that never waits)."""
@@ -145,5 +139,6 @@ class Resumed:
 
 
 def awaited(result: Any, name: str) -> Any:
-    """What a coroutine a plain function returned produces (a callable that returns an awaitable)."""
-    return await_on_loop(result, name) if on_loop_path() else run_on_thread_loop(result)
+    """What a coroutine produces, awaited once as a call's would be (a probe's async hook): by the call's task on the
+    event-loop path, until the current call's deadline, else on this server thread's own loop."""
+    return CoroutineAwaiter(name, at_once=False).run(result, None)

@@ -523,8 +523,8 @@ class Http1Connection(asyncio.Protocol):
                 if self.chunk_sizes is not None:
                     data = self.feed_chunked(data)
                     continue
-                # Cut where a head may end (llhttp then knows whether a chunked body follows); partition takes its
-                # separator without the argument parsing find() does. An empty rest: one piece (the usual read).
+                # Cut where a head may end (llhttp then knows whether a chunked body follows). No cut when the
+                # read holds at most one head's end, at its end: one piece (the usual read).
                 end = data.find(b"\r\n\r\n") + 4
                 piece, data = (data, b"") if end == 3 or end == len(data) else (data[:end], data[end:])
                 self.feeding = piece
