@@ -340,8 +340,11 @@ def test_rapid_reset(h2):
     with h2.client() as client:
         started, sent = time.monotonic(), 0
         while sent < 1000 and time.monotonic() - started < FLOOD_SECONDS:
-            stream = client.request(request_fields("GET", "/rapid-reset"))
-            if not client.frame(RstStreamFrame(stream, error_code=0x8)):
+            # The attack's shape: HEADERS and RST_STREAM in one write, so no server sees the stream
+            # open without its reset (two writes let a loaded server hand a few streams over first).
+            stream = client.new_stream()
+            frames = client.header_frames(stream, request_fields("GET", "/rapid-reset"), end_stream=True)
+            if not client.frame(*frames, RstStreamFrame(stream, error_code=0x8)):
                 break
             sent += 1
         client.pump(lambda: client.goaway is not None, timeout=5)
