@@ -11,6 +11,7 @@ configuration is left out entirely, so it costs nothing per call.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -87,6 +88,9 @@ class Layer(NamedTuple):
     #: The liveness check the layer declares, made of the built layer (``TimeoutMiddleware.liveness_problem``):
     #: ``/healthz`` and ``/health/liveness`` run it. Declared here, so the probes never go looking for checks.
     liveness: Callable[[Any], str | None] | None = None
+    #: The :class:`~funcwsgi.serving.ServerCall` attribute by which a server says it does this layer's whole work itself
+    #: for every call it serves (``checks_http2``): :func:`served_stack` leaves the layer out of what that server calls.
+    done_by_server: str | None = None
 
     def build(self, below: Below, config: Config, loaded: LoadedFunction) -> WSGIApplication:
         values = {
@@ -127,9 +131,30 @@ def called(app: WSGIApplication) -> WSGIApplication:
     return own.__call__ if isinstance(type(own).__call__, FunctionType) else app
 
 
-def below_http_rules(top: WSGIApplication) -> WSGIApplication:
-    """What a server that keeps HTTP's rules itself calls (the edge, the ASGI side): the stack under its http layer."""
-    return top.app if type(top) is HttpRulesMiddleware else called(top)
+def served_stack(top: WSGIApplication, server_call: type) -> WSGIApplication:
+    """What a server whose calls are ``server_call`` objects calls: the stack ``top`` without the layers whose work
+    that server declares it does itself (:attr:`Layer.done_by_server`), each layer called inline (:func:`called`).
+
+    The service's own stack is never changed (a process may serve it some other way too): a layer left out below
+    the top is passed over by a copy of each layer above it, linked to what is below. Above the http2 layer that
+    is the errors layer alone, which keeps nothing of its own.
+    """
+    done = tuple(layer.cls for layer in LAYERS if layer.done_by_server is not None and getattr(server_call, layer.done_by_server, False))
+    chain: list[Any] = []
+    layer: Any = top
+    while hasattr(layer, "app"):  # the layers, from the outside in (the function's app has no inner app)
+        chain.append(layer)
+        layer = inner(layer)
+    left_out = [index for index, layer in enumerate(chain) if type(layer) in done]
+    if not left_out:
+        return called(top)
+    below: WSGIApplication = chain[left_out[-1]].app  # the inner app of the innermost layer left out: a bound __call__ already
+    for layer in reversed(chain[: left_out[-1]]):
+        if type(layer) not in done:
+            linked = copy.copy(layer)
+            linked.app = below
+            below = called(linked)
+    return below
 
 
 def inner(layer: Any) -> Any:
@@ -206,9 +231,9 @@ def faas_metrics_of_calls(config: Config, loaded: LoadedFunction, below: Below) 
 
 
 LAYERS: list[Layer] = [
-    Layer("http", HttpRulesMiddleware),
+    Layer("http", HttpRulesMiddleware, done_by_server="keeps_http_rules"),
     Layer("errors", ErrorMiddleware),
-    Layer("http2", Http2RequestsMiddleware, {"max_body": "server_max_body_size"}, lambda config: config.http2),
+    Layer("http2", Http2RequestsMiddleware, {"max_body": "server_max_body_size"}, lambda config: config.http2, done_by_server="checks_http2"),
     Layer("request-id", RequestIdMiddleware),
     Layer("access-log", AccessLogMiddleware, enabled=lambda config: config.server_access_log),
     Layer("reserved-routes", ReservedRoutesMiddleware, {"routes": Made(reserved_routes)}),

@@ -10,8 +10,10 @@ from funcwsgi.config import Config
 from funcwsgi.handler.calling import FunctionApp
 from funcwsgi.handler.loader import wrap_callable
 from funcwsgi.middleware.body_limit import BodyLimitMiddleware
+from funcwsgi.middleware.http2_requests import Http2RequestsMiddleware
+from funcwsgi.middleware.http_rules import HttpRulesMiddleware
 from funcwsgi.middleware.server_errors import ErrorMiddleware
-from funcwsgi.stack import LAYERS, Layer, Made, build_stack, inner
+from funcwsgi.stack import LAYERS, Layer, Made, build_stack, inner, served_stack
 
 
 def hello(req, res):
@@ -67,6 +69,46 @@ def test_each_layer_calls_the_next_through_its_bound_call():
         layer = inner(layer)
     assert type(layer) is FunctionApp
     assert len(crossed) == len(service.layers) - 1  # every layer but the function
+
+
+class Checking:
+    """A server's call that keeps HTTP's rules and checks HTTP/2 itself (as the edge worker's)."""
+
+    keeps_http_rules = True
+    checks_http2 = True
+
+
+class Plain:
+    """A server's call that declares nothing."""
+
+
+def crossed(app):
+    """The classes of the layers ``app`` (a bound __call__) runs through, each calling the next through its bound call."""
+    layer, found = app.__self__, []
+    while hasattr(layer, "app"):
+        assert type(layer.app) is MethodType
+        found.append(type(layer))
+        layer = inner(layer)
+    return found
+
+
+def test_a_server_that_does_a_layers_work_itself_calls_the_stack_without_that_layer():
+    service = make_app(hello, environ={"SERVER_HTTP2": "true"})
+    whole = crossed(service.call_stack)
+    assert whole[:3] == [HttpRulesMiddleware, ErrorMiddleware, Http2RequestsMiddleware]
+    served = served_stack(service.wsgi, Checking)
+    assert crossed(served) == [ErrorMiddleware, *whole[3:]]
+    assert served.__self__ is not inner(service.wsgi), "the service's own errors layer was relinked"
+    assert crossed(service.call_stack) == whole, "the service's own stack changed"
+
+
+def test_a_server_that_declares_nothing_calls_the_whole_stack():
+    service = make_app(hello, environ={"SERVER_HTTP2": "true"})
+    assert served_stack(service.wsgi, Plain) == service.call_stack
+
+
+def test_what_a_server_does_itself_is_declared_on_the_layers():
+    assert {layer.name: layer.done_by_server for layer in LAYERS if layer.done_by_server} == {"http": "keeps_http_rules", "http2": "checks_http2"}
 
 
 def test_options_are_read_from_settings_and_made_values():

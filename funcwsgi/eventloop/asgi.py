@@ -51,6 +51,7 @@ class LoopCall:
     #: The deadline cancels the call's task, and the edge answers through the response.
     answers_now = False
     checks_http2 = False
+    keeps_http_rules = True  # AsgiService.serve, through _Exchange
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope

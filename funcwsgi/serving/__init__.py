@@ -71,6 +71,10 @@ class ServerCall(Protocol):
     #: Whether the server refuses a malformed HTTP/2 request itself (RFC 9113 sections 8.1.1 and 8.2) and
     #: hands the call its body whole with its ``CONTENT_LENGTH``: the HTTP/2 layer then checks nothing twice.
     checks_http2: bool
+    #: Whether the server keeps HTTP's rules for the answers it takes itself (no body for ``HEAD``, none and no content
+    #: fields for 1xx, 204 and 304; :func:`funcwsgi.middleware.http_rules.answer_fields`). A server whose calls declare
+    #: this, or ``checks_http2``, calls the stack without the layer that would do it again (:func:`funcwsgi.stack.served_stack`).
+    keeps_http_rules: bool
 
     def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
         """Answer the client with this response now and end the connection, while the function still runs.

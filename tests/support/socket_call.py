@@ -33,6 +33,7 @@ class SocketCall:
     lent: Lent = THREAD
     answers_now = True
     checks_http2 = False
+    keeps_http_rules = False
 
     def __init__(self, sock: Any, address: Any = None, lender: Lender | None = None, key: Any = None) -> None:
         self.sock = sock

@@ -36,7 +36,7 @@ from funcwsgi.middleware.http_rules import answer_fields
 from funcwsgi.replies import BUSY, STATUS_LINES
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
-from funcwsgi.stack import below_http_rules
+from funcwsgi.stack import served_stack
 
 from .threads import CallThreads
 
@@ -132,6 +132,7 @@ class ExchangeCall:
 
     __slots__ = ("exchange", "later", "send", "status", "headers", "bodiless", "streamed")
     checks_http2 = True  # http2.py resets a malformed stream and starts a call once its body is whole
+    keeps_http_rules = True  # start_response and call_wsgi below
     #: Whether the call was answered through ``answer_now`` (:class:`EdgeCall`): what it sends later never reaches the wire.
     answered = False
 
@@ -213,9 +214,10 @@ class CallRunner:
     def __init__(self, service: Core, threads: int, loop: asyncio.AbstractEventLoop, send_timeout: float) -> None:
         config = service.config
         self.service = service
-        #: What a call runs: the stack under its http layer, whose rules the edge keeps itself (:class:`ExchangeCall`),
-        #: called inline (funcwsgi.stack.called); the configuration the service's own __call__ puts in is in the base environ.
-        self.call_stack = below_http_rules(service.wsgi)
+        #: What a call runs: the stack without its http and http2 layers, whose work the edge does itself (:class:`ExchangeCall`:
+        #: HTTP's rules, and every HTTP/2 stream checked before its call starts, a probe's too), called inline
+        #: (funcwsgi.stack.served_stack); the configuration the service's own __call__ puts in is in the base environ.
+        self.call_stack = served_stack(service.wsgi, ExchangeCall)
         self.loop = loop
         self.call_on_loop = loop.call_soon_threadsafe
         self.send_timeout = send_timeout

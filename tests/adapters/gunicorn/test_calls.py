@@ -12,6 +12,7 @@ import pytest
 
 from funcwsgi import make_app
 from funcwsgi.adapters.gunicorn.calls import CallRunner, ExchangeCall, address_fields, check_head, make_environ, roomy
+from funcwsgi.middleware.server_errors import ErrorMiddleware
 from funcwsgi.stack import inner
 
 BASE = {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}
@@ -70,9 +71,13 @@ def serve(runner: Any, method: str, target: bytes) -> tuple[Any, list[tuple[Any,
     return (None if body is None else (taken.status, taken.headers, body)), sent
 
 
-def test_the_edge_enters_the_stack_below_its_http_layer_and_keeps_its_rules_itself(runner):
+def test_the_edge_calls_the_stack_without_its_http_and_http2_layers_and_does_their_work_itself(runner):
     service = runner.service
-    assert runner.call_stack == inner(service.wsgi).__call__
+    assert service.layers[:4] == ["http", "errors", "http2", "request-id"]
+    errors = runner.call_stack.__self__
+    assert type(errors) is ErrorMiddleware and errors is not inner(service.wsgi)  # a copy: the service's stack is unchanged
+    assert errors.app == inner(inner(inner(service.wsgi))).__call__  # the request-id layer
+    assert ExchangeCall.keeps_http_rules and ExchangeCall.checks_http2
     assert runner.base_environ["funcwsgi.config"] is service.config
 
 
