@@ -29,12 +29,12 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.processes import FUNCWSGI, http_get, start
+from tests.support.processes import FUNCWSGI, Server, children, http_get, start
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("funcwsgi", "sdk")
@@ -311,16 +311,42 @@ def test_needless_names_what_it_should():
     assert needless(["funcwsgi.adapters.gunicorn.http2_on_demand", "h2c_helpers"]) == []  # a name that only begins alike
 
 
+@pytest.fixture(scope="module", params=["gunicorn", "granian"])
+def plain_server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    """`funcwsgi serve` with the default settings serving a plain function that lists its process's modules."""
+    with start(FUNCWSGI + ["serve"], "modules_loaded", SERVER_ADAPTER=request.param) as server:
+        yield server
+
+
 @pytest.mark.slow("starts a real server on each adapter")
-@pytest.mark.parametrize("adapter", ["gunicorn", "granian"])
-def test_a_plain_function_loads_only_what_it_uses(adapter):
-    """`funcwsgi serve` with the default settings, asked by the function itself what its process has imported."""
-    with start(FUNCWSGI + ["serve"], "modules_loaded", SERVER_ADAPTER=adapter) as server:
-        status, body = http_get(server.host, server.port, "/")
+def test_a_plain_function_loads_only_what_it_uses(plain_server):
+    """Asked by the function itself what its process has imported."""
+    status, body = http_get(plain_server.host, plain_server.port, "/")
     assert status == 200
     loaded = body.decode().split("\n")
     assert "funcwsgi.handler.calling" in loaded  # the function really answered from the serving process
-    assert needless(loaded) == [], f"a plain function's server on {adapter} imported {needless(loaded)}"
+    assert needless(loaded) == [], f"a plain function's server imported {needless(loaded)}"
+
+
+def shared_objects(pid: int) -> set[str]:
+    """The shared libraries and extension modules mapped into process ``pid``."""
+    maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    return {line.split(None, 5)[5] for line in maps if line.count(" ") >= 5 and re.search(r"\.so(\.|$)", line.split(None, 5)[-1])}
+
+
+@pytest.mark.parametrize("plain_server", ["gunicorn"], indirect=True)
+def test_a_gunicorn_worker_loads_no_extension_module_after_the_fork(plain_server):
+    """What the master loaded before forking, each worker shares; what a worker loads itself costs it resident memory.
+
+    An extension module imported after the fork maps the pages of its initialisation code into every worker
+    (uvloop's: about 0.4 MB of 28, docs/performance.md#memory); imported in the master, no worker runs that code.
+    """
+    assert http_get(plain_server.host, plain_server.port, "/")[0] == 200  # the worker has booted and served
+    master = plain_server.process.pid
+    workers = children(master)
+    assert workers, "no worker process"
+    for worker in workers:
+        assert sorted(shared_objects(worker) - shared_objects(master)) == []
 
 
 #: Methods ``dataclasses`` may compile for funcwsgi's modules while a plain function's gunicorn worker is set up (issue 44): each
