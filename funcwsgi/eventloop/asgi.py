@@ -52,6 +52,7 @@ class LoopCall:
     answers_now = False
     checks_http2 = False
     keeps_http_rules = True  # AsgiService.serve, through _Exchange
+    takes_answer = False
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..bodies import StreamedBody
 from ..environ import FAILURE_KEY  # a failure another layer turned into a response (a 408)
 from ..metrics.calls import OTHER_METHOD, CallMetrics, CallSeries, SharedSeries
+from ..serving import SERVER_CALL_KEY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -36,25 +37,30 @@ class MetricsMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         series = self.series.get(environ.get("REQUEST_METHOD", ""), self.other)
         started = perf_counter()
-        status = ["500"]  # noted by start_and_note, read when the call ends
+        noted: Any = environ.get(SERVER_CALL_KEY)  # what the call's status is read from when it ends
+        if noted is not None and noted.takes_answer:  # the server's call keeps the status: no start_response of our own
+            inner_start = start_response
+        else:
+            noted = status = Noted()
 
-        def start_and_note(status_line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            status[0] = status_line
-            return start_response(status_line, headers, exc_info)
+            def inner_start(status_line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+                status.status = status_line
+                return start_response(status_line, headers, exc_info)
 
         try:
-            body = self.app(environ, start_and_note)
+            body = self.app(environ, inner_start)
         except Exception:
             self.record(series, environ, perf_counter() - started, True)
             raise
         if type(body) is list:
             seconds = perf_counter() - started
-            failed = status[0][0] == "5" or FAILURE_KEY in environ
+            line = noted.status
+            failed = line is None or line[0] == "5" or FAILURE_KEY in environ
             series.tally(seconds, failed)  # record(), inlined for the commonest answer; tallied (CallSeries)
             if self.faas is not None:
                 self.faas.record(environ, seconds, failed)
             return body
-        return MeasuredBody(body, self, series, environ, status, started)
+        return MeasuredBody(body, self, series, environ, noted, started)
 
     def record(self, series: CallSeries | SharedSeries, environ: WSGIEnvironment, seconds: float, failed: bool) -> None:
         series.record(seconds, failed)
@@ -65,13 +71,22 @@ class MetricsMiddleware:
         return "MetricsMiddleware()"
 
 
+class Noted:
+    """The status a call answered with, noted by the layer's own ``start_response`` (None: it answered none)."""
+
+    __slots__ = ("status",)
+
+    def __init__(self) -> None:
+        self.status: str | None = None
+
+
 class MeasuredBody(StreamedBody):
     """A streamed body whose call is recorded when the server closes it."""
 
     __slots__ = ("_layer", "_series", "_environ", "_status", "_started", "_failed")
 
     def __init__(
-        self, body: Iterable[bytes], layer: MetricsMiddleware, series: CallSeries | SharedSeries, environ: WSGIEnvironment, status: list[str], started: float
+        self, body: Iterable[bytes], layer: MetricsMiddleware, series: CallSeries | SharedSeries, environ: WSGIEnvironment, status: Any, started: float
     ) -> None:
         super().__init__(body)
         self._layer = layer
@@ -85,5 +100,6 @@ class MeasuredBody(StreamedBody):
         self._failed = True
 
     def ended(self) -> None:
-        failed = self._failed or self._status[0][0] == "5" or FAILURE_KEY in self._environ
+        line = self._status.status  # a Noted, or the server's call (ServerCall.takes_answer)
+        failed = self._failed or line is None or line[0] == "5" or FAILURE_KEY in self._environ
         self._layer.record(self._series, self._environ, perf_counter() - self._started, failed)

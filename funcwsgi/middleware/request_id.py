@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..current import current_environ
 from ..environ import REQUEST_ID_KEY
+from ..serving import SERVER_CALL_KEY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -34,6 +35,10 @@ class RequestIdMiddleware:
 
     It also makes the environ the current one for the whole call, so every log
     record made inside it (the access log's included) carries the id.
+
+    The id goes into every head the layers inside answer with. A server whose call takes the answer itself
+    (:attr:`funcwsgi.serving.ServerCall.takes_answer`) adds it there, from the call's ``added`` fields; else
+    the ``start_response`` the layers inside are given adds it.
     """
 
     def __init__(self, app: WSGIApplication) -> None:
@@ -45,6 +50,18 @@ class RequestIdMiddleware:
             request_id = getrandbits(128).to_bytes(16, "big").hex()  # new_request_id(), inlined: most calls make one
         environ[REQUEST_ID_KEY] = request_id
         header = (HEADER, request_id)
+        call = environ.get(SERVER_CALL_KEY)
+        if call is not None and call.takes_answer:  # no start_response of our own (a closure made and called on every call)
+            call.added += (header,)
+            token = current_environ.set(environ)
+            try:
+                return self.app(environ, start_response)
+            except BaseException:
+                # The layers outside answer for the failure with their own fields (the errors layer's 500 quotes the id).
+                call.added = tuple(field for field in call.added if field is not header)
+                raise
+            finally:
+                current_environ.reset(token)
 
         def start_with_id(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             headers.append(header)

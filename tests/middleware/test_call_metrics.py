@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import pytest
 
+from ..support.edge_client import edge_client
 from ..support.metrics import by_method as samples
 from ..support.paths import function_folder
 
 
-@pytest.fixture(scope="module")
-def client():
+@pytest.fixture(scope="module", params=["werkzeug", "edge"])
+def client(request):
+    """werkzeug's test client (no server call: the layer notes the status with a start_response of its own), and the
+    edge worker's call runner (its call takes the answer: the layer reads the status from it)."""
     from werkzeug.test import Client
 
     from funcwsgi import make_app
 
-    return Client(make_app(environ={}, handler_folder=function_folder("observed")))
+    service = make_app(environ={}, handler_folder=function_folder("observed"))
+    if request.param == "werkzeug":
+        yield Client(service)
+    else:
+        yield from edge_client(service)
 
 
 def test_calls_failures_and_durations_are_counted(client):

@@ -5,15 +5,22 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="module")
-def client():
+@pytest.fixture(scope="module", params=["werkzeug", "edge"])
+def client(request):
+    """werkzeug's test client (no server call: the layer wraps start_response), and the edge worker's call runner
+    (its call takes the answer: the layer adds the id to the call's fields)."""
     from werkzeug.test import Client
 
     from funcwsgi import make_app
 
+    from ..support.edge_client import edge_client
     from ..support.paths import function_folder
 
-    return Client(make_app(environ={}, handler_folder=function_folder("observed")))
+    service = make_app(environ={}, handler_folder=function_folder("observed"))
+    if request.param == "werkzeug":
+        yield Client(service)
+    else:
+        yield from edge_client(service)
 
 
 def test_callers_id_is_echoed(client):
@@ -37,6 +44,13 @@ def test_failure_response_carries_the_id(client):
     response = client.get("/fail", headers={"X-Request-Id": "failing-1"})
     assert response.status_code == 500 and response.text == "Internal Server Error"
     assert response.headers["X-Request-Id"] == "failing-1"
+
+
+@pytest.mark.parametrize("path", ["/", "/fail", "/stream", "/healthz"])
+def test_an_answer_carries_the_id_once(client, path):
+    """On the edge the errors layer's 500 quotes the id itself: the layer withdraws its field from the call when the
+    call fails (mutation caught: the withdrawal left out, two X-Request-Id fields)."""
+    assert client.get(path, headers={"X-Request-Id": "once"}).headers.getlist("X-Request-Id") == ["once"]
 
 
 def test_reserved_routes_carry_it_too(client):

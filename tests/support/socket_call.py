@@ -34,6 +34,7 @@ class SocketCall:
     answers_now = True
     checks_http2 = False
     keeps_http_rules = False
+    takes_answer = False
 
     def __init__(self, sock: Any, address: Any = None, lender: Lender | None = None, key: Any = None) -> None:
         self.sock = sock

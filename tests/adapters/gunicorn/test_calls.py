@@ -13,7 +13,11 @@ import pytest
 from funcwsgi import make_app
 from funcwsgi.adapters.gunicorn.calls import CallRunner, ExchangeCall, address_fields, check_head, make_environ, roomy
 from funcwsgi.middleware.server_errors import ErrorMiddleware
+from funcwsgi.response import send
+from funcwsgi.serving import SERVER_CALL_KEY
 from funcwsgi.stack import inner
+
+from ...support.edge_client import edge_client
 
 BASE = {"SCRIPT_NAME": "", "wsgi.url_scheme": "http"}
 
@@ -177,3 +181,24 @@ def test_a_head_the_wire_can_carry_passes(status, headers):
 def test_a_head_the_wire_cannot_carry_is_refused_on_the_calls_side(status, headers, why):
     with pytest.raises(ValueError, match=why):
         check_head(status, headers)
+
+
+def test_no_layer_wraps_the_start_response_of_a_call_that_takes_its_answer(monkeypatch):
+    """The request id and the metrics read and add to the edge's call (ServerCall.takes_answer) rather than wrap its
+    start_response for every call: what the function's answer is started with is the call's bound method."""
+    import funcwsgi.handler.calling as calling
+
+    handed = []
+
+    def sending(result, res, environ, start_response):
+        handed.append((start_response, environ[SERVER_CALL_KEY]))
+        return send(result, res, environ, start_response)
+
+    monkeypatch.setattr(calling, "send", sending)
+    service = make_app(lambda req: ("later", 503), environ={"SERVER_CALL_TIMEOUT": "0"})  # no watchdog (its own start_response)
+    assert {"request-id", "metrics"} <= set(service.layers)
+    for client in edge_client(service):
+        answer = client.get("/", headers={"X-Request-Id": "taken"})
+    ((start_response, call),) = handed
+    assert start_response == call.start_response
+    assert (answer.status_code, answer.headers.getlist("X-Request-Id"), call.status) == (503, ["taken"], "503 Service Unavailable")
