@@ -76,13 +76,13 @@ class ServerCall(Protocol):
     #: this, or ``checks_http2``, calls the stack without the layer that would do it again (:func:`funcwsgi.stack.served_stack`).
     keeps_http_rules: bool
     #: Whether the ``start_response`` the server gives the stack is this call's own, which keeps the answer's
-    #: :attr:`status` and puts the :attr:`added` fields at the end of every head it takes: layers read and add to
+    #: :attr:`status` and puts its :attr:`also` field at the end of every head it takes: layers read and set
     #: these instead of wrapping ``start_response`` for every call (the request id, the metrics).
     takes_answer: bool
     #: With ``takes_answer``: the status line of the last head the call took (None before one).
     status: str | None
-    #: With ``takes_answer``: the fields the call adds at the end of every head it takes.
-    added: tuple[tuple[str, str], ...]
+    #: With ``takes_answer``: a field the call adds at the end of every head it takes (the request id's), or None.
+    also: tuple[str, str] | None
 
     def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
         """Answer the client with this response now and end the connection, while the function still runs.

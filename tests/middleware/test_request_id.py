@@ -72,3 +72,30 @@ def test_the_length_bounds_of_an_echoed_id(client, sent, echoed):
     assert (answered == sent) is echoed
     if not echoed:
         assert len(answered) == 32
+
+
+def test_new_ids_are_made_many_at_once_and_each_is_new():
+    from funcwsgi.middleware.request_id import IDS_AT_ONCE, new_request_id
+
+    made = [new_request_id() for _ in range(3 * IDS_AT_ONCE)]  # past two refills, wherever the pool stood
+    assert len(set(made)) == len(made)
+    assert all(len(made_id) == 32 and int(made_id, 16) >= 0 for made_id in made)
+
+
+def test_a_forked_worker_makes_ids_of_its_own():
+    """Mutation caught: the pool not forgotten in the child (a worker would echo ids its parent and siblings make)."""
+    import os
+
+    from funcwsgi.middleware.request_id import new_request_id
+
+    new_request_id()  # the parent has ids in store
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        os.write(writing, new_request_id().encode())
+        os._exit(0)
+    os.close(writing)
+    os.waitpid(child, 0)
+    childs = os.read(reading, 64).decode()
+    os.close(reading)
+    assert len(childs) == 32 and childs != new_request_id()

@@ -130,10 +130,10 @@ class ExchangeCall:
     A probe's call on a thread is taken by a plain one, which is no :class:`~funcwsgi.serving.ServerCall` of its environ.
     """
 
-    __slots__ = ("exchange", "later", "send", "status", "headers", "bodiless", "streamed", "added")
+    __slots__ = ("exchange", "later", "send", "status", "headers", "bodiless", "streamed", "also")
     checks_http2 = True  # http2.py resets a malformed stream and starts a call once its body is whole
     keeps_http_rules = True  # start_response and call_wsgi below
-    #: The stack's start_response is the call's own: the layers read its ``status`` and add to its ``added`` fields
+    #: The stack's start_response is the call's own: the layers read its ``status`` and set its ``also`` field
     #: rather than wrap it for every call (a probe's plain one is in no environ: the layers wrap it as on any server).
     takes_answer = True
     #: Whether the call was answered through ``answer_now`` (:class:`EdgeCall`): what it sends later never reaches the wire.
@@ -148,8 +148,8 @@ class ExchangeCall:
         self.status: str | None = None
         self.bodiless = False
         self.streamed = False
-        #: Fields every head the call takes gets at its end (the request id's).
-        self.added: tuple[tuple[str, str], ...] = ()
+        #: A field every head the call takes gets at its end (the request id's), or None.
+        self.also: tuple[str, str] | None = None
 
     def client_connected(self) -> bool:
         return not self.exchange.client_gone
@@ -169,8 +169,8 @@ class ExchangeCall:
                     raise exc_info[1].with_traceback(exc_info[2])
             finally:
                 exc_info = None
-        if self.added:
-            headers += self.added  # in the list given, as a layer's start_response appends to it
+        if self.also is not None:
+            headers.append(self.also)  # to the list given, as a layer's start_response appends to it
         headers, self.bodiless = answer_fields(status, headers, self.exchange.method == "HEAD")
         check_head(status, headers)
         self.status = status
