@@ -63,7 +63,10 @@ class LoopGate:
             atexit.register(self.record_admitted)  # a stopping worker's last waits reach its metrics' files
 
     def enter(self, path: str) -> bool:
-        """On the loop, as a call to ``path`` arrives: True, it runs (in flight until :meth:`left`); False, refused and counted."""
+        """On the loop, as a call to ``path`` arrives: True, it runs (in flight until :meth:`left`); False, refused and counted.
+
+        The edge worker's loop calls do the same inline (its loop_calls.py): a change here goes there too.
+        """
         if path not in self.exempt:
             admission = self.admission
             # admission.admit(0), inlined: on a loop (no servers to wait for) a call is refused only while the queue stands.

@@ -33,7 +33,7 @@ from urllib.parse import unquote_to_bytes
 
 from funcwsgi.environ import CONFIG_KEY, HEADER_KEYS, header_key
 from funcwsgi.middleware.http_rules import answer_fields
-from funcwsgi.replies import BUSY, STATUS_LINES
+from funcwsgi.replies import BODILESS_CODES, BUSY, STATUS_LINES
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
 from funcwsgi.stack import served_stack
@@ -171,7 +171,10 @@ class ExchangeCall:
                 exc_info = None
         if self.also is not None:
             headers.append(self.also)  # to the list given, as a layer's start_response appends to it
-        headers, self.bodiless = answer_fields(status, headers, self.exchange.method == "HEAD")
+        if status[:3] in BODILESS_CODES:  # the rules' own case (answer_fields): most answers need no call for them
+            headers, self.bodiless = answer_fields(status, headers, True)
+        else:
+            self.bodiless = self.exchange.method == "HEAD"
         check_head(status, headers)
         self.status = status
         self.headers: Headers = headers
@@ -361,6 +364,11 @@ class CallRunner:
             if answer.status is None:
                 raise RuntimeError("the application did not call start_response")
             return [] if answer.bodiless else body
+        self.stream(answer, body)
+        return None
+
+    def stream(self, answer: ExchangeCall, body: Iterable[bytes]) -> None:
+        """A streamed answer's body, sent piece by piece with ``answer.send`` (its head with the first), then closed."""
         try:
             for chunk in body:
                 if answer.bodiless:
@@ -370,7 +378,6 @@ class CallRunner:
             if answer.status is None:
                 raise RuntimeError("the application did not call start_response")
             answer.send(answer.exchange, answer.status, answer.headers, b"", True)
-            return None
         finally:
             close = getattr(body, "close", None)
             if close is not None:

@@ -77,12 +77,13 @@ class LoopCalls:
         self.send_timeout = runner.send_timeout
         #: The service's one gate on the loop, whichever side of it serves the calls.
         self.gate: LoopGate = runner.service.asgi.gate
-        # Every call here sets the server call and its receive too (see roomy()).
-        self.call_wsgi = runner.call_wsgi
+        self.call_stack = runner.call_stack
+        self.stream = runner.stream
         #: What each call's greenlet runs, and how its streamed answer goes out (made once: a bound method is an
         #: object made at each look-up).
         self.run_call = self.run
         self.send_piece = self.send
+        # Every call here sets the server call and its receive too (see roomy()).
         self.base_environ = roomy({**runner.base_environ, "wsgi.multithread": False, SERVER_CALL_KEY: None, ASGI_RECEIVE_KEY: None})
 
     def start(self, exchange: Exchange) -> None:
@@ -95,9 +96,13 @@ class LoopCalls:
         if gate.loop is not self.loop:
             gate.watch_loop(self.loop)
         environ = make_environ(self.base_environ, exchange)
-        if not gate.enter(environ["PATH_INFO"]):  # refused, and counted
-            runner.answer_busy(exchange)
-            return
+        if environ["PATH_INFO"] not in gate.exempt:  # gate.enter(), inlined: every call passes here
+            if (gate.limit and gate.inflight >= gate.limit) or gate.admission.standing:
+                gate.rejected()
+                runner.answer_busy(exchange)
+                return
+            gate.admitted += 1  # its wait, the lag measured last, is recorded with the others' (gate.record_admitted)
+        gate.inflight += 1
         call = environ[SERVER_CALL_KEY] = LoopEdgeCall(exchange, self.send_piece)
         environ[ASGI_RECEIVE_KEY] = call  # its receive (the call's __call__); the body is in wsgi.input already
         # The task runs the greenlet's function itself (no coroutine of our own around it): one frame less on each of
@@ -108,9 +113,13 @@ class LoopCalls:
         """In the call's greenlet: the stack, its answer to the exchange, then the exchange is done."""
         exchange = call.exchange
         try:
-            body = self.call_wsgi(call, environ)
-            if body is not None:
-                exchange.respond(call.status, call.headers, body, True)  # type: ignore[arg-type]  # started: status is set
+            body = self.call_stack(environ, call.start_response)  # the runner's call_wsgi(), inlined: a frame less
+            if type(body) is list and not call.streamed:
+                if call.status is None:
+                    raise RuntimeError("the application did not call start_response")
+                exchange.respond(call.status, call.headers, [] if call.bodiless else body, True)
+            else:
+                self.stream(call, body)
         except OSError:
             exchange.abort(None)  # the client left, or stopped reading, mid-answer
         except SystemExit as ended:
