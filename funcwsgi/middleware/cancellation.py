@@ -129,7 +129,8 @@ class CancellationMiddleware:
         deadline = None
         if self.seconds:
             # Made here, where the call is first seen; the timeout layer finds it on the cancellation.
-            deadline = Deadline(monotonic() + self.seconds)  # deadline_in(), inlined: every call passes here
+            deadline = Deadline()  # deadline_in(), inlined: every call passes here
+            deadline.at = monotonic() + self.seconds
         server_call: ServerCall | None = environ.get(SERVER_CALL_KEY)
         cancellation = environ[CANCELLATION_KEY] = Cancellation(deadline, server_call)
         watched = False

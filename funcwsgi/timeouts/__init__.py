@@ -73,7 +73,7 @@ KEPT = "kept"
 EXPIRED = "expired"
 
 
-class Deadline:
+class Deadline(list[str]):
     """When a call must have answered, and which answer its client gets: decided once, by whoever comes first.
 
     The function's side asks :meth:`keep` when its answer is taken (it returned, or
@@ -86,49 +86,50 @@ class Deadline:
     call the timeout layer times (docs/servers.md#one-answer-decided-once).
 
     The decision is a compare-and-set without a lock: each side appends its
-    choice to the deadline's list, and the first choice in it is the decision
-    (``list.append`` is atomic, with the GIL and without it). A lock cost every
-    call about 400 instructions more (``python -m bench.edge_calls --count``).
+    choice to the deadline, a list of the choices in the order they were made,
+    and the first choice in it is the decision (``list.append`` is atomic, with
+    the GIL and without it). A lock cost every call about 400 instructions more;
+    a list of its own beside the deadline, and an ``__init__`` run in Python,
+    about 800 (``python -m bench.edge_calls --count``). Made by :func:`deadline_in`:
+    ``Deadline()``, then its :attr:`at`.
     """
 
-    __slots__ = ("at", "choices")
-
-    def __init__(self, at: float) -> None:
-        #: The ``time.monotonic()`` past which the call has run out of time.
-        self.at = at
-        #: The sides' choices, in the order they were made: the first is the decision.
-        self.choices: list[str] = []
+    __slots__ = ("at",)
+    #: The ``time.monotonic()`` past which the call has run out of time.
+    at: float
 
     @property
     def outcome(self) -> str | None:
         """:data:`KEPT` or :data:`EXPIRED` once decided; None while the call runs."""
-        choices = self.choices
-        return choices[0] if choices else None
+        return self[0] if self else None
 
     def keep(self) -> bool:
         """The function's answer is taken now: True when it goes out (taken before the deadline, or decided so before)."""
-        choices = self.choices
-        if not choices:
-            choices.append(KEPT if monotonic() < self.at else EXPIRED)
-        return choices[0] is KEPT
+        if not self:
+            self.append(KEPT if monotonic() < self.at else EXPIRED)
+        return self[0] is KEPT
 
     def expire(self) -> bool:
         """The deadline has passed: True when the 408 goes out (decided now, or before); False when the answer was kept."""
-        choices = self.choices
-        if not choices:
-            choices.append(EXPIRED)
-        return choices[0] is EXPIRED
+        if not self:
+            self.append(EXPIRED)
+        return self[0] is EXPIRED
 
     def expired_by_now(self) -> bool:
         """Whether the 408 goes out, deciding so if the clock says the deadline has passed (``sdk.cancelled()``'s question)."""
-        if not self.choices and monotonic() < self.at:
+        if not self and monotonic() < self.at:
             return False
         return self.expire()
+
+    def __repr__(self) -> str:
+        return f"<Deadline at {self.at:.3f}: {self.outcome or 'open'}>"
 
 
 def deadline_in(seconds: float) -> Deadline:
     """A call's :class:`Deadline`, ``seconds`` from now."""
-    return Deadline(monotonic() + seconds)
+    deadline = Deadline()
+    deadline.at = monotonic() + seconds
+    return deadline
 
 
 #: The answer to a call that outlived ``SERVER_CALL_TIMEOUT``, on both timeout paths.
