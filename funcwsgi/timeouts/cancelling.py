@@ -17,6 +17,7 @@ A coroutine that catches the cancellation and carries on keeps its call
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable
@@ -41,11 +42,16 @@ class DeadlineSweep:
         self.calls: dict[asyncio.Task[Any], Deadline] = {}
         self.expired: set[asyncio.Task[Any]] = set()
         self.scheduled = False
+        self.context = contextvars.Context()
 
     def start(self) -> None:
-        """Look at the calls in flight every TICK while there are any."""
+        """Look at the calls in flight every TICK while there are any.
+
+        In a context of the sweep's own: started from a call, the timer would keep a copy of that call's
+        context (its environ, its objects) for as long as the sweep goes on.
+        """
         self.scheduled = True
-        self.loop.call_later(TICK, self.sweep)
+        self.loop.call_later(TICK, self.sweep, context=self.context)
 
     def sweep(self) -> None:
         now = time.monotonic()
@@ -56,7 +62,7 @@ class DeadlineSweep:
                     self.expired.add(task)
                     task.cancel()
         if self.calls:
-            self.loop.call_later(TICK, self.sweep)
+            self.loop.call_later(TICK, self.sweep, context=self.context)
         else:
             self.scheduled = False
 
