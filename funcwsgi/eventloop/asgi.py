@@ -53,6 +53,7 @@ class LoopCall:
     checks_http2 = False
     keeps_http_rules = True  # AsgiService.serve, through _Exchange
     takes_answer = False
+    own_context = False
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope

@@ -94,7 +94,8 @@ class RequestIdMiddleware:
                 call.also = None
                 raise
             finally:
-                current_environ.reset(token)
+                if not call.own_context:  # else the call's context ends with it: a reset would cost every call
+                    current_environ.reset(token)
 
         def start_with_id(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             headers.append(header)
@@ -104,7 +105,8 @@ class RequestIdMiddleware:
         try:
             return self.app(environ, start_with_id)
         finally:
-            current_environ.reset(token)
+            if call is None or not call.own_context:
+                current_environ.reset(token)
 
     def __repr__(self) -> str:
         return "RequestIdMiddleware()"

@@ -83,6 +83,9 @@ class ServerCall(Protocol):
     status: str | None
     #: With ``takes_answer``: a field the call adds at the end of every head it takes (the request id's), or None.
     also: tuple[str, str] | None
+    #: Whether the call runs in a context (:mod:`contextvars`) of its own that ends with it (a task of its own, which
+    #: the call does not outlive): what a layer sets there for the call needs no reset.
+    own_context: bool
 
     def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
         """Answer the client with this response now and end the connection, while the function still runs.

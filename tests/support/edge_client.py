@@ -37,9 +37,23 @@ class Exchange:
         self.sent: list[bytes] = []
         self.head: tuple[str, list[tuple[str, str]]] | None = None
         self.content = body
+        self.done = False
 
     def body(self) -> io.BytesIO:
         return io.BytesIO(self.content)
+
+    def respond(self, status: str, headers: list[tuple[str, str]], chunks: Any, end: bool) -> None:
+        self.head = (status, headers)
+        self.sent.extend(chunks)
+
+    def abort(self, answer: Any) -> None:
+        self.client_gone = True
+
+    def finished(self) -> None:
+        self.done = True
+
+    def pending(self) -> int:
+        return 0
 
 
 class Answer(Response):

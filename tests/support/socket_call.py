@@ -35,6 +35,7 @@ class SocketCall:
     checks_http2 = False
     keeps_http_rules = False
     takes_answer = False
+    own_context = False
 
     def __init__(self, sock: Any, address: Any = None, lender: Lender | None = None, key: Any = None) -> None:
         self.sock = sock

@@ -136,6 +136,7 @@ class ExchangeCall:
     #: The stack's start_response is the call's own: the layers read its ``status`` and set its ``also`` field
     #: rather than wrap it for every call (a probe's plain one is in no environ: the layers wrap it as on any server).
     takes_answer = True
+    own_context = False  # a thread's context is the thread's: its calls reset what they set
     #: Whether the call was answered through ``answer_now`` (:class:`EdgeCall`): what it sends later never reaches the wire.
     answered = False
 

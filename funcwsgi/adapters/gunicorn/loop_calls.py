@@ -42,13 +42,15 @@ class LoopEdgeCall(ExchangeCall):
     """What the edge gives a call on its loop (:class:`funcwsgi.serving.ServerCall`): a task."""
 
     __slots__ = ("task",)
-    #: The call's task (set as it is made).
-    task: asyncio.Task[None]
+    #: The call's task (set as it is made; None once the call is over).
+    task: asyncio.Task[None] | None
     lent: Lent = TASK
     #: The deadline cancels the call's task, and the timeout layer answers through the response.
     answers_now = False
     #: The edge marks the exchange when its client leaves: nothing of the call needs to wait on the connection to hear it.
     tells_when_gone = True
+    #: Each call is a task of its own, with a context of its own that ends with it.
+    own_context = True
 
     def answer_now(self, status: str, headers: Sequence[tuple[str, str]], body: bytes) -> None:
         raise OSError("a call on the event loop is answered through its response")
@@ -130,6 +132,9 @@ class LoopCalls:
             exchange.abort(None)
         finally:
             self.gate.inflight -= 1  # gate.left(), inlined: every call passes here
+            # The task's context holds the environ (own_context: not reset), which holds the call: without its task the
+            # three part when the task ends, with no garbage collection.
+            call.task = None
             exchange.finished()
         if call.later:  # off the loop: the work may block
             self.loop.run_in_executor(None, run_after_response, call.later)

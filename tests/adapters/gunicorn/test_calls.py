@@ -202,3 +202,43 @@ def test_no_layer_wraps_the_start_response_of_a_call_that_takes_its_answer(monke
     ((start_response, call),) = handed
     assert start_response == call.start_response
     assert (answer.status_code, answer.headers.getlist("X-Request-Id"), call.status) == (503, ["taken"], "503 Service Unavailable")
+
+
+def test_a_loop_calls_objects_go_when_it_ends_with_no_garbage_collection():
+    """On the loop the request-id layer leaves the environ in the call's own context (ServerCall.own_context: no reset),
+    which the call's task holds; the call drops its task as it ends, so the task, its context, the environ and the call
+    go as soon as the call does (mutation caught: the task kept, a cycle each call that only the collector frees)."""
+    import gc
+
+    from funcwsgi.adapters.gunicorn.loop_calls import LoopCalls, LoopEdgeCall
+
+    from ...support.edge_client import Exchange as Request
+    from ...support.paths import function_folder
+
+    loop = asyncio.new_event_loop()
+    runner = CallRunner(make_app(environ={}, handler_folder=function_folder("async_waits_sometimes")), 1, loop, 1.0)
+    runner.loop_calls = LoopCalls(runner)  # the function is async: its calls run on the loop
+
+    def live_calls() -> int:
+        return sum(type(found) is LoopEdgeCall for found in gc.get_objects())
+
+    async def serve(path: str) -> Request:
+        request = Request("GET", path, {"X-Request-Id": "own"}, b"")
+        runner.start(request)
+        while not request.done:
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(0.01)  # the task's last step
+        return request
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = live_calls()
+        answers = [loop.run_until_complete(serve(path)) for path in ("/wait", "/", "/wait")]
+        assert live_calls() == before
+    finally:
+        gc.enable()
+        runner.shutdown()
+        loop.close()
+    assert [answer.head[0] for answer in answers] == ["200 OK"] * 3
+    assert all(("X-Request-Id", "own") in answer.head[1] for answer in answers)
