@@ -107,6 +107,8 @@ def target_refused(limits: Limits, size: int) -> Refused:
 COMMA = ord(",")
 #: What framing() finds in a request without a body and without Expect (most): made once.
 NO_BODY = (0, False, False)
+#: The fields framing() reads: a request whose only one is a Host that is not a list has nothing else to check.
+FRAMING_NAMES = frozenset({b"host", b"content-length", b"transfer-encoding", b"expect"})
 
 
 def framing(version: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, bool, bool]:

@@ -43,7 +43,7 @@ import httptools
 
 from funcwsgi.replies import HEAD_TOO_LARGE, REQUEST_TIMEOUT, Reply
 
-from .bounds import HEAD_LIMIT, MALFORMED, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
+from .bounds import COMMA, FRAMING_NAMES, HEAD_LIMIT, MALFORMED, NO_BODY, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
 from .calls import NO_ADDRESS, address_fields
 from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
 
@@ -318,7 +318,13 @@ class Http1Exchange(SpooledBody):
         if conn.read_paused:
             conn.resume_reading()
         if conn.reading is None and not conn.in_head:  # the usual way: the client has sent nothing more yet
-            conn.connections.wait(conn, IDLE, conn.timeouts.keepalive)
+            # Connections.wait(conn, IDLE, keepalive), inlined: every answer on a kept-alive connection passes here.
+            now = monotonic()
+            conn.phase, conn.deadline, conn.progress = IDLE, now + conn.timeouts.keepalive, now
+            try:
+                conn.connections.waiting.move_to_end(conn)
+            except KeyError:  # as Connections.wait
+                conn.connections.waiting[conn] = None
         else:
             conn.await_client(fresh=True)
 
@@ -357,6 +363,8 @@ class Http1Connection(asyncio.Protocol):
         self.head_bytes = 0  # bytes fed while a head was incomplete
         self.target = b""  # as llhttp hands it over, in one part or more
         self.fields: list[tuple[bytes, bytes]] = []
+        self.host_seen = False  # one Host, not a list, among the fields so far
+        self.framed = False  # a field bounds.framing() must read: more Hosts, a listed one, the body's framing, Expect
         # Where the head being read began, so its HTTP version is read from its bytes (on_headers_complete).
         self.feeding = b""  # what llhttp is being fed
         self.fresh_piece = False  # no request ended in it yet: a request that begins in it begins at its first byte
@@ -626,7 +634,14 @@ class Http1Connection(asyncio.Protocol):
         size = len(name) + len(value)
         total = self.head_size = self.head_size + size + 4
         fields = self.fields
-        fields.append((name.lower(), value.strip(b" \t")))
+        name = name.lower()
+        value = value.strip(b" \t")
+        fields.append((name, value))
+        if name in FRAMING_NAMES:
+            if name == b"host" and not self.host_seen and COMMA not in value:
+                self.host_seen = True
+            else:
+                self.framed = True  # a second Host, a listed one, or the body's framing: framing() reads the fields
         bounds = self.bounds
         if size > bounds.field or total > HEAD_LIMIT or len(fields) > bounds.fields:
             raise Refused(HEAD_TOO_LARGE)
@@ -635,6 +650,9 @@ class Http1Connection(asyncio.Protocol):
         parser = self.parser
         fields = self.fields
         target = self.target
+        # One Host and no field framing() reads (most requests): nothing to read again.
+        framed = self.framed or not self.host_seen
+        self.framed = self.host_seen = False
         self.fields = []
         self.target = b""
         self.in_head = False
@@ -651,7 +669,7 @@ class Http1Connection(asyncio.Protocol):
             version = "1.1"
         else:
             version = parser.get_http_version()
-        length, chunked, expect = framing(version, fields)
+        length, chunked, expect = framing(version, fields) if framed else NO_BODY
         method = raw_method.decode()  # llhttp's method names are ASCII: UTF-8, the default, without naming a codec
         if target[:1] != b"/":
             target = self.origin_form(target, method)
@@ -708,7 +726,14 @@ class Http1Connection(asyncio.Protocol):
             return  # its body has yet to be read (feed)
         if not exchange.keep_alive:
             self.ignoring = True  # the client said it sends nothing more
-        self.ready(exchange)
+        if self.active is None and not self.queue:  # ready(exchange), inlined: a call from here starts every call
+            self.active = exchange
+            if self.client_gone:
+                exchange.client_gone = True
+            self.phase = CALLED
+            self.runner.start(exchange)
+        else:
+            self.ready(exchange)
 
     @staticmethod
     def origin_form(target: bytes, method: str) -> bytes:
