@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 
 from funcwsgi import make_app
-from funcwsgi.adapters.gunicorn.calls import CallRunner, ExchangeCall, address_fields, check_head, make_environ, roomy
+from funcwsgi.adapters.gunicorn.calls import (
+    CHECKED_FIELDS,
+    CHECKED_FIELDS_LIMIT,
+    CallRunner,
+    ExchangeCall,
+    address_fields,
+    check_head,
+    make_environ,
+    roomy,
+)
 from funcwsgi.middleware.server_errors import ErrorMiddleware
 from funcwsgi.response import send
 from funcwsgi.serving import SERVER_CALL_KEY
@@ -181,6 +190,41 @@ def test_a_head_the_wire_can_carry_passes(status, headers):
 def test_a_head_the_wire_cannot_carry_is_refused_on_the_calls_side(status, headers, why):
     with pytest.raises(ValueError, match=why):
         check_head(status, headers)
+
+
+def test_fields_found_well_formed_pass_again_at_once_and_a_refused_one_is_refused_every_time():
+    """Mutation caught: the fields kept before their check (a refused field would pass the second time)."""
+    check_head("200 OK", [("X-Kept", "1")])
+    assert ("X-Kept", "1") in CHECKED_FIELDS
+    for _ in range(2):
+        with pytest.raises(ValueError, match="'X-Split' holds a line break"):
+            check_head("200 OK", [("X-Kept", "1"), ("X-Split", "a\r\nInjected: 1")])
+    assert ("X-Split", "a\r\nInjected: 1") not in CHECKED_FIELDS
+    with pytest.raises(ValueError, match="status holds a line break"):
+        check_head("200 OK\r\nInjected: 1", [("X-Kept", "1")])  # known fields, a status the runtime never makes
+
+
+def test_the_fields_kept_are_bounded():
+    for number in range(CHECKED_FIELDS_LIMIT + 10):
+        check_head("200 OK", [("Content-Length", str(number))])
+    assert 0 < len(CHECKED_FIELDS) <= CHECKED_FIELDS_LIMIT
+
+
+@pytest.mark.parametrize(
+    ("also", "why"),
+    [
+        pytest.param(("X-Request-Id", "a\r\nInjected: 1"), "'X-Request-Id' holds a line break", id="crlf"),
+        pytest.param(("X-Request-Id", "\u20ac"), "not latin-1", id="not-latin-1"),
+        pytest.param(("X-Request-Id", "caf\xe9"), None, id="latin-1"),
+    ],
+)
+def test_the_calls_own_field_is_checked_on_every_call(also, why):
+    if why is None:
+        check_head("200 OK", [("X-Kept", "1")], also)
+        return
+    with pytest.raises(ValueError, match=why):
+        check_head("200 OK", [("X-Kept", "1")], also)
+    assert also not in CHECKED_FIELDS
 
 
 def test_no_layer_wraps_the_start_response_of_a_call_that_takes_its_answer(monkeypatch):
