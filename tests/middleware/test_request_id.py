@@ -92,8 +92,10 @@ def test_a_forked_worker_makes_ids_of_its_own():
     reading, writing = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - the child
-        os.write(writing, new_request_id().encode())
-        os._exit(0)
+        try:  # whatever happens, the child never returns into pytest
+            os.write(writing, new_request_id().encode())
+        finally:
+            os._exit(0)
     os.close(writing)
     os.waitpid(child, 0)
     childs = os.read(reading, 64).decode()
