@@ -23,6 +23,11 @@ from .signatures import Invoker, Signature, is_async
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
+#: werkzeug parses a form only for a request with a content type (``Request.want_form_data_parsed``): without
+#: one no file was uploaded, and a request's ``__dict__``, built on first reading (about 400 instructions a
+#: call, ``python -m bench.edge_calls --count``), is not built just to look for them.
+CONTENT_TYPE = "CONTENT_TYPE"
+
 class FunctionApp:
     """Calls the function with the arguments its signature asks for.
 
@@ -57,7 +62,7 @@ class FunctionApp:
         # is complete, a call's objects go as soon as the server is done with them.
         if type(body) is list:
             del environ[REQUEST_KEY]  # release(), inlined for the commonest answer: no files were uploaded
-            if "files" in request.__dict__:  # werkzeug parsed a form (maybe with no file): closing it is harmless
+            if CONTENT_TYPE in environ and "files" in request.__dict__:  # a form was parsed (maybe with no file)
                 request.close()
             return body
         return ReleasingBody(body, partial(release, environ, request))
@@ -78,7 +83,7 @@ def release(environ: WSGIEnvironment, request: FunctionRequest) -> None:
     """End the call's hold on its request: out of the environ, and any uploaded files werkzeug spooled closed."""
     if environ.get(REQUEST_KEY) is request:
         del environ[REQUEST_KEY]
-    if request.__dict__.get("files"):
+    if CONTENT_TYPE in environ and request.__dict__.get("files"):
         request.close()
 
 

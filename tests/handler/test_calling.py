@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import json
 import threading
 
@@ -205,3 +206,26 @@ def test_a_served_call_leaves_no_reference_cycles(scenario, path, method, body):
     # in flight: on the event loop that doubled the p99 at 400 connections (docs/performance.md).
     app = make_app(environ={}, handler_folder=function_folder(scenario))
     assert _cyclic_garbage_per_call(_wsgi_call(app, path, method, body)) == 0
+
+
+@pytest.mark.parametrize("query", ["", "?streamed=1"])
+def test_uploaded_files_are_closed_when_the_call_ends(client_for, query):
+    # Both ends of a call release its request: the commonest (a list body) inline, a streamed body's as it closes.
+    uploads = []
+    client = client_for("uploads")
+    response = client.post(
+        "/" + query,
+        data={"photo": (io.BytesIO(b"x" * 600_000), "photo.jpg"), "note": "hi"},
+        environ_overrides={"tests.uploads": uploads},
+    )
+    assert response.status_code == 200
+    response.close()
+    assert len(uploads) == 1
+    assert uploads[0].closed
+
+
+def test_a_request_without_content_type_has_no_uploads_to_close(client_for):
+    # werkzeug parses a form only with a content type: the function sees no files, and none is left open.
+    uploads = []
+    response = client_for("uploads").post("/", data=b"x" * 1000, environ_overrides={"tests.uploads": uploads})
+    assert (response.status_code, response.get_json(), uploads) == (200, {}, [])
