@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import math
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -39,7 +40,15 @@ class DeadlineSweep:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
+        #: The calls in flight in the order of their deadlines: a look stops at the first not due, rather than
+        #: copying and going through every call (at 400 in flight, a 50 ms wait, each call two or three
+        #: times). A call is added here when its deadline is the latest yet.
         self.calls: dict[asyncio.Task[Any], Deadline] = {}
+        #: The latest deadline in :attr:`calls`.
+        self.latest = -math.inf
+        #: The calls whose deadline came before the latest when they were added (their deadline made, then
+        #: a wait, for a request's body, before they awaited): few, and looked at in full.
+        self.early: dict[asyncio.Task[Any], Deadline] = {}
         self.expired: set[asyncio.Task[Any]] = set()
         self.scheduled = False
         self.context = contextvars.Context()
@@ -55,16 +64,25 @@ class DeadlineSweep:
 
     def sweep(self) -> None:
         now = time.monotonic()
-        for task, deadline in list(self.calls.items()):
-            if deadline.at <= now:
-                del self.calls[task]
-                if deadline.expire():  # decided for the 408: the function's answer, should it still come, is dropped
-                    self.expired.add(task)
-                    task.cancel()
-        if self.calls:
+        calls, early = self.calls, self.early
+        due = []
+        for task, deadline in calls.items():
+            if deadline.at > now:
+                break
+            due.append((task, deadline))
+        if early:
+            due += [(task, deadline) for task, deadline in early.items() if deadline.at <= now]
+        for task, deadline in due:
+            if calls.pop(task, None) is None:
+                del early[task]
+            if deadline.expire():  # decided for the 408: the function's answer, should it still come, is dropped
+                self.expired.add(task)
+                task.cancel()
+        if calls or early:
             self.loop.call_later(TICK, self.sweep, context=self.context)
         else:
             self.scheduled = False
+            self.latest = -math.inf
 
     def was_expired(self, task: asyncio.Task[Any]) -> bool:
         """Whether the sweep cancelled ``task`` (forgetting it, and withdrawing the cancellation request)."""
@@ -93,8 +111,13 @@ def wait_until_deadline(awaitable: Awaitable[Any], deadline: Deadline, name: str
     if sweep is None:
         loop = task.get_loop()
         sweep = _sweeps[loop] = DeadlineSweep(loop)
-    calls = sweep.calls
-    calls[task] = deadline  # registered here, not through a method: this is every awaiting call's path
+    # Registered here, not through a method: this is every awaiting call's path.
+    if deadline.at >= sweep.latest:  # the commonest: calls await in the order their deadlines were made
+        calls = sweep.calls
+        sweep.latest = deadline.at
+    else:
+        calls = sweep.early
+    calls[task] = deadline
     if not sweep.scheduled:
         sweep.start()
     try:

@@ -8,8 +8,9 @@ from itertools import pairwise
 
 import pytest
 
-from funcwsgi.timeouts import deadline_in
-from funcwsgi.timeouts.cancelling import DeadlineSweep
+from funcwsgi.eventloop.bridge import run_bridged
+from funcwsgi.timeouts import Expired, deadline_in
+from funcwsgi.timeouts.cancelling import DeadlineSweep, wait_until_deadline
 
 DEADLINE = 0.1
 
@@ -47,5 +48,27 @@ def test_a_call_is_cancelled_at_the_first_look_past_its_deadline():
         assert late == [], f"{len(late)} looks past the deadline went by before the one that cancelled"
         gaps = [later - earlier for (earlier, _), (later, _) in pairwise(looks)]
         assert gaps and min(gaps) < 0.1, gaps  # five ticks; a sweep looking every 0.5 s never gets below it
+
+    asyncio.run(scenario())
+
+
+def test_a_call_added_after_one_with_a_later_deadline_is_cancelled_at_its_own():
+    """The sweep looks at the calls in the order of their deadlines and stops at the first not due; a call
+    whose deadline is earlier than one already added is looked at too.
+
+    Mutation caught: such a call left behind the later deadline (cancelled at 10 s, not at 0.1 s).
+    """
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        later = loop.create_task(run_bridged(wait_until_deadline, asyncio.sleep(10), deadline_in(10), "later"))
+        await asyncio.sleep(0)  # the later call awaits first
+        earlier = loop.create_task(run_bridged(wait_until_deadline, asyncio.sleep(10), deadline_in(DEADLINE), "earlier"))
+        with pytest.raises(Expired):
+            await asyncio.wait_for(earlier, 5)
+        assert not later.done()
+        later.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await later
 
     asyncio.run(scenario())
