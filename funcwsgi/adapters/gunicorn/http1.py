@@ -336,6 +336,16 @@ class Http1Exchange(SpooledBody):
             self.spool.close()
             self.spool = None
 
+    #: A request without a body (most): its call's environ makes the empty stream itself, with no Python frame of ours.
+    body = staticmethod(io.BytesIO)
+
+
+class Http1BodyExchange(Http1Exchange):
+    """An exchange whose request has a body (on_headers_complete tells which it makes): read where it was stored."""
+
+    __slots__ = ()
+    body = SpooledBody.body  # type: ignore[assignment]  # both are called with no argument, for a stream of the body
+
 
 class Http1Connection(asyncio.Protocol):
     """One client connection: requests read with llhttp, answered in order."""
@@ -673,7 +683,7 @@ class Http1Connection(asyncio.Protocol):
         method = raw_method.decode()  # llhttp's method names are ASCII: UTF-8, the default, without naming a codec
         if target[:1] != b"/":
             target = self.origin_form(target, method)
-        exchange = Http1Exchange(self, method, target, version, fields, parser.should_keep_alive())
+        exchange = (Http1BodyExchange if length or chunked else Http1Exchange)(self, method, target, version, fields, parser.should_keep_alive())
         self.reading = exchange
         if not (length or chunked):
             return  # no body (most requests): nothing more to frame
