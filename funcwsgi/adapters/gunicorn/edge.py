@@ -10,6 +10,7 @@ from funcwsgi.application import FunctionService
 from .bounds import HeadBounds, Limits
 from .calls import OUTBOX_LIMIT, CallRunner
 from .connections import Connections, Timeouts
+from .dates import DATE
 
 
 class Edge:
@@ -47,6 +48,7 @@ class Edge:
         self.http2_upgrade: Any = None
         #: The open connections (whatever their protocol), to stop them when the worker stops.
         self.open: dict[Any, None] = {}
+        DATE.keep(loop)
 
     def opened(self, conn: Any) -> None:
         self.open[conn] = None

@@ -26,14 +26,12 @@ connection, never a function thread. Around that:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import fcntl
 import io
 import logging
 import struct
 import tempfile
 import termios
-import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from time import monotonic
@@ -46,6 +44,7 @@ from funcwsgi.replies import HEAD_TOO_LARGE, REQUEST_TIMEOUT, Reply
 from .bounds import COMMA, FRAMING_NAMES, HEAD_LIMIT, MALFORMED, NO_BODY, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
 from .calls import NO_ADDRESS, address_fields
 from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
+from .dates import DATE
 
 if TYPE_CHECKING:
     from .calls import Answer, Headers
@@ -207,7 +206,7 @@ class Http1Exchange(SpooledBody):
                     if close or length != len(body):  # a body that does not say what its length said: the connection cannot go on
                         self.keep_alive = False
                     self.head_sent = self.ended = True
-                    lines += ("Date: ", _date_text if time.time() < _date_until else http_date(), "\r\n\r\n")
+                    lines += ("Date: ", DATE.text, "\r\n\r\n")  # current to the second: DateField.keep()
                     data = "".join(lines).encode("latin-1") + body
         transport.write(self.piece(status, headers, chunks, end) if data is None else data)
         if transport.get_write_buffer_size():
@@ -277,7 +276,7 @@ class Http1Exchange(SpooledBody):
             lines.append("Connection: close\r\n")
         elif self.http_version == "1.0":
             lines.append("Connection: keep-alive\r\n")
-        lines += ("\r\n",) if dated else ("Date: ", http_date(), "\r\n\r\n")
+        lines += ("\r\n",) if dated else ("Date: ", DATE.current(), "\r\n\r\n")
         return "".join(lines).encode("latin-1")
 
     def pending(self) -> int:
@@ -864,17 +863,3 @@ def unread_bytes(transport: asyncio.BaseTransport) -> int:
         return 0
     return count
 
-
-_date_text = ""
-_date_until = 0.0  # when _date_text's second is over, by time.time()
-
-
-def http_date() -> str:
-    """The Date field's value (RFC 9110 section 6.6.1), made once a second."""
-    global _date_text, _date_until
-    now = time.time()
-    if now >= _date_until:
-        second = int(now)
-        _date_text = email.utils.formatdate(second, usegmt=True)
-        _date_until = second + 1.0
-    return _date_text

@@ -57,7 +57,8 @@ from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_REQUEST, REQUEST_TIMEOUT,
 from .bounds import HEAD_LIMIT
 from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
-from .http1 import BODILESS_CODES, SpooledBody, http_date, unread_bytes
+from .dates import DATE
+from .http1 import BODILESS_CODES, SpooledBody, unread_bytes
 from .http2_fields import UPGRADE_ONLY, Malformed, content_length, h2c_settings, request_section, trailer_section
 from .http2_hpack import AnswerEncoder, EncodedFields, RequestDecoder, answer_fields, field_bytes, plain_field
 
@@ -722,7 +723,7 @@ class Http2Connection(asyncio.Protocol):
 def date_field() -> bytes:
     """The edge's own Date field's bytes (a literal not indexed: its value changes every second), made once a second."""
     global _date_field
-    date = http_date()
+    date = DATE.text
     if date != _date_field[0]:
         _date_field = (date, field_bytes(b"date", date.encode("ascii"), False))
     return _date_field[1]
