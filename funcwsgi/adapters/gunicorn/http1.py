@@ -52,6 +52,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("funcwsgi")
 
+#: What the fields bounds.framing() reads have shown of a head so far (Http1Connection.framing_seen).
+NO_FRAMING = 0
+ONE_HOST = 1  # one Host, not a list, and nothing else: nothing to read again (most requests)
+FRAMED = 2  # more Hosts, a listed one, the body's framing or Expect: framing() reads the fields
+#: llhttp's method names as llhttp hands them over, for the common ones.
+METHOD_NAMES = {name.encode(): name for name in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")}
+SLASH = ord("/")
 #: Body bytes kept in memory per request; beyond this the body goes to a temporary file.
 BODY_IN_MEMORY = 256 * 1024
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -178,37 +185,38 @@ class Http1Exchange(SpooledBody):
         transport = conn.transport
         if self.aborted or self.ended or conn.closed or transport is None:
             return
-        data = None
-        if end and not self.head_sent:
+        if end and not self.head_sent and self.method != "HEAD" and self.http_version == "1.1" and (status in BODIED_STATUSES or bodied(status)):
             body = b"".join(chunks)
+            lines = ["HTTP/1.1 ", status, "\r\n"]
+            length = -1
+            for name, value in headers:
+                if name not in PLAIN_NAMES:
+                    kind = LENGTH if name == "Content-Length" else field_kind(name)
+                    if kind == LENGTH and length < 0:
+                        try:
+                            length = int(value)
+                        except ValueError:
+                            break  # where such a field is left out
+                    elif kind != PLAIN:
+                        break  # one the edge writes itself, Date, a second length
+                lines += (name, ": ", value, "\r\n")
+            else:
+                if length < 0:
+                    length = len(body)
+                    lines += ("Content-Length: ", str(length), "\r\n")
+                if not self.keep_alive or conn.stopping or conn.client_gone:
+                    self.keep_alive = False
+                    lines.append("Connection: close\r\n")
+                elif length != len(body):
+                    self.keep_alive = False  # a body that does not say what its length said: the connection cannot go on
+                self.head_sent = self.ended = True
+                lines += ("Date: ", DATE.text, "\r\n\r\n")  # current to the second: DateField.keep()
+                transport.write("".join(lines).encode("latin-1") + body)
+                if transport.get_write_buffer_size():
+                    conn.connections.wrote(conn)
+                return
             chunks = (body,)
-            if self.method != "HEAD" and self.http_version == "1.1" and (status in BODIED_STATUSES or bodied(status)):
-                lines = ["HTTP/1.1 ", status, "\r\n"]
-                length = -1
-                for name, value in headers:
-                    if name not in PLAIN_NAMES:
-                        kind = LENGTH if name == "Content-Length" else field_kind(name)
-                        if kind == LENGTH and length < 0:
-                            try:
-                                length = int(value)
-                            except ValueError:
-                                break  # where such a field is left out
-                        elif kind != PLAIN:
-                            break  # one the edge writes itself, Date, a second length
-                    lines += (name, ": ", value, "\r\n")
-                else:
-                    if length < 0:
-                        length = len(body)
-                        lines += ("Content-Length: ", str(length), "\r\n")
-                    close = not self.keep_alive or conn.stopping or conn.client_gone
-                    if close:
-                        lines.append("Connection: close\r\n")
-                    if close or length != len(body):  # a body that does not say what its length said: the connection cannot go on
-                        self.keep_alive = False
-                    self.head_sent = self.ended = True
-                    lines += ("Date: ", DATE.text, "\r\n\r\n")  # current to the second: DateField.keep()
-                    data = "".join(lines).encode("latin-1") + body
-        transport.write(self.piece(status, headers, chunks, end) if data is None else data)
+        transport.write(self.piece(status, headers, chunks, end))
         if transport.get_write_buffer_size():
             conn.connections.wrote(conn)
 
@@ -293,8 +301,6 @@ class Http1Exchange(SpooledBody):
         conn = self.conn
         if self is not conn.active:
             return
-        if self.spool is not None:
-            self.close()
         conn.active = None
         if conn.closed or self.aborted:
             return
@@ -345,6 +351,11 @@ class Http1BodyExchange(Http1Exchange):
     __slots__ = ()
     body = SpooledBody.body  # type: ignore[assignment]  # both are called with no argument, for a stream of the body
 
+    def finished(self) -> None:
+        if self is self.conn.active:
+            self.close()  # its temporary file, if the body went to one
+        super().finished()
+
 
 class Http1Connection(asyncio.Protocol):
     """One client connection: requests read with llhttp, answered in order."""
@@ -372,8 +383,7 @@ class Http1Connection(asyncio.Protocol):
         self.head_bytes = 0  # bytes fed while a head was incomplete
         self.target = b""  # as llhttp hands it over, in one part or more
         self.fields: list[tuple[bytes, bytes]] = []
-        self.host_seen = False  # one Host, not a list, among the fields so far
-        self.framed = False  # a field bounds.framing() must read: more Hosts, a listed one, the body's framing, Expect
+        self.framing_seen = NO_FRAMING  # what of the fields bounds.framing() reads the head has shown so far
         # Where the head being read began, so its HTTP version is read from its bytes (on_headers_complete).
         self.feeding = b""  # what llhttp is being fed
         self.fresh_piece = False  # no request ended in it yet: a request that begins in it begins at its first byte
@@ -541,9 +551,13 @@ class Http1Connection(asyncio.Protocol):
                     data = self.feed_chunked(data)
                     continue
                 # Cut where a head may end (llhttp then knows whether a chunked body follows). No cut when the
-                # read holds at most one head's end, at its end: one piece (the usual read).
-                end = data.find(b"\r\n\r\n") + 4
-                piece, data = (data, b"") if end == 3 or end == len(data) else (data[:end], data[end:])
+                # read holds at most one head's end, at its end: one piece (the usual read). partition(), not find():
+                # find() parses its arguments with PyArg_ParseTuple (about 260 instructions).
+                head, end, rest = data.partition(b"\r\n\r\n")
+                if rest:
+                    piece, data = head + end, rest
+                else:
+                    piece, data = data, b""
                 self.feeding = piece
                 self.fresh_piece = True
                 self.line_at_start = False
@@ -647,10 +661,10 @@ class Http1Connection(asyncio.Protocol):
         value = value.strip(b" \t")
         fields.append((name, value))
         if name in FRAMING_NAMES:
-            if name == b"host" and not self.host_seen and COMMA not in value:
-                self.host_seen = True
+            if name == b"host" and self.framing_seen == NO_FRAMING and COMMA not in value:
+                self.framing_seen = ONE_HOST
             else:
-                self.framed = True  # a second Host, a listed one, or the body's framing: framing() reads the fields
+                self.framing_seen = FRAMED  # a second Host, a listed one, or the body's framing: framing() reads the fields
         bounds = self.bounds
         if size > bounds.field or total > HEAD_LIMIT or len(fields) > bounds.fields:
             raise Refused(HEAD_TOO_LARGE)
@@ -660,8 +674,8 @@ class Http1Connection(asyncio.Protocol):
         fields = self.fields
         target = self.target
         # One Host and no field framing() reads (most requests): nothing to read again.
-        framed = self.framed or not self.host_seen
-        self.framed = self.host_seen = False
+        framed = self.framing_seen != ONE_HOST
+        self.framing_seen = NO_FRAMING
         self.fields = []
         self.target = b""
         self.in_head = False
@@ -679,8 +693,11 @@ class Http1Connection(asyncio.Protocol):
         else:
             version = parser.get_http_version()
         length, chunked, expect = framing(version, fields) if framed else NO_BODY
-        method = raw_method.decode()  # llhttp's method names are ASCII: UTF-8, the default, without naming a codec
-        if target[:1] != b"/":
+        try:
+            method = METHOD_NAMES[raw_method]  # the common ones: no str made
+        except KeyError:
+            method = raw_method.decode()  # llhttp's method names are ASCII: UTF-8, the default, without naming a codec
+        if target[0] != SLASH:  # an int, no slice made
             target = self.origin_form(target, method)
         exchange = (Http1BodyExchange if length or chunked else Http1Exchange)(self, method, target, version, fields, parser.should_keep_alive())
         self.reading = exchange
