@@ -25,6 +25,7 @@ import asyncio
 import os
 import sys
 import time
+from functools import partial
 from typing import Any
 
 from gunicorn.workers.base import Worker
@@ -97,7 +98,8 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
         runner.max_calls = self.max_requests
         loop.add_reader(self.PIPE[0], signalled)
         for listener in self.sockets:
-            servers.append(await loop.create_server(lambda: Http1Connection(edge), sock=listener.sock, backlog=self.cfg.backlog))
+            # partial(), not a lambda: a new connection's protocol made without a Python frame of ours.
+            servers.append(await loop.create_server(partial(Http1Connection, edge), sock=listener.sock, backlog=self.cfg.backlog))
         while self.alive and runner.exit_status is None:
             self.notify()
             edge.connections.sweep()
