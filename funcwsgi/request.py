@@ -1,20 +1,28 @@
-"""The request object a function receives: a werkzeug request, built lazily."""
+"""The request object a function receives: werkzeug's request API, werkzeug imported on first use.
+
+A function that never reads its request (a hello world, a cron-style job) never
+imports werkzeug: about 116 million instructions of a cold start and 3.4 MB of
+a worker's memory (docs/performance.md#start-up). The first read of anything
+werkzeug provides makes the object a werkzeug request in place, the very
+object the function holds, and from then on every call's request is made one
+from the start.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from werkzeug.exceptions import BadRequest
-from werkzeug.wrappers import Request
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .environ import CLOUD_EVENT_KEY
 
+if TYPE_CHECKING:
+    from werkzeug.wrappers import Request as RequestAPI  # what type checkers see: the API the object has when read
+else:
+    RequestAPI = object
+
 #: Where werkzeug keeps a request in its environ, shared by everyone who asks for the call's request.
 REQUEST_KEY = "werkzeug.request"
-#: What werkzeug's ``Request.__init__`` computes from the environ (method, path,
-#: headers, ...), found by asking werkzeug itself rather than listing them here.
-_COMPUTED_IN_INIT = frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
 
 
 def loads_json(data: str | bytes) -> Any:
@@ -37,16 +45,26 @@ class _JSON:
     dumps = staticmethod(json.dumps)
 
 
-class FunctionRequest(Request):
+class FunctionRequest(RequestAPI):
     """werkzeug's :class:`~werkzeug.wrappers.Request`, with the names functions use.
 
-    Everything werkzeug parses (``args``, ``form``, ``files``, ``headers``,
-    ``get_json()``) is parsed on first access only, so a function that reads
+    Made without werkzeug: the first read of an attribute werkzeug provides
+    imports it and makes this object a werkzeug request in place
+    (``isinstance(req, werkzeug.wrappers.Request)`` holds from then on). Even
+    then, what werkzeug's ``__init__`` computes (method, path, headers, ...) is
+    computed on the first read of one of them, and what it parses (``args``,
+    ``form``, ``files``, ``get_json()``) on first access: a function that reads
     nothing pays for nothing.
     """
 
     # werkzeug types json_module as the json module itself; any object with loads and dumps serves.
     json_module = _JSON  # type: ignore[assignment]
+
+    def __init__(self, environ: dict[str, Any], populate_request: bool = True, shallow: bool = False) -> None:
+        self.environ = environ
+        self.shallow = shallow
+        if populate_request and not shallow:
+            environ[REQUEST_KEY] = self
 
     @property
     def cloud_event(self) -> Any:
@@ -57,23 +75,39 @@ class FunctionRequest(Request):
     def cloud_event(self, event: Any) -> None:
         self.environ[CLOUD_EVENT_KEY] = event
 
-    def __init__(self, environ: dict[str, Any], populate_request: bool = True, shallow: bool = False) -> None:
-        # werkzeug's __init__ decodes the path, the host and more for every request
-        # (most of a hello world's cost); it runs on first use instead (__getattr__).
-        self.environ = environ
-        self.shallow = shallow
-        if populate_request and not shallow:
-            environ[REQUEST_KEY] = self
-
     def __getattr__(self, name: str) -> Any:
-        # Only called for attributes not set yet: the first read of any value that
-        # werkzeug's __init__ computes runs it once; values assigned before that win.
-        if name in _COMPUTED_IN_INIT:
-            assigned = {key: value for key, value in vars(self).items() if key in _COMPUTED_IN_INIT}
-            Request.__init__(self, self.environ, populate_request=False, shallow=self.shallow)
+        # Only called for attributes not set yet.
+        werkzeug_request, computed_in_init = werkzeug_parts()
+        if not isinstance(self, werkzeug_request):
+            self.__class__ = with_werkzeug()
+            return getattr(self, name)
+        if name in computed_in_init:
+            # The first read of any value werkzeug's __init__ computes runs it once; values assigned before that win.
+            assigned = {key: value for key, value in vars(self).items() if key in computed_in_init}
+            werkzeug_request.__init__(self, self.environ, populate_request=False, shallow=self.shallow)
             vars(self).update(assigned)
             return vars(self)[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # Special methods are looked up on the class, never through __getattr__: werkzeug's request has these.
+    def __repr__(self) -> str:
+        return super(FunctionRequest, self.with_werkzeug_api()).__repr__()
+
+    def __enter__(self) -> FunctionRequest:
+        super(FunctionRequest, self.with_werkzeug_api()).__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc_value, tb) -> None:  # type: ignore[no-untyped-def]
+        super(FunctionRequest, self.with_werkzeug_api()).__exit__(exc_type, exc_value, tb)
+
+    def __dir__(self) -> list[str]:
+        return list(super(FunctionRequest, self.with_werkzeug_api()).__dir__())
+
+    def with_werkzeug_api(self) -> FunctionRequest:
+        """This request, made a werkzeug request in place if it is not one yet."""
+        if not isinstance(self, werkzeug_parts()[0]):
+            self.__class__ = with_werkzeug()
+        return self
 
     @property
     def body(self) -> bytes:
@@ -85,7 +119,37 @@ class FunctionRequest(Request):
 
     def on_json_loading_failed(self, e: ValueError | None) -> Any:
         # werkzeug's default puts the decoder's message in the response; keep it generic.
+        from werkzeug.exceptions import BadRequest
+
         raise BadRequest("The request body is not valid JSON.")
+
+
+_werkzeug_parts: tuple[type[Any], frozenset[str]] | None = None
+_with_werkzeug: type[FunctionRequest] | None = None
+#: Makes a call's request: :class:`FunctionRequest` until werkzeug is imported, then the class with its API
+#: from the start (a request read once by a function that reads every call's would otherwise change class per call).
+make_request: Callable[[dict[str, Any]], FunctionRequest] = FunctionRequest
+
+
+def werkzeug_parts() -> tuple[type[Any], frozenset[str]]:
+    """werkzeug's request class, and what its ``__init__`` computes from the environ (method, path, headers,
+    ...), found by asking werkzeug itself rather than listing them here. werkzeug is imported the first time."""
+    global _werkzeug_parts
+    if _werkzeug_parts is None:
+        from werkzeug.wrappers import Request
+
+        _werkzeug_parts = Request, frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
+    return _werkzeug_parts
+
+
+def with_werkzeug() -> type[FunctionRequest]:
+    """:class:`FunctionRequest` with werkzeug's request as its base, made once; from then on calls make these."""
+    global _with_werkzeug, make_request
+    if _with_werkzeug is None:
+        werkzeug_request = werkzeug_parts()[0]
+        _with_werkzeug = type("FunctionRequest", (FunctionRequest, werkzeug_request), {"__module__": __name__, "__doc__": FunctionRequest.__doc__})
+        make_request = _with_werkzeug
+    return _with_werkzeug
 
 
 def get_or_create_request(environ: dict[str, Any]) -> FunctionRequest:
@@ -93,7 +157,7 @@ def get_or_create_request(environ: dict[str, Any]) -> FunctionRequest:
     request = environ.get(REQUEST_KEY)
     if isinstance(request, FunctionRequest):
         return request
-    return FunctionRequest(environ)
+    return make_request(environ)
 
 
 def has_body(environ: dict[str, Any]) -> bool:

@@ -8,22 +8,42 @@ type check, one encode and one ``start_response`` call.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
-
-from werkzeug.datastructures import Headers
-from werkzeug.wrappers import Response
 
 from .compat import is_cloud_event, to_binary
 from .replies import STATUS_LINES, TEXT, status_line
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
+    from werkzeug.datastructures import Headers
+    from werkzeug.wrappers import Response
 
 JSON = "application/json"
 BINARY = "application/octet-stream"
 #: The commonest answer's type field, made once (a field is an immutable pair: every answer may share it).
 TEXT_FIELD = ("Content-Type", TEXT)
+
+_headers_type: type[Headers] | None = None
+
+
+def new_headers(*fields: Any) -> Headers:
+    """werkzeug's ``Headers``: imported the first time a response has fields of its own (a plain answer has none)."""
+    global _headers_type
+    if _headers_type is None:
+        from werkzeug.datastructures import Headers
+
+        _headers_type = Headers
+    return _headers_type(*fields)
+
+
+def is_loaded_instance(value: Any, module: str, name: str) -> bool:
+    """Whether ``value`` is an instance of class ``name`` of ``module``, importing nothing: were the module not
+    imported, nothing could be one (a function that returns a werkzeug response imported werkzeug to make it)."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(value, getattr(loaded, name))
+
 
 class UnsupportedResponse(TypeError):
     """The function produced something that cannot become an HTTP response."""
@@ -50,7 +70,7 @@ class FunctionResponse:
     @property
     def headers(self) -> Headers:
         if self._headers is None:
-            self._headers = Headers()
+            self._headers = new_headers()
         return self._headers
 
     def set_code(self, code: int) -> FunctionResponse:
@@ -169,7 +189,7 @@ def _unpack_tuple(result: tuple[Any, ...]) -> tuple[Any, int | None, Any]:
         return result[0], _parse_status(result[1]), result[2]
     if len(result) == 2:
         second = result[1]
-        if isinstance(second, (dict, list, Headers)):
+        if isinstance(second, (dict, list)) or is_loaded_instance(second, "werkzeug.datastructures", "Headers"):
             return result[0], None, second
         return result[0], _parse_status(second), None
     raise UnsupportedResponse(f"a returned tuple must be (body, status), (body, headers) or (body, status, headers); got {len(result)} items")
@@ -209,7 +229,7 @@ def send(
         body = result.body
     elif type(result) is tuple:
         body, status, extra_headers = _unpack_tuple(result)
-        if isinstance(body, Response):  # Flask's (jsonify(...), 201)
+        if is_loaded_instance(body, "werkzeug.wrappers", "Response"):  # Flask's (jsonify(...), 201)
             return _amended(body, status, extra_headers)(environ, start_response)
     elif callable(result) and not isinstance(result, (str, bytes, dict, list)):
         # A werkzeug Response, a Flask response, any WSGI app: it answers itself.
@@ -232,7 +252,7 @@ def send(
         start_response(STATUS_LINES.get(status) or status_line(status), [type_field, ("Content-Length", str(len(data)))])
         return [] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
     if own or extra_headers:
-        merged = Headers(own) if own else Headers()
+        merged = new_headers(own) if own else new_headers()
         if extra_headers:
             items = extra_headers.items() if isinstance(extra_headers, dict) else extra_headers
             for name, value in items:
@@ -313,7 +333,7 @@ def send_cloud_event(event: Any, res: FunctionResponse | None, environ: WSGIEnvi
     headers and content type win over them.
     """
     event_headers, data = to_binary(event)
-    merged = Headers(res._headers) if res is not None and res._headers else Headers()
+    merged = new_headers(res._headers) if res is not None and res._headers else new_headers()
     for name, value in event_headers.items():
         merged.set(name, value)
     merged.set("Content-Length", str(len(data)))

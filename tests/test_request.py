@@ -1,14 +1,19 @@
-"""FunctionRequest: werkzeug's request, with werkzeug's __init__ work deferred to first use."""
+"""FunctionRequest: werkzeug's request, werkzeug imported and its __init__ work done on first use."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
-from funcwsgi.request import _COMPUTED_IN_INIT, FunctionRequest, read_body
+from funcwsgi import request as requests
+from funcwsgi.request import FunctionRequest, read_body, werkzeug_parts
+
+_COMPUTED_IN_INIT = werkzeug_parts()[1]
 
 
 def environ() -> dict:
@@ -41,6 +46,48 @@ def test_nothing_is_computed_until_read():
     assert request.environ["werkzeug.request"] is request
     assert request.method == "POST"
     assert _COMPUTED_IN_INIT <= set(vars(request))
+
+
+NEVER_READ = """
+import sys
+from funcwsgi.request import FunctionRequest, get_or_create_request
+environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/"}
+request = FunctionRequest(environ)
+request.cloud_event = None
+assert get_or_create_request(environ) is request and request.cloud_event is None and request.environ is environ
+print(sorted(name for name in sys.modules if name.startswith("werkzeug")))
+request.path
+print(type(request).__name__, type(request).__mro__[2].__module__)
+"""
+
+
+def test_a_request_never_read_imports_no_werkzeug():
+    result = subprocess.run([sys.executable, "-c", NEVER_READ], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.splitlines() == ["[]", "FunctionRequest werkzeug.wrappers.request"]
+
+
+def test_the_first_read_makes_the_same_object_a_werkzeug_request():
+    plain = type.__call__(FunctionRequest, environ())  # as made before werkzeug was imported
+    assert type(plain) is FunctionRequest and not isinstance(plain, Request)
+    plain.flag = "kept"
+    assert plain.args.to_dict() == {"a": "1", "b": "two"}
+    assert isinstance(plain, Request) and isinstance(plain, FunctionRequest)
+    assert type(plain).__name__ == "FunctionRequest"
+    assert plain.flag == "kept" and plain.environ["werkzeug.request"] is plain
+    assert type(requests.make_request(environ())) is type(plain)  # later calls' requests have werkzeug's API from the start
+
+
+@pytest.mark.parametrize("use", ["repr", "with", "dir"])
+def test_special_methods_of_werkzeug_work_before_any_read(use):
+    request = type.__call__(FunctionRequest, environ())
+    if use == "repr":
+        assert repr(request) == "<FunctionRequest 'http://example.test:8443/mount/api/items/é?a=1&b=two' [POST]>"
+    elif use == "with":
+        with request as entered:
+            assert entered is request
+    else:
+        assert {"args", "get_json", "cloud_event", "body"} <= set(dir(request))
+    assert isinstance(request, Request)
 
 
 def test_a_value_set_before_any_read_is_kept():

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from functools import partial
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
-from werkzeug.exceptions import HTTPException
-from werkzeug.wrappers import Response
-
+from .. import request as requests
 from ..bodies import ReleasingBody
 from ..compat import contract_invoker
 from ..config import Config
@@ -22,6 +21,7 @@ from .signatures import Invoker, Signature, is_async
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
+    from werkzeug.exceptions import HTTPException
 
 #: werkzeug parses a form only for a request with a content type (``Request.want_form_data_parsed``): without
 #: one no file was uploaded, and a request's ``__dict__``, built on first reading (about 400 instructions a
@@ -48,7 +48,11 @@ class FunctionApp:
             result, res = self.invoke(environ)
             if type(result) is CoroutineType:  # an async def function's (or a plain callable's that returned one)
                 result = self.awaiting(result, environ)
-        except HTTPException as error:
+        except Exception as error:
+            # abort(404), bad JSON: only werkzeug makes these, so werkzeug is imported if this is one.
+            exceptions = sys.modules.get("werkzeug.exceptions")
+            if exceptions is None or not isinstance(error, exceptions.HTTPException):
+                raise
             return http_error(error, environ, start_response)
         finally:
             if token is not None:
@@ -103,7 +107,7 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResp
     if signature is Signature.REQ:
 
         def call_req(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
-            return function(FunctionRequest(environ)), None
+            return function(requests.make_request(environ)), None
 
         return call_req
     if signature is Signature.NONE:
@@ -115,13 +119,15 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResp
 
     def call_req_res(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:
         res = FunctionResponse()
-        return function(FunctionRequest(environ), res), res
+        return function(requests.make_request(environ), res), res
 
     return call_req_res
 
 
 def http_error(error: HTTPException, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
     """An HTTP error the function raised (``abort(404)``, bad JSON) as a short text response."""
+    from werkzeug.wrappers import Response
+
     if isinstance(error.response, Response):  # abort(response): the function's own response
         return error.response(environ, start_response)
     text = f"{error.name}: {error.description}" if error.description else str(error.name)

@@ -6,8 +6,6 @@ import io
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from werkzeug.wsgi import get_input_stream
-
 from ..environ import CLOUD_EVENT_KEY
 from ..replies import bad_request
 
@@ -44,6 +42,8 @@ class CloudEventsMiddleware:
                 headers["content-type"] = content_type
         else:
             return self.app(environ, start_response)
+        from werkzeug.wsgi import get_input_stream  # with the event's codec: not at start
+
         from ..cloudevents import MalformedCloudEvent
         from ..cloudevents import from_http as decode
 
