@@ -329,6 +329,16 @@ def test_a_plain_function_loads_only_what_it_uses(plain_server):
     assert needless(loaded) == [], f"a plain function's server imported {needless(loaded)}"
 
 
+@pytest.mark.parametrize("plain_server", ["granian"], indirect=True)
+def test_granian_never_imports_gunicorn(plain_server):
+    """gunicorn's package (its config, arbiter, argparse, email) was a fifth of a start on granian (issue 44)."""
+    status, body = http_get(plain_server.host, plain_server.port, "/")
+    assert status == 200
+    loaded = body.decode().split("\n")
+    assert "granian" in loaded
+    assert [name for name in loaded if name == "gunicorn" or name.startswith(("gunicorn.", "funcwsgi.adapters.gunicorn."))] == []
+
+
 def shared_objects(pid: int) -> set[str]:
     """The shared libraries and extension modules mapped into process ``pid``."""
     maps = Path(f"/proc/{pid}/maps").read_text().splitlines()

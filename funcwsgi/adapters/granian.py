@@ -27,7 +27,7 @@ from granian.log import LogLevels
 from granian.server import Server
 
 from funcwsgi.adapters import warn_about_hostile_gaps
-from funcwsgi.adapters.gunicorn.bounds import HEAD_LIMIT
+from funcwsgi.adapters.specs import HEAD_LIMIT
 from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.config import Config

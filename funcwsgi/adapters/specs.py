@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+#: Longest request head any server is let accept: Node's default is 16 KiB, nginx's 4 x 8 KiB. Here, not with the
+#: edge worker's bounds, so that granian's adapter reads it without importing gunicorn's package.
+HEAD_LIMIT = 64 * 1024
+
 
 # NamedTuples, not frozen dataclasses: dataclasses compiles six generated methods for each at every
 # start, about 4 million instructions a class; a NamedTuple costs a tenth of that (issue 44).

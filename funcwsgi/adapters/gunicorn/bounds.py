@@ -26,10 +26,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from funcwsgi.adapters.specs import HEAD_LIMIT
 from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_FRAMING, MALFORMED_REQUEST, MISSING_HOST, UNKNOWN_CODING, URI_TOO_LONG, Reply, body_too_large
 
-#: Longest request head: Node's default is 16 KiB, nginx's 4 x 8 KiB.
-HEAD_LIMIT = 64 * 1024
 #: What an HTTP/2 connection opens with when the client knows the server speaks it.
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #: Fields that may not be sent as trailers: framing, routing, request modifiers and content
