@@ -22,8 +22,8 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
 from funcwsgi.adapters import host_port
-from funcwsgi.adapters.gunicorn.bounds import HEAD_LIMIT
 from funcwsgi.adapters.gunicorn_bind import Listening, listening_config
+from funcwsgi.adapters.specs import HEAD_LIMIT
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
 from funcwsgi.process import start_process, stop_process, worker_exited

@@ -41,7 +41,8 @@ import httptools
 
 from funcwsgi.replies import HEAD_TOO_LARGE, REQUEST_TIMEOUT, Reply
 
-from .bounds import COMMA, FRAMING_NAMES, HEAD_LIMIT, MALFORMED, NO_BODY, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
+from ..specs import HEAD_LIMIT
+from .bounds import COMMA, FRAMING_NAMES, MALFORMED, NO_BODY, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
 from .calls import NO_ADDRESS, address_fields
 from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
 from .dates import DATE

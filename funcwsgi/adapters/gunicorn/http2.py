@@ -54,7 +54,7 @@ from h2.settings import SettingCodes, Settings
 
 from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_REQUEST, REQUEST_TIMEOUT, URI_TOO_LONG, Reply
 
-from .bounds import HEAD_LIMIT
+from ..specs import HEAD_LIMIT
 from .calls import OUTBOX_LIMIT
 from .connections import CALLED, IDLE
 from .dates import DATE
