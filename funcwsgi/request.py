@@ -11,6 +11,7 @@ from the start.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +127,9 @@ class FunctionRequest(RequestAPI):
 
 _werkzeug_parts: tuple[type[Any], frozenset[str]] | None = None
 _with_werkzeug: type[FunctionRequest] | None = None
+#: werkzeug's modules import one another in a circle: two call threads importing them at once can each be handed
+#: the other's half-made module (an ImportError, a 500). The first import is made by one thread at a time.
+_werkzeug_import = threading.Lock()
 #: Makes a call's request: :class:`FunctionRequest` until werkzeug is imported, then the class with its API
 #: from the start (a request read once by a function that reads every call's would otherwise change class per call).
 make_request: Callable[[dict[str, Any]], FunctionRequest] = FunctionRequest
@@ -133,12 +137,18 @@ make_request: Callable[[dict[str, Any]], FunctionRequest] = FunctionRequest
 
 def werkzeug_parts() -> tuple[type[Any], frozenset[str]]:
     """werkzeug's request class, and what its ``__init__`` computes from the environ (method, path, headers,
-    ...), found by asking werkzeug itself rather than listing them here. werkzeug is imported the first time."""
+    ...), found by asking werkzeug itself rather than listing them here.
+
+    The first call imports werkzeug, the whole package, under a lock: whoever needs one of its modules in a
+    call thread calls this first, and then finds every module in ``sys.modules``.
+    """
     global _werkzeug_parts
     if _werkzeug_parts is None:
-        from werkzeug.wrappers import Request
+        with _werkzeug_import:
+            if _werkzeug_parts is None:
+                from werkzeug.wrappers import Request
 
-        _werkzeug_parts = Request, frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
+                _werkzeug_parts = Request, frozenset(vars(Request({}, populate_request=False))) - {"environ", "shallow"}
     return _werkzeug_parts
 
 
@@ -147,8 +157,10 @@ def with_werkzeug() -> type[FunctionRequest]:
     global _with_werkzeug, make_request
     if _with_werkzeug is None:
         werkzeug_request = werkzeug_parts()[0]
-        _with_werkzeug = type("FunctionRequest", (FunctionRequest, werkzeug_request), {"__module__": __name__, "__doc__": FunctionRequest.__doc__})
-        make_request = _with_werkzeug
+        with _werkzeug_import:
+            if _with_werkzeug is None:
+                _with_werkzeug = type("FunctionRequest", (FunctionRequest, werkzeug_request), {"__module__": __name__, "__doc__": FunctionRequest.__doc__})
+                make_request = _with_werkzeug
     return _with_werkzeug
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .compat import is_cloud_event, to_binary
 from .replies import STATUS_LINES, TEXT, status_line
+from .request import werkzeug_parts
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -32,6 +33,7 @@ def new_headers(*fields: Any) -> Headers:
     """werkzeug's ``Headers``: imported the first time a response has fields of its own (a plain answer has none)."""
     global _headers_type
     if _headers_type is None:
+        werkzeug_parts()  # werkzeug imported whole, by one thread at a time
         from werkzeug.datastructures import Headers
 
         _headers_type = Headers

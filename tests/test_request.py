@@ -66,6 +66,36 @@ def test_a_request_never_read_imports_no_werkzeug():
     assert result.stdout.splitlines() == ["[]", "FunctionRequest werkzeug.wrappers.request"]
 
 
+FIRST_READS_AT_ONCE = """
+import threading
+from funcwsgi.request import FunctionRequest
+from funcwsgi.response import new_headers
+environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/x", "SERVER_NAME": "a", "SERVER_PORT": "80", "wsgi.url_scheme": "http"}
+barrier = threading.Barrier(16)
+errors = []
+def first_read(number):
+    barrier.wait()
+    try:
+        new_headers() if number % 3 == 0 else FunctionRequest(dict(environ)).path
+    except Exception as error:
+        errors.append(repr(error))
+threads = [threading.Thread(target=first_read, args=(number,)) for number in range(16)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(errors)
+"""
+
+
+def test_sixteen_call_threads_reading_their_first_requests_at_once_all_get_werkzeug_whole():
+    """werkzeug's modules import one another: imported by two threads at once, one saw the other's half-made module
+    (ImportError, a 500 for the first calls of a worker: tests/reliability/soak.py found it)."""
+    for _ in range(3):
+        result = subprocess.run([sys.executable, "-c", FIRST_READS_AT_ONCE], capture_output=True, text=True, timeout=60, check=True)
+        assert result.stdout.strip() == "[]"
+
+
 def test_the_first_read_makes_the_same_object_a_werkzeug_request():
     plain = type.__call__(FunctionRequest, environ())  # as made before werkzeug was imported
     assert type(plain) is FunctionRequest and not isinstance(plain, Request)

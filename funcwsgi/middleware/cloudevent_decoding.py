@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..environ import CLOUD_EVENT_KEY
 from ..replies import bad_request
+from ..request import read_body
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -42,12 +43,10 @@ class CloudEventsMiddleware:
                 headers["content-type"] = content_type
         else:
             return self.app(environ, start_response)
-        from werkzeug.wsgi import get_input_stream  # with the event's codec: not at start
-
         from ..cloudevents import MalformedCloudEvent
         from ..cloudevents import from_http as decode
 
-        body = get_input_stream(environ).read()
+        body = read_body(environ)
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
         try:
