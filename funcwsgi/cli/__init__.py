@@ -9,13 +9,17 @@ the build and scaffolding machinery); ``--help`` imports them all.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMANDS: list[str] = [
     "funcwsgi.cli.commands.create",
@@ -39,6 +43,8 @@ def command_module(name: str) -> str | None:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of command module ``only``."""
+    import argparse  # not for `serve` alone: 8 million instructions of a start where the server is not gunicorn
+
     parser = argparse.ArgumentParser(prog="funcwsgi", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"funcwsgi {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -64,7 +70,7 @@ SERVE_ALONE = ["serve"]
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == SERVE_ALONE:
-        return run_command(argparse.Namespace(command="serve", extra=[], run=importlib.import_module("funcwsgi.cli.commands.serve").run))
+        return run_command(SimpleNamespace(command="serve", extra=[], run=importlib.import_module("funcwsgi.cli.commands.serve").run))
     parser = build_parser(command_module(argv[0]) if argv else None)
     # Arguments after `--` are passed through (to the image build or the service command).
     extra: list[str] = []
@@ -81,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(args)
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace | SimpleNamespace) -> int:
     """Run the parsed command: a start-up error is one line and its exit status, Ctrl-C 130."""
     try:
         return int(args.run(args) or 0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import glob
 import logging
 import os
 import shutil
@@ -33,8 +32,9 @@ def use_multiprocess_dir() -> None:
     given = os.environ.get(MULTIPROCESS_ENV)
     if given:
         os.makedirs(given, exist_ok=True)
-        for stale in glob.glob(os.path.join(given, "*.db")):
-            os.remove(stale)
+        for name in os.listdir(given):  # what glob's "*.db" matches, without importing glob at every start
+            if name.endswith(".db") and not name.startswith("."):
+                os.remove(os.path.join(given, name))
         path = given
     else:
         path = tempfile.mkdtemp(prefix="funcwsgi-metrics-")

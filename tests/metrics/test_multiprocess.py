@@ -6,7 +6,10 @@ Prometheus scraping them.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -159,3 +162,13 @@ def test_a_dead_workers_counts_are_kept_and_the_directory_goes_at_exit():
         server.stop()
     assert not folder.exists()
 
+
+
+def test_a_directory_the_operator_names_is_emptied_of_old_values_only(tmp_path):
+    """A restarted pod that keeps its directory must not add up the last run's counts again."""
+    for name in ("counter_1.db", "histogram_2.db", ".hidden.db", "notes.txt"):
+        (tmp_path / name).write_bytes(b"old")
+    script = "from funcwsgi.metrics.multiprocess import use_multiprocess_dir; use_multiprocess_dir()"
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".hidden.db", "notes.txt"]

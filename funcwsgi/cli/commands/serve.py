@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import socket
+from typing import TYPE_CHECKING
 
 from ...config import Config
 from ...errors import StartupError
+
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
 
 NAME = "serve"
 HELP = "Serve the function configured by the environment (what `python -m funcwsgi` does)."
@@ -24,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pass
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
     from funcwsgi.adapters import load_adapter
 
     config = Config.from_env()
