@@ -28,7 +28,7 @@ HELLO = REPO / "bench" / "apps" / "hello"
 STEPS: tuple[tuple[str, str], ...] = (
     ("interpreter", "pass"),
     ("bare gunicorn (arbiter, gthread worker, its config)", "import gunicorn.app.wsgiapp, gunicorn.arbiter, gunicorn.workers.gthread, gunicorn.glogging"),
-    ("werkzeug (request, response, the package's eager imports)", "import werkzeug.wrappers, werkzeug.exceptions, werkzeug.wsgi"),
+    # werkzeug is not a step: a plain function's start never imports it (funcwsgi/request.py), its first read of `req` does.
     ("the funcwsgi package (settings, request path, stack, logging)", "import funcwsgi"),
     # `serve` alone builds no parser (funcwsgi/cli/__init__.py): the CLI's package and the command's module.
     ("funcwsgi's CLI running `serve`", "import funcwsgi.cli, funcwsgi.cli.commands.serve"),
@@ -36,7 +36,9 @@ STEPS: tuple[tuple[str, str], ...] = (
         "the function loaded and the stack built (funcwsgi:app)",
         f"import os; os.environ['HANDLER_FOLDER'] = {str(HELLO)!r}; import funcwsgi; funcwsgi.app",
     ),
-    ("the gunicorn adapter and funcwsgi's worker", "import funcwsgi.adapters.gunicorn, funcwsgi.adapters.gunicorn.worker"),
+    ("the edge worker's event loop: asyncio and uvloop", "import asyncio, uvloop"),
+    ("the edge worker's parser: httptools (llhttp)", "import httptools"),
+    ("the gunicorn adapter and funcwsgi's edge worker", "import funcwsgi.adapters.gunicorn, funcwsgi.adapters.gunicorn.worker"),
 )
 
 
