@@ -17,7 +17,7 @@ from ..replies import Reply
 from ..request import REQUEST_KEY, FunctionRequest
 from ..response import FunctionResponse, send
 from .loader import LoadedFunction
-from .signatures import Invoker, Signature, is_async
+from .signatures import Invoker, Signature, is_async, reads_parameter
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -104,6 +104,10 @@ def make_invoker(loaded: LoadedFunction, config: Config) -> Invoker[FunctionResp
     if contract is not None:
         return contract
     signature = loaded.signature
+    if signature in (Signature.REQ, Signature.REQ_RES) and reads_parameter(loaded.function, 0):
+        # A function that reads its request needs werkzeug at its first call: imported now, before the server
+        # forks and before any call's timeout runs, as the function's own imports are (funcwsgi/request.py).
+        requests.with_werkzeug()
     if signature is Signature.REQ:
 
         def call_req(environ: dict[str, Any]) -> tuple[Any, FunctionResponse | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import enum
 import inspect
 from collections.abc import Callable
@@ -26,6 +27,31 @@ class Signature(enum.Enum):
 
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+#: Names by which a function's body could reach its parameters without naming them.
+_FRAME_READERS = frozenset({"locals", "vars", "eval", "exec", "_getframe", "currentframe"})
+
+
+def reads_parameter(function: Callable[..., Any], index: int) -> bool:
+    """Whether ``function``'s own body may read its positional parameter number ``index``, from its bytecode.
+
+    True when unsure (a callable object, ``*args`` passed on, a closure over the parameter, ``locals()``):
+    the answer only says whether what reading it needs is worth importing at start, never whether it works.
+    """
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    if code is None:
+        return True
+    if index >= code.co_argcount:
+        return bool(code.co_flags & inspect.CO_VARARGS)
+    name = code.co_varnames[index]
+    if name in code.co_cellvars or not _FRAME_READERS.isdisjoint(code.co_names):
+        return True
+    # Every load of a local is some LOAD_FAST* instruction; a fused one (3.13's LOAD_FAST_LOAD_FAST) loads two.
+    for instruction in dis.get_instructions(code):
+        if "LOAD_FAST" in instruction.opname:
+            loaded = instruction.argval
+            if loaded == name or (isinstance(loaded, tuple) and name in loaded):
+                return True
+    return False
 
 
 def detect_signature(function: Callable[..., Any], forced: str | None, *, where: str) -> Signature:

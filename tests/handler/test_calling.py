@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -229,3 +231,19 @@ def test_a_request_without_content_type_has_no_uploads_to_close(client_for):
     uploads = []
     response = client_for("uploads").post("/", data=b"x" * 1000, environ_overrides={"tests.uploads": uploads})
     assert (response.status_code, response.get_json(), uploads) == (200, {}, [])
+
+
+BUILT_AT_START = """
+import sys
+from funcwsgi import make_app
+make_app(handler_folder=sys.argv[1])
+print("werkzeug.wrappers" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("folder", "imported"), [("modules_loaded", False), ("serving", True)])
+def test_werkzeug_is_imported_at_start_only_for_a_function_that_reads_its_request(folder, imported):
+    """One that reads it would otherwise import werkzeug in its first call, inside that call's timeout."""
+    command = [sys.executable, "-c", BUILT_AT_START, str(function_folder(folder))]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.splitlines()[-1] == str(imported)

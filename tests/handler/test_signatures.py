@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from funcwsgi.errors import LoadError
-from funcwsgi.handler.signatures import Signature, detect_signature, is_async
+from funcwsgi.handler.signatures import Signature, detect_signature, is_async, reads_parameter
 
 
 def req_res(req, res): ...
@@ -50,3 +52,85 @@ def test_required_keyword_only_is_refused():
 def test_is_async():
     assert is_async(async_req_res)
     assert not is_async(req_res)
+
+
+# -- whether a function reads its request (werkzeug is imported at start for one that does) ----------------
+
+
+def answers_only(req, res):
+    res.set_body("Hello, world!")
+
+
+def reads_args(req, res):
+    return req.args.get("name", "world")
+
+
+def reads_late(req, res):
+    greeting = "Hello"
+    res.set_code(201)
+    return f"{greeting}, {req.path}"
+
+
+def hands_it_on(req, res):
+    return helper(req)
+
+
+def helper(request):
+    return request
+
+
+def closes_over_it(req, res):
+    return lambda: req.method
+
+
+def asks_locals(req, res):
+    return locals()["req"]
+
+
+def passes_args_on(*args):
+    return helper(*args)
+
+
+def reassigns_it(req, res):
+    req = None
+    return req
+
+
+async def awaits(req, res):
+    return await something(req)
+
+
+async def something(value):
+    return value
+
+
+class Callable_:
+    def __call__(self, req, res):
+        return None
+
+
+@functools.wraps(answers_only)
+def wrapped(*args, **kwargs):
+    return answers_only(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("function", "reads"),
+    [
+        (answers_only, False),
+        (reads_args, True),
+        (reads_late, True),
+        (hands_it_on, True),
+        (closes_over_it, True),
+        (asks_locals, True),
+        (passes_args_on, True),
+        (reassigns_it, True),  # it loads the name it stored: a conservative yes is harmless
+        (awaits, True),
+        (Callable_(), True),
+        (wrapped, False),  # unwrapped to what it wraps, which reads nothing
+        (lambda: None, False),
+    ],
+    ids=lambda value: getattr(value, "__name__", type(value).__name__),
+)
+def test_reads_parameter_tells_from_the_bytecode(function, reads):
+    assert reads_parameter(function, 0) is reads
