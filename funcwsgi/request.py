@@ -1,11 +1,12 @@
 """The request object a function receives: werkzeug's request API, werkzeug imported on first use.
 
 A function that never reads its request (a hello world, a cron-style job) never
-imports werkzeug: about 116 million instructions of a cold start and 3.4 MB of
-a worker's memory (docs/performance.md#start-up). The first read of anything
-werkzeug provides makes the object a werkzeug request in place, the very
-object the function holds, and from then on every call's request is made one
-from the start.
+imports werkzeug: about 100 million instructions of a cold start and 3.4 MB of
+a worker's memory (docs/performance.md#start-up). One whose code reads it has
+werkzeug imported at start (``handler.calling.make_invoker``). Either way the
+first read of anything werkzeug provides makes the object a werkzeug request in
+place, the very object the function holds, and from then on every call's
+request is made one from the start.
 """
 
 from __future__ import annotations
