@@ -81,8 +81,7 @@ class FunctionRequest(RequestAPI):
         # Only called for attributes not set yet.
         werkzeug_request, computed_in_init = werkzeug_parts()
         if not isinstance(self, werkzeug_request):
-            self.__class__ = with_werkzeug()
-            return getattr(self, name)
+            return getattr(self.with_werkzeug_api(), name)
         if name in computed_in_init:
             # The first read of any value werkzeug's __init__ computes runs it once; values assigned before that win.
             assigned = {key: value for key, value in vars(self).items() if key in computed_in_init}
