@@ -26,7 +26,8 @@ from .support.processes import SERVE, Server, start
 @pytest.fixture(scope="module", params=list(HTTP_ADAPTERS))
 def served(request, collector):
     with start(
-        SERVE, "call_ids", SERVER_ADAPTER=request.param, SERVER_NUMTHREADS="4", SERVER_CALL_TIMEOUT="0.5", SERVER_ACCESS_LOG="true",
+        # 2 s: /slow runs 10 s, and a loaded machine must not make the first /log or /fail time out too.
+        SERVE, "call_ids", SERVER_ADAPTER=request.param, SERVER_NUMTHREADS="4", SERVER_CALL_TIMEOUT="2", SERVER_ACCESS_LOG="true",
         TRACE_COLLECTOR_ENDPOINT=f"{collector.url}/v1/traces",
     ) as server:
         yield server
