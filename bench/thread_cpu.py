@@ -53,7 +53,7 @@ def split(pid: int, before: dict[int, tuple[int, int]], after: dict[int, tuple[i
     typical = statistics.median(busy) if busy else 0.0
     others = {tid: value for tid, value in per_request.items() if value > OUTLIER * typical}
     calls = [value for tid, value in per_request.items() if tid not in others]
-    return {"main": main, "calls": sum(calls), "call_threads": len(busy) - len(others), "others": sum(others.values()), "total": main + sum(per_request.values())}
+    return {"main": main, "calls": sum(calls), "others": sum(others.values()), "total": main + sum(per_request.values())}
 
 
 def measure(target: Target, sink: Sink, seconds: float, server_core: int | None, load_core: int | None, logs: Path) -> dict[str, float]:
@@ -77,14 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5)
     args = parser.parse_args(argv)
     targets = {target.name: target for target in all_targets() if target.name in TARGETS}
-    names = TARGETS
     server_core, load_core = server_and_load_cores()
     sink = Sink(load_core)
-    rows: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in TARGETS}
     try:
         with tempfile.TemporaryDirectory(prefix="bench-threads-") as logs:
             for number in range(args.rounds):
-                for name in names if number % 2 == 0 else names[::-1]:
+                for name in TARGETS if number % 2 == 0 else TARGETS[::-1]:
                     rows[name].append(measure(targets[name], sink, args.seconds, server_core, load_core, Path(logs)))
         exports = sink.stats()["exports"]
     finally:
