@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from functools import partial
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import request as requests
 from ..bodies import ReleasingBody
@@ -15,7 +14,7 @@ from ..config import Config
 from ..current import current_environ
 from ..replies import Reply
 from ..request import REQUEST_KEY, FunctionRequest
-from ..response import FunctionResponse, send
+from ..response import FunctionResponse, is_loaded_instance, send
 from .loader import LoadedFunction
 from .signatures import Invoker, Signature, is_async, reads_parameter
 
@@ -50,10 +49,9 @@ class FunctionApp:
                 result = self.awaiting(result, environ)
         except Exception as error:
             # abort(404), bad JSON: only werkzeug makes these, so werkzeug is imported if this is one.
-            exceptions = sys.modules.get("werkzeug.exceptions")
-            if exceptions is None or not isinstance(error, exceptions.HTTPException):
+            if not is_loaded_instance(error, "werkzeug.exceptions", "HTTPException"):
                 raise
-            return http_error(error, environ, start_response)
+            return http_error(cast("HTTPException", error), environ, start_response)
         finally:
             if token is not None:
                 current_environ.reset(token)
