@@ -139,9 +139,12 @@ def test_nothing_is_written_outside_the_temporary_directory(tmp_path):
     function = tmp_path / "function"
     shutil.copytree(function_folder("serving"), function, ignore=shutil.ignore_patterns("__pycache__"))
     before = sorted(str(path.relative_to(function)) for path in function.rglob("*"))
+    home = tmp_path / "home"  # where gunicorn would make its control socket's folder (.gunicorn): funcwsgi turns it off
+    home.mkdir()
     running = serve(
         "gunicorn", tmp_path, HANDLER_FOLDER=str(function), TMPDIR=str(private_tmp), SERVER_WORKERS="2",
         SERVER_MAX_BODY_SIZE=str(8 * 1024 * 1024), PYTHONDONTWRITEBYTECODE="1", LIFECYCLE_LOG="",
+        HOME=str(home), XDG_RUNTIME_DIR="",
     )
     try:
         # Several workers keep their metrics in files; a chunked body over 1 MiB is spooled to one.
@@ -160,3 +163,5 @@ def test_nothing_is_written_outside_the_temporary_directory(tmp_path):
         running.server.stop()
     assert sorted(str(path.relative_to(function)) for path in function.rglob("*")) == before  # no bytecode, no files
     assert list(private_tmp.iterdir()) == []  # and what was written in TMPDIR is gone
+    # gunicorn's master starts its control socket before it reads a signal: had it been on, a graceful stop finds it made.
+    assert list(home.iterdir()) == []

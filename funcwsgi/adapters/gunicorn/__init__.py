@@ -193,6 +193,10 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         "post_worker_init": post_worker_init,
         "worker_exit": worker_exit,
         "child_exit": child_exit,
+        # gunicorn's control socket (gunicornc) is a thread and an event loop in the master, stopped and
+        # restarted around every fork, and a socket under $HOME: an ERROR line at each start on a read-only
+        # root filesystem. A function's pod is managed through its settings and Kubernetes, not gunicornc.
+        "control_socket_disable": True,
     }
     if config.http2:
         # gunicorn's own HTTP/2, without TLS, on the same port as HTTP/1.1: a connection that opens
