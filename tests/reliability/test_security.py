@@ -6,7 +6,10 @@ import configparser
 import os
 import re
 import shutil
+import signal
 import socket
+import subprocess
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from funcwsgi import make_app
 from ..support.paths import REPO, function_folder
 from ..support.polling import wait_for
 from ..support.ports import free_port
-from ..support.processes import SERVE, base_env, children, run_to_exit
+from ..support.processes import SERVE, Server, base_env, children, run_to_exit
 from .harness import ADAPTERS, serve
 
 
@@ -144,7 +147,7 @@ def test_nothing_is_written_outside_the_temporary_directory(tmp_path):
     running = serve(
         "gunicorn", tmp_path, HANDLER_FOLDER=str(function), TMPDIR=str(private_tmp), SERVER_WORKERS="2",
         SERVER_MAX_BODY_SIZE=str(8 * 1024 * 1024), PYTHONDONTWRITEBYTECODE="1", LIFECYCLE_LOG="",
-        HOME=str(home), XDG_RUNTIME_DIR="",
+        HOME=str(home), XDG_RUNTIME_DIR="", PYTHONFAULTHANDLER="1",
     )
     try:
         # Several workers keep their metrics in files; a chunked body over 1 MiB is spooled to one.
@@ -160,8 +163,26 @@ def test_nothing_is_written_outside_the_temporary_directory(tmp_path):
         assert outside == []
         assert any(path.startswith(str(private_tmp)) for path in written)  # the metrics files, where they belong
     finally:
-        running.server.stop()
+        stopped_within(running.server, 15)
     assert sorted(str(path.relative_to(function)) for path in function.rglob("*")) == before  # no bytecode, no files
     assert list(private_tmp.iterdir()) == []  # and what was written in TMPDIR is gone
     # gunicorn's master starts its control socket before it reads a signal: had it been on, a graceful stop finds it made.
     assert list(home.iterdir()) == []
+
+
+def stopped_within(server: Server, seconds: float) -> None:
+    """SIGTERM, then fail unless the server is gone within ``seconds``, with its threads' stacks (PYTHONFAULTHANDLER)."""
+    server.begin_stop()
+    try:
+        server.wait_exit(seconds)
+        stuck = ""
+    except subprocess.TimeoutExpired:
+        # faulthandler writes a process's threads to stderr (gunicorn's workers keep SIGABRT for themselves),
+        # one process at a time so that the dumps do not interleave.
+        for pid in [*children(server.process.pid), server.process.pid]:
+            os.kill(pid, signal.SIGSEGV)
+            time.sleep(0.5)
+        stuck = server.stderr
+    server.stop()
+    if stuck:
+        pytest.fail(f"still running {seconds} s after SIGTERM; its stderr ends:\n{stuck[-8000:]}")
