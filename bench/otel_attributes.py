@@ -10,6 +10,14 @@ of such spans as the OTLP/HTTP exporter makes it (``encode_spans``, serialized,
 100 spans a request). No network and no batch processor: the SDK's own work on
 an attribute, which docs/performance.md weighs against the floor of a traced
 call (issue 44).
+
+    python -m bench.otel_attributes --time
+
+times the same four instead: CPU microseconds of the calling thread per span,
+the median of 21 rounds of 512 spans (made, or encoded in one request of 512,
+as the batch processor sends them when calls keep coming),
+pinned to one core as ``make bench`` pins the server: what a span costs the
+SDK's threads in time, with no server around it.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import gc
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,6 +46,37 @@ ATTRIBUTES: dict[str, str | bool] = {
 
 def run(variant: str, spans: int) -> None:
     """Make (and for ``encoding*`` encode) ``spans`` spans of ``variant``; the counted part of a callgrind run."""
+    make, encode = span_work(variant)
+    make(50)  # warm-up
+    gc.collect()
+    gc.disable()
+    if variant.startswith("span"):
+        make(spans)
+        return
+    encode(MANY, spans)  # as many spans made in every run: only their encoding differs
+
+
+def time_per_span(variant: str, rounds: int = 21, batch: int = 512) -> float:
+    """Thread CPU µs per span of ``variant``: the median of ``rounds`` rounds of ``batch`` spans."""
+    import statistics
+    import time
+
+    make, encode = span_work(variant)
+    make(50)  # warm-up
+    encode(batch, 0)  # the spans an encoding round encodes, made before any is timed
+    per_span: list[float] = []
+    for _ in range(rounds):
+        started = time.thread_time()
+        if variant.startswith("span"):
+            make(batch)
+        else:
+            encode(0, batch, batch)
+        per_span.append((time.thread_time() - started) / batch * 1e6)
+    return statistics.median(per_span)
+
+
+def span_work(variant: str) -> tuple[Callable[[int], None], Callable[..., None]]:
+    """(make ``n`` spans of ``variant``, make ``made`` more then encode the last ``encoded`` made)."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
@@ -66,25 +105,34 @@ def run(variant: str, spans: int) -> None:
                 span = tracer.start_span("GET /")
             span.end()
 
-    make(50)  # warm-up
-    kept.spans.clear()
-    gc.collect()
-    gc.disable()
-    if variant.startswith("span"):
-        make(spans)
-        return
-    make(MANY)  # as many spans made in every run: only their encoding differs
-    for start in range(0, spans, 100):
-        encode_spans(kept.spans[start : start + 100]).SerializePartialToString()
+    def encode(made: int, encoded: int, per_request: int = 100) -> None:
+        if made or len(kept.spans) < encoded:
+            kept.spans.clear()
+            make(max(made, encoded))
+        for start in range(0, encoded, per_request):
+            encode_spans(kept.spans[start : start + per_request]).SerializePartialToString()
+
+    return make, encode
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.otel_attributes", description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=VARIANTS, help="make this variant's spans and exit (what callgrind counts)")
     parser.add_argument("--spans", type=int, default=MANY)
+    parser.add_argument("--time", action="store_true", help="time each variant (thread CPU per span) instead of counting it")
     args = parser.parse_args(argv)
     if args.only:
         run(args.only, args.spans)
+        return 0
+    if args.time:
+        import os
+
+        from .processes import server_and_load_cores
+
+        core = server_and_load_cores()[0]
+        if core is not None:
+            os.sched_setaffinity(0, {core})
+        print(json.dumps({variant: round(time_per_span(variant), 1) for variant in VARIANTS}, indent=2))
         return 0
     from .callgrind import available, counted_run
 

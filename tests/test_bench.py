@@ -473,3 +473,10 @@ def test_a_counted_start_is_the_answering_workers_count(tmp_path):
     assert on_the_way({10: dumps[10]}, []) == 410  # a server of one process
     with pytest.raises(RuntimeError, match="no worker"):
         on_the_way(dumps, [12])
+
+
+def test_otel_attributes_times_each_variant_by_the_thread_cpu_of_its_spans():
+    from bench.otel_attributes import VARIANTS, time_per_span
+
+    timed = {variant: time_per_span(variant, rounds=3, batch=20) for variant in VARIANTS}
+    assert all(0 < microseconds < 10_000 for microseconds in timed.values()), timed
