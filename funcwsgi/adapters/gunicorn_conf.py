@@ -27,7 +27,7 @@ from funcwsgi.adapters.gunicorn import gunicorn_settings  # noqa: E402 - after t
 
 _settings: dict[str, Any] = gunicorn_settings(runtime_config)
 # bind, worker_class, workers, threads, graceful_timeout, max_requests, loglevel,
-# proc_name, worker_tmp_dir, control_socket_disable and the hooks on_starting, post_fork, post_worker_init,
+# proc_name, worker_tmp_dir, control_socket_disable and the hooks on_starting, pre_fork, post_fork, post_worker_init,
 # worker_exit, child_exit.
 globals().update(_settings)
 __all__ = sorted(_settings)

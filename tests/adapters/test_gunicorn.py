@@ -12,7 +12,7 @@ import requests
 from ..support.paths import BIN, function_folder
 from ..support.polling import wait_for
 from ..support.ports import free_port
-from ..support.processes import GUNICORN, Server, base_env, process_figures, run_to_exit, start
+from ..support.processes import GUNICORN, SERVE, Server, base_env, process_figures, run_to_exit, start
 from ..support.sockets import exchange
 
 
@@ -155,6 +155,23 @@ def test_a_worker_that_kills_its_process_is_replaced_and_the_crash_logged(tmp_pa
         assert events(tmp_path) == [f"start {first}", f"start {second}"]  # start() ran in the new worker too
     finally:
         running.stop()
+
+
+@pytest.mark.slow("waits out a function's 2-s start() once on each way of running gunicorn")
+@pytest.mark.parametrize("command", [SERVE, GUNICORN], ids=["funcwsgi-serve", "gunicorn-conf"])
+def test_sigterm_while_a_worker_runs_start_stops_the_server_once_start_returns(tmp_path, command):
+    # gunicorn's master sends SIGTERM to every worker when it stops; a worker still in start() kept the
+    # master's own handler and lost it, and the master waited graceful_timeout (25 s) to kill it.
+    log = tmp_path / "lifecycle.log"
+    server = start(command, "slow_start", wait=False, START_SECONDS="2", LIFECYCLE_LOG=str(log))
+    try:
+        wait_for(lambda: log.exists() and log.read_text().startswith("start "), 20, "the worker in its start()")
+        server.signal(signal.SIGTERM)  # to the master only, as Kubernetes stops a container
+        status = server.wait_exit(12)
+    finally:
+        server.stop()
+    assert status == 0
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["start", "started", "stop"]
 
 
 @pytest.mark.slow("calls that never return, one timeout after another, then the worker's threads and memory watched settling")

@@ -22,6 +22,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
 from funcwsgi.adapters import host_port
+from funcwsgi.adapters.gunicorn import boot_signals
 from funcwsgi.adapters.gunicorn_bind import Listening, listening_config
 from funcwsgi.adapters.specs import HEAD_LIMIT
 from funcwsgi.application import FunctionService, default_app
@@ -138,13 +139,19 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
         boots.append(BootReports())
 
+    def pre_fork(server: Any, worker: Any) -> None:
+        """In the master, right before it forks a worker: a shutdown signal sent meanwhile is not lost."""
+        boot_signals.hold()
+
     def post_worker_init(worker: Any) -> None:
         """In the worker, booted: from here on its exit status is the function's business."""
         if boots:  # none when a configuration reload (SIGHUP) made these hooks anew
             boots[0].report_booted(os.getpid())
+        boot_signals.hand_over()  # a SIGTERM that came while it booted: it stops now
 
     def post_fork(server: Any, worker: Any) -> None:
         """In each new worker, before it serves: per-worker state, then the function's start()."""
+        boot_signals.take_early()
         try:
             start_process(service_of(server))
         except StartupError as error:
@@ -189,6 +196,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         "loglevel": config.server_log_level,
         "proc_name": f"funcwsgi {config.func_name}".strip(),
         "on_starting": on_starting,
+        "pre_fork": pre_fork,
         "post_fork": post_fork,
         "post_worker_init": post_worker_init,
         "worker_exit": worker_exit,
