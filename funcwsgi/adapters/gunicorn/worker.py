@@ -97,7 +97,8 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
         runner.on_exit = stop_accepting
         runner.max_calls = self.max_requests
         loop.add_reader(self.PIPE[0], signalled)
-        for listener in self.sockets:
+        # Told to stop while it booted (boot_signals): it never listens, so no connection is taken only to be closed.
+        for listener in self.sockets if self.alive else ():
             # partial(), not a lambda: a new connection's protocol made without a Python frame of ours.
             servers.append(await loop.create_server(partial(Http1Connection, edge), sock=listener.sock, backlog=self.cfg.backlog))
         while self.alive and runner.exit_status is None:
