@@ -30,6 +30,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 VARIANTS = ("span", "span-attributes", "encoding", "encoding-attributes")
 FEW, MANY = 200, 1200
@@ -46,14 +47,16 @@ ATTRIBUTES: dict[str, str | bool] = {
 
 def run(variant: str, spans: int) -> None:
     """Make (and for ``encoding*`` encode) ``spans`` spans of ``variant``; the counted part of a callgrind run."""
-    make, encode = span_work(variant)
+    make, encode, kept = span_work(variant)
     make(50)  # warm-up
+    kept.clear()
     gc.collect()
     gc.disable()
     if variant.startswith("span"):
         make(spans)
         return
-    encode(MANY, spans)  # as many spans made in every run: only their encoding differs
+    make(MANY)  # as many spans made in every run: only their encoding differs
+    encode(spans)
 
 
 def time_per_span(variant: str, rounds: int = 21, batch: int = 512) -> float:
@@ -61,22 +64,23 @@ def time_per_span(variant: str, rounds: int = 21, batch: int = 512) -> float:
     import statistics
     import time
 
-    make, encode = span_work(variant)
+    make, encode, kept = span_work(variant)
     make(50)  # warm-up
-    encode(batch, 0)  # the spans an encoding round encodes, made before any is timed
+    kept.clear()
+    make(batch)  # what an encoding round encodes, made before any round is timed
     per_span: list[float] = []
     for _ in range(rounds):
         started = time.thread_time()
         if variant.startswith("span"):
             make(batch)
         else:
-            encode(0, batch, batch)
+            encode(batch, per_request=batch)
         per_span.append((time.thread_time() - started) / batch * 1e6)
     return statistics.median(per_span)
 
 
-def span_work(variant: str) -> tuple[Callable[[int], None], Callable[..., None]]:
-    """(make ``n`` spans of ``variant``, make ``made`` more then encode the last ``encoded`` made)."""
+def span_work(variant: str) -> tuple[Callable[[int], None], Callable[..., None], list[Any]]:
+    """(make ``n`` spans of ``variant``, encode the first ``n`` made, the list of those made so far)."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
@@ -105,14 +109,11 @@ def span_work(variant: str) -> tuple[Callable[[int], None], Callable[..., None]]
                 span = tracer.start_span("GET /")
             span.end()
 
-    def encode(made: int, encoded: int, per_request: int = 100) -> None:
-        if made or len(kept.spans) < encoded:
-            kept.spans.clear()
-            make(max(made, encoded))
-        for start in range(0, encoded, per_request):
+    def encode(count: int, per_request: int = 100) -> None:
+        for start in range(0, count, per_request):
             encode_spans(kept.spans[start : start + per_request]).SerializePartialToString()
 
-    return make, encode
+    return make, encode, kept.spans
 
 
 def main(argv: list[str] | None = None) -> int:
