@@ -10,13 +10,15 @@ names; it is built on first access, so importing this package does no work::
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from .application import FunctionService, make_app
-from .config import Config
-from .errors import ConfigError, LoadError, StartupError
-from .request import FunctionRequest
-from .response import FunctionResponse
+if TYPE_CHECKING:
+    from .application import FunctionService, make_app
+    from .config import Config
+    from .errors import ConfigError, LoadError, StartupError
+    from .request import FunctionRequest
+    from .response import FunctionResponse
 
 __version__ = "0.1.0"
 
@@ -35,6 +37,19 @@ __all__ = [
 if TYPE_CHECKING:
     app: FunctionService
 
+#: Where each public name is defined: imported when first asked for, so that `funcwsgi serve`
+#: holds the garbage collector back (funcwsgi.process.hold_collector) before the request path is imported.
+_DEFINED_IN = {
+    "Config": "config",
+    "ConfigError": "errors",
+    "FunctionRequest": "request",
+    "FunctionResponse": "response",
+    "FunctionService": "application",
+    "LoadError": "errors",
+    "StartupError": "errors",
+    "make_app": "application",
+}
+
 
 def __getattr__(name: str) -> Any:
     # PEP 562: `funcwsgi.app` is built from the environment when first asked for,
@@ -43,4 +58,9 @@ def __getattr__(name: str) -> Any:
         from .application import default_app
 
         return default_app()
-    raise AttributeError(f"module 'funcwsgi' has no attribute {name!r}")
+    module = _DEFINED_IN.get(name)
+    if module is None:
+        raise AttributeError(f"module 'funcwsgi' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -20,20 +20,22 @@ built (the stack is built once, in the server's main process, before any fork).
 from __future__ import annotations
 
 import gc
-import inspect
-import ipaddress
-import logging
 import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .config import Config
 from .errors import StartupError
-from .handler.loader import LoadedFunction, user_traceback
 
-log = logging.getLogger("funcwsgi")
+# logging, inspect and ipaddress are imported where used, for the same reason as below.
+if TYPE_CHECKING:
+    # Only for the annotations: `funcwsgi serve` imports this module to hold the collector
+    # back (hold_collector) before it imports the settings and the request path.
+    from .config import Config
+    from .handler.loader import LoadedFunction
+
+LOGGER = "funcwsgi"
 
 T = TypeVar("T")
 
@@ -164,6 +166,7 @@ def start_process(service: Service) -> None:
     # process: out of the collector's sight, the collections that calls trigger stay
     # small, and forked workers keep sharing those pages instead of copying them.
     gc.freeze()
+    resume_collector()  # the thresholds from before `funcwsgi serve` held the collector back, if it did
     set_gc_threshold(gc_threshold(service))
 
 
@@ -178,6 +181,9 @@ def listen_for_debugger(config: Config) -> None:
     for a client to attach. Off loopback, whoever reaches the port can run
     any code in the process: that is said at start-up.
     """
+    import ipaddress
+    import logging
+
     host, port = config.server_debug_host, config.server_debug_port
     try:
         import debugpy
@@ -188,12 +194,14 @@ def listen_for_debugger(config: Config) -> None:
     except Exception as error:  # debugpy raises RuntimeError with the adapter's own message
         raise StartupError(f"cannot listen for a debugger on SERVER_DEBUG_HOST={host!r} SERVER_DEBUG_PORT={port}: {error}") from None
     if not ipaddress.ip_address(host).is_loopback:
-        log.warning(
+        logging.getLogger(LOGGER).warning(
             "SERVER_DEBUG_HOST=%s: the debugger port %d is open beyond this machine; whoever reaches it can run any code in the function's process",
             host,
             port,
         )
-    log.info("Debugger (%s) listening on %s:%d, pid %d: attach a Debug Adapter Protocol client (docs/servers.md#debugging)", DEBUGGER, host, port, os.getpid())
+    logging.getLogger(LOGGER).info(
+        "Debugger (%s) listening on %s:%d, pid %d: attach a Debug Adapter Protocol client (docs/servers.md#debugging)", DEBUGGER, host, port, os.getpid()
+    )
 
 
 #: SERVER_GC_THRESHOLD's default for a function served on an event loop.
@@ -228,6 +236,55 @@ def set_gc_threshold(threshold: int) -> None:
         gc.set_threshold(threshold, *gc.get_threshold()[1:])
 
 
+# -- the collector, held back while a server starts ----------------------------------------
+
+#: The youngest generation's threshold while held: above what a plain function's start allocates.
+HELD_GC_THRESHOLD = 100_000
+
+_gc_given_back: tuple[int, int, int] | None = None  # the thresholds to return to, while held
+
+
+def hold_collector() -> None:
+    """Collect at most every :data:`HELD_GC_THRESHOLD` allocations until :func:`resume_collector`.
+
+    What a start-up makes (modules, classes, the settings, the loaded function,
+    the stack) lives as long as the process, so the collections its allocations
+    trigger find almost nothing to free: at Python's threshold of 700 they were 4%
+    of the instructions from spawning ``funcwsgi serve`` on gunicorn to its first
+    answer (docs/performance.md#fifth-round-the-collector-held-back-while-starting).
+    ``funcwsgi serve`` holds it back first thing; each process gives it back once
+    started: a serving process in :func:`start_process`, a master before it forks
+    its workers. Held back is never off: a process that never resumes collects as
+    often as a function on gunicorn's event loop does by default.
+    """
+    global _gc_given_back
+    if _gc_given_back is not None:
+        return
+    threshold = gc.get_threshold()
+    _gc_given_back = threshold
+    if threshold[0] < HELD_GC_THRESHOLD:
+        gc.set_threshold(HELD_GC_THRESHOLD, *threshold[1:])
+
+
+def collector_held() -> bool:
+    return _gc_given_back is not None
+
+
+def resume_collector() -> None:
+    """Freeze what was made while held, then collect at the thresholds from before :func:`hold_collector`.
+
+    Freezing first moves the start-up's objects out of every collection (and
+    resets the youngest generation's count), so the threshold given back does
+    not begin with one collection over everything the start-up made.
+    """
+    global _gc_given_back
+    if _gc_given_back is None:
+        return
+    gc.freeze()
+    gc.set_threshold(*_gc_given_back)
+    _gc_given_back = None
+
+
 # -- stop ---------------------------------------------------------------------------------
 
 
@@ -251,6 +308,8 @@ def run_start_hook(service: Service) -> None:
     try:
         _call(hook)
     except BaseException as error:  # the user's code may raise anything, SystemExit included
+        from .handler.loader import user_traceback
+
         raise StartupError(
             f"start() in {service.loaded.path} raised {type(error).__name__}: {error}",
             user_traceback(error, service.loaded.path),
@@ -265,11 +324,15 @@ def run_stop_hook(service: Service) -> None:
     try:
         _call(hook)
     except BaseException:
-        log.error("stop() in %s raised", service.loaded.path, exc_info=True)
+        import logging
+
+        logging.getLogger(LOGGER).error("stop() in %s raised", service.loaded.path, exc_info=True)
 
 
 def _call(hook: Callable[[], Any]) -> None:
     result = hook()
+    import inspect
+
     if inspect.isawaitable(result):
         import asyncio  # only for async hooks: a sync function's server never imports it
 

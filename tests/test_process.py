@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import ast
 import gc
+import json
 import logging
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -11,6 +16,7 @@ from funcwsgi.config import Config
 from funcwsgi.errors import StartupError
 
 from .support.paths import function_folder
+from .support.processes import FUNCWSGI, Server, http_get, start
 
 
 @pytest.fixture
@@ -159,3 +165,97 @@ def test_a_function_on_the_loop_collects_garbage_less_often_unless_the_threshold
     assert service.on_loop
     process.start_process(service)
     assert gc.get_threshold() == (expected, 10, 10)
+
+
+# -- the collector held back while a server starts ------------------------------------------
+
+
+@pytest.fixture
+def thresholds() -> Iterator[None]:
+    """Python's thresholds in each test, nothing held or frozen after it."""
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield
+    process.resume_collector()
+    gc.unfreeze()
+    gc.set_threshold(*before)
+
+
+def test_holding_the_collector_raises_the_youngest_threshold_and_resuming_gives_the_old_ones_back(thresholds):
+    process.hold_collector()
+    assert process.collector_held()
+    assert gc.get_threshold() == (process.HELD_GC_THRESHOLD, 10, 10)
+    process.resume_collector()
+    assert not process.collector_held()
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_resuming_the_collector_freezes_what_the_start_up_made(thresholds):
+    process.hold_collector()
+    made_while_held = [[] for _ in range(100)]
+    process.resume_collector()
+    assert gc.get_freeze_count() >= len(made_while_held)
+    assert gc.get_count()[0] < 100  # no collection over the start-up's objects due at the next allocation
+
+
+def test_a_second_hold_keeps_the_thresholds_from_before_the_first(thresholds):
+    process.hold_collector()
+    process.hold_collector()
+    process.resume_collector()
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_resuming_without_a_hold_changes_nothing(thresholds):
+    gc.set_threshold(1234, 5, 6)
+    process.resume_collector()
+    assert gc.get_threshold() == (1234, 5, 6)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_threshold_above_the_held_one_is_kept(thresholds):
+    gc.set_threshold(process.HELD_GC_THRESHOLD * 10, 10, 10)
+    process.hold_collector()
+    assert gc.get_threshold()[0] == process.HELD_GC_THRESHOLD * 10
+    process.resume_collector()
+    assert gc.get_threshold() == (process.HELD_GC_THRESHOLD * 10, 10, 10)
+
+
+def test_gunicorns_master_gives_the_collector_back_before_it_forks(thresholds):
+    """`funcwsgi serve` holds it in the master; the workers inherit what the master has when it forks."""
+    from funcwsgi.adapters.gunicorn import gunicorn_settings
+
+    process.hold_collector()
+    gunicorn_settings(Config.from_env({}))["when_ready"](None)
+    assert not process.collector_held()
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_serve_holds_the_collector_before_the_settings_the_request_path_and_the_server_are_imported():
+    """`funcwsgi serve` holds it first thing in its command: what comes before is the CLI's entry and this module."""
+    before_the_hold = "import sys, funcwsgi.cli, funcwsgi.cli.commands.serve; print(sorted(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", before_the_hold], capture_output=True, text=True, timeout=60, check=True)
+    imported = ast.literal_eval(result.stdout)
+    assert "funcwsgi.process" in imported
+    assert [name for name in ("funcwsgi.config", "funcwsgi.application", "funcwsgi.stack", "gunicorn", "asyncio") if name in imported] == []
+
+
+#: A fresh interpreter's thresholds: what `SERVER_GC_THRESHOLD=0` keeps.
+PYTHONS_OWN = subprocess.run([sys.executable, "-c", "import gc; print(list(gc.get_threshold()))"], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture(scope="module", params=["gunicorn", "granian", "waitress", "werkzeug"])
+def gc_reporting(request: pytest.FixtureRequest) -> Iterator[Server]:
+    # 0 keeps Python's thresholds: a process that never gave the collector back would show the held one.
+    with start(FUNCWSGI + ["serve"], "gc_state", SERVER_ADAPTER=request.param, SERVER_GC_THRESHOLD="0") as server:
+        yield server
+
+
+@pytest.mark.slow("starts a real server on each adapter")
+def test_a_serving_process_has_the_collector_back(gc_reporting):
+    """`funcwsgi serve` held the collector back while it started; the process that answers has it back."""
+    status, body = http_get(gc_reporting.host, gc_reporting.port, "/")
+    assert status == 200
+    state = json.loads(body)
+    assert state["enabled"]
+    assert state["threshold"] == json.loads(PYTHONS_OWN)
+    assert state["frozen"] > 0  # what the start-up made is out of the collections' sight

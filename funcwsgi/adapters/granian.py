@@ -32,7 +32,7 @@ from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.config import Config
 from funcwsgi.errors import EXIT_STARTUP_ERROR, StartupError, print_startup_error
-from funcwsgi.process import mark_printed, start_process, stop_process
+from funcwsgi.process import mark_printed, resume_collector, start_process, stop_process
 
 _service: FunctionService | None = None
 log = logging.getLogger("funcwsgi")
@@ -67,6 +67,7 @@ def serve(config: Config) -> int:
         http2_settings=http2_settings(config),
     )
     _relay_stop_signals(lambda signum: server.signal_handler_interrupt())  # type: ignore[no-untyped-call]  # unannotated in granian
+    resume_collector()  # in the main process, before granian forks its workers
     server.serve(target_loader=worker_app, wrap_loader=False)
     marker = _boot_failure_marker(os.getpid())
     if os.path.exists(marker):

@@ -21,7 +21,7 @@ from funcwsgi.application import FunctionService, build_service, default_app
 from funcwsgi.compat import load_function, resolve
 from funcwsgi.errors import StartupError, print_startup_error
 from funcwsgi.handler.loader import find_sources
-from funcwsgi.process import print_startup_lines, start_process, stop_process
+from funcwsgi.process import print_startup_lines, resume_collector, start_process, stop_process
 from funcwsgi.replies import BUSY, Reply
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ def serve_with_reloader(config: Config) -> int:
     # The first process only watches files and restarts the second, which serves;
     # only the second loads the function.
     app: WSGIApplication = reloaded_app(config) if is_running_from_reloader() else _never_called
+    resume_collector()  # the watching process never starts serving
     run_simple(
         config.server_host,
         config.server_port,

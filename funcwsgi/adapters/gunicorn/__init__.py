@@ -27,7 +27,7 @@ from funcwsgi.adapters.gunicorn_bind import Listening, listening_config
 from funcwsgi.adapters.specs import HEAD_LIMIT
 from funcwsgi.application import FunctionService, default_app
 from funcwsgi.errors import ConfigError, StartupError, print_startup_error, report_and_exit
-from funcwsgi.process import start_process, stop_process, worker_exited
+from funcwsgi.process import resume_collector, start_process, stop_process, worker_exited
 from funcwsgi.timeouts.watchdog import stuck_calls
 
 if TYPE_CHECKING:
@@ -139,6 +139,10 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         server.WORKER_BOOT_ERROR = server.APP_LOAD_ERROR = NO_RESERVED_STATUS
         boots.append(BootReports())
 
+    def when_ready(server: Any) -> None:
+        """In the master, listening, before its first fork: the collector given back (hold_collector)."""
+        resume_collector()
+
     def pre_fork(server: Any, worker: Any) -> None:
         """In the master, right before it forks a worker: a shutdown signal sent meanwhile is not lost."""
         boot_signals.hold()
@@ -196,6 +200,7 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
         "loglevel": config.server_log_level,
         "proc_name": f"funcwsgi {config.func_name}".strip(),
         "on_starting": on_starting,
+        "when_ready": when_ready,
         "pre_fork": pre_fork,
         "post_fork": post_fork,
         "post_worker_init": post_worker_init,

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import socket
 from typing import TYPE_CHECKING
 
-from ...config import Config
+from ... import process
 from ...errors import StartupError
 
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
+
+    from ...config import Config
 
 NAME = "serve"
 HELP = "Serve the function configured by the environment (what `python -m funcwsgi` does)."
@@ -29,7 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace | SimpleNamespace) -> int:
+    # Before the request path and the server are imported: each process gives the
+    # collector back once started (funcwsgi.process.hold_collector).
+    process.hold_collector()
     from funcwsgi.adapters import load_adapter
+    from funcwsgi.config import Config
 
     config = Config.from_env()
     adapter = load_adapter(config.server_adapter)
@@ -40,6 +45,8 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
 
 def check_address(config: Config) -> None:
     """Refuse an address nothing can listen on, as one line, before any server prints its own traceback."""
+    import socket
+
     family = socket.AF_INET6 if ":" in config.server_host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do
