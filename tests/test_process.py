@@ -15,7 +15,7 @@ from funcwsgi import make_app, process
 from funcwsgi.config import Config
 from funcwsgi.errors import StartupError
 
-from .support.paths import function_folder
+from .support.paths import BIN, function_folder
 from .support.processes import FUNCWSGI, Server, http_get, start
 
 
@@ -243,10 +243,15 @@ def test_serve_holds_the_collector_before_the_settings_the_request_path_and_the_
 PYTHONS_OWN = subprocess.run([sys.executable, "-c", "import gc; print(list(gc.get_threshold()))"], capture_output=True, text=True, check=True).stdout
 
 
-@pytest.fixture(scope="module", params=["gunicorn", "granian", "waitress", "werkzeug"])
+#: gunicorn with funcwsgi's configuration module, which holds the collector back in the master too.
+CONFIGURED_GUNICORN = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "funcwsgi:app"]
+
+
+@pytest.fixture(scope="module", params=["gunicorn", "granian", "waitress", "werkzeug", "gunicorn -c funcwsgi.gunicorn_conf"])
 def gc_reporting(request: pytest.FixtureRequest) -> Iterator[Server]:
+    command = CONFIGURED_GUNICORN if request.param.startswith("gunicorn -c") else FUNCWSGI + ["serve"]
     # 0 keeps Python's thresholds: a process that never gave the collector back would show the held one.
-    with start(FUNCWSGI + ["serve"], "gc_state", SERVER_ADAPTER=request.param, SERVER_GC_THRESHOLD="0") as server:
+    with start(command, "gc_state", SERVER_ADAPTER=request.param.split()[0], SERVER_GC_THRESHOLD="0") as server:
         yield server
 
 

@@ -14,8 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from funcwsgi.config import Config
-from funcwsgi.errors import StartupError, report_and_exit
+from funcwsgi.process import hold_collector
+
+# gunicorn's master imports this module before the settings, the request path and the function:
+# held back until the master's when_ready and each worker's start, as `funcwsgi serve` does.
+hold_collector()
+
+from funcwsgi.config import Config  # noqa: E402
+from funcwsgi.errors import StartupError, report_and_exit  # noqa: E402
 
 # Not named `config`: gunicorn reads that name as its own --config setting.
 try:
@@ -27,7 +33,7 @@ from funcwsgi.adapters.gunicorn import gunicorn_settings  # noqa: E402 - after t
 
 _settings: dict[str, Any] = gunicorn_settings(runtime_config)
 # bind, worker_class, workers, threads, graceful_timeout, max_requests, loglevel,
-# proc_name, worker_tmp_dir, control_socket_disable and the hooks on_starting, pre_fork, post_fork, post_worker_init,
-# worker_exit, child_exit.
+# proc_name, worker_tmp_dir, control_socket_disable and the hooks on_starting, when_ready, pre_fork, post_fork,
+# post_worker_init, worker_exit, child_exit.
 globals().update(_settings)
 __all__ = sorted(_settings)
