@@ -38,3 +38,16 @@ def test_unknown_attribute():
         assert "nothing" in str(error)
     else:  # pragma: no cover
         raise AssertionError("expected AttributeError")
+
+
+def test_import_leaves_the_request_path_unimported_until_a_public_name_is_asked_for():
+    """`funcwsgi serve` holds the garbage collector back before the request path is imported (funcwsgi.process)."""
+    code = (
+        "import sys, funcwsgi\n"
+        "print('funcwsgi.application' in sys.modules, 'funcwsgi.config' in sys.modules)\n"
+        "from funcwsgi import Config, FunctionRequest, FunctionResponse, FunctionService, make_app, ConfigError, LoadError, StartupError\n"
+        "print(make_app.__module__, Config is sys.modules['funcwsgi.config'].Config, sorted(set(funcwsgi.__all__) - set(dir(funcwsgi))))"
+    )
+    result = run_to_exit([sys.executable, "-c", code], base_env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["False False", "funcwsgi.application True []"]
