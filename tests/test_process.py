@@ -239,10 +239,6 @@ def test_serve_holds_the_collector_before_the_settings_the_request_path_and_the_
     assert [name for name in ("funcwsgi.config", "funcwsgi.application", "funcwsgi.stack", "gunicorn", "asyncio") if name in imported] == []
 
 
-#: A fresh interpreter's thresholds: what `SERVER_GC_THRESHOLD=0` keeps.
-PYTHONS_OWN = subprocess.run([sys.executable, "-c", "import gc; print(list(gc.get_threshold()))"], capture_output=True, text=True, check=True).stdout
-
-
 #: gunicorn with funcwsgi's configuration module, which holds the collector back in the master too.
 CONFIGURED_GUNICORN = [str(BIN / "gunicorn"), "-c", "python:funcwsgi.gunicorn_conf", "funcwsgi:app"]
 
@@ -262,5 +258,6 @@ def test_a_serving_process_has_the_collector_back(gc_reporting):
     assert status == 200
     state = json.loads(body)
     assert state["enabled"]
-    assert state["threshold"] == json.loads(PYTHONS_OWN)
+    pythons_own = subprocess.run([sys.executable, "-c", "import gc; print(list(gc.get_threshold()))"], capture_output=True, text=True, check=True)
+    assert state["threshold"] == json.loads(pythons_own.stdout)  # what SERVER_GC_THRESHOLD=0 keeps
     assert state["frozen"] > 0  # what the start-up made is out of the collections' sight
