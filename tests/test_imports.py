@@ -319,12 +319,17 @@ def plain_server(request: pytest.FixtureRequest) -> Iterator[Server]:
         yield server
 
 
+def served_modules(server: Server) -> list[str]:
+    """What the process answering ``server``'s call has imported, as the function tells."""
+    status, body = http_get(server.host, server.port, "/")
+    assert status == 200
+    return body.decode().split("\n")
+
+
 @pytest.mark.slow("starts a real server on each adapter")
 def test_a_plain_function_loads_only_what_it_uses(plain_server):
     """Asked by the function itself what its process has imported."""
-    status, body = http_get(plain_server.host, plain_server.port, "/")
-    assert status == 200
-    loaded = body.decode().split("\n")
+    loaded = served_modules(plain_server)
     assert "funcwsgi.handler.calling" in loaded  # the function really answered from the serving process
     assert needless(loaded) == [], f"a plain function's server imported {needless(loaded)}"
 
@@ -332,11 +337,21 @@ def test_a_plain_function_loads_only_what_it_uses(plain_server):
 @pytest.mark.parametrize("plain_server", ["granian"], indirect=True)
 def test_granian_never_imports_gunicorn(plain_server):
     """gunicorn's package (its config, arbiter, argparse, email) was a fifth of a start on granian (issue 44)."""
-    status, body = http_get(plain_server.host, plain_server.port, "/")
-    assert status == 200
-    loaded = body.decode().split("\n")
+    loaded = served_modules(plain_server)
     assert "granian" in loaded
     assert [name for name in loaded if name == "gunicorn" or name.startswith(("gunicorn.", "funcwsgi.adapters.gunicorn."))] == []
+
+
+#: What gunicorn's own logger class imports for options `funcwsgi serve` never sets (log files, syslog, logging
+#: configuration files): 18 million instructions of a start. `funcwsgi serve` gives gunicorn funcwsgi's instead.
+GUNICORN_LOGGING = ("gunicorn.glogging", "logging.config", "logging.handlers", "socketserver")
+
+
+@pytest.mark.parametrize("plain_server", ["gunicorn"], indirect=True)
+def test_serve_on_gunicorn_never_imports_gunicorns_logging(plain_server):
+    loaded = served_modules(plain_server)
+    assert "funcwsgi.adapters.gunicorn.server_log" in loaded
+    assert [name for name in GUNICORN_LOGGING if name in loaded] == []
 
 
 def shared_objects(pid: int) -> set[str]:

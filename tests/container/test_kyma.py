@@ -160,6 +160,10 @@ def test_the_image_serves_a_function_as_kymas_controller_runs_it(docker: Docker,
         assert "Importing function sources from /kubeless/handler.py:main" in started
         assert started[-1] == "Starting python312 server 0.0.0.0:8080", started
         # gunicorn's control socket, were it on, would log an ERROR here: the read-only root has no room for it.
+        # `funcwsgi serve` writes gunicorn's lines as records on stdout (logger gunicorn.error), not on stderr.
+        records = [json.loads(line) for line in logs.stdout.splitlines() if line.startswith("{")]
+        assert any(record["logger"] == "gunicorn.error" and record["message"].startswith("Booting worker") for record in records), logs.stdout
+        assert [record for record in records if record["level"] in ("ERROR", "CRITICAL")] == [], logs.stdout
         assert "[ERROR]" not in logs.stderr, logs.stderr
     finally:
         docker("rm", "--force", name, check=False)

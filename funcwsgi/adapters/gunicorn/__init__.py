@@ -23,6 +23,7 @@ from gunicorn.util import parse_address
 
 from funcwsgi.adapters import host_port
 from funcwsgi.adapters.gunicorn import boot_signals
+from funcwsgi.adapters.gunicorn.server_log import ServerLog
 from funcwsgi.adapters.gunicorn_bind import Listening, listening_config
 from funcwsgi.adapters.specs import HEAD_LIMIT
 from funcwsgi.application import FunctionService, default_app
@@ -245,5 +246,8 @@ class EmbeddedGunicorn(BaseApplication):  # type: ignore[misc]  # gunicorn is un
 
 def serve(config: Config) -> int:
     service = default_app(config)
-    EmbeddedGunicorn(service, gunicorn_settings(config)).run()  # exits the process itself
+    # gunicorn's lines as funcwsgi's records. Only here: run by gunicorn's own command (the configuration module), its
+    # logger and logging options (--access-logfile, --log-config, syslog) stay the user's.
+    settings = {**gunicorn_settings(config), "logger_class": ServerLog}
+    EmbeddedGunicorn(service, settings).run()  # exits the process itself
     return 0
