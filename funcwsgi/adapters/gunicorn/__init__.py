@@ -48,13 +48,15 @@ NO_RESERVED_STATUS = -1
 
 
 class BootReports:
-    """Which workers finished booting, told to the master through a pipe made before any fork.
+    """Which workers finished booting, and which stopped in order, told to the master through a pipe made before any fork.
 
-    A worker writes its pid once it is about to serve; the master reads the
-    pipe when a worker ended. One that never wrote failed to boot (its
-    ``start()`` raised, or it died on the way): the server stops then, not in
-    a loop of new workers that fail the same way. What a worker does once
-    booted, its exit status included, never stops the server.
+    A worker writes its pid once it is about to serve, and its pid negated
+    once its loop stopped in order (``SERVER_MAX_REQUESTS`` reached, a
+    reload, SIGTERM); the master reads the pipe when a worker ended. One that
+    never wrote failed to boot (its ``start()`` raised, or it died on the
+    way): the server stops then, not in a loop of new workers that fail the
+    same way. What a worker does once booted, its exit status included, never
+    stops the server.
     """
 
     def __init__(self) -> None:
@@ -62,17 +64,40 @@ class BootReports:
         os.set_blocking(self.reader, False)
         os.set_blocking(self.writer, False)
         self.booted: set[int] = set()
+        self.stopped: set[int] = set()
         self.unread = b""
 
     def report_booted(self, pid: int) -> None:
-        """In the worker: a few bytes, below PIPE_BUF, so the write is whole or not at all."""
+        """In the worker, about to serve."""
+        self._write(pid, "booted")
+
+    def report_stopped(self, pid: int) -> None:
+        """In the worker, its loop stopped in order: its exit is no crash."""
+        self._write(-pid, "stopped")
+
+    def _write(self, number: int, what: str) -> None:
         try:
-            os.write(self.writer, b"%d\n" % pid)
-        except BlockingIOError:  # a master that stopped reading; the pid is then unknown
-            log.warning("Could not report worker %s as booted", pid)
+            os.write(self.writer, b"%d\n" % number)  # a few bytes, below PIPE_BUF: the write is whole or not at all
+        except BlockingIOError:  # a master that stopped reading; then it is not known
+            log.warning("Could not report worker %s as %s", abs(number), what)
 
     def had_booted(self, pid: int) -> bool:
         """In the master, after worker ``pid`` ended."""
+        return self._taken(self.booted, pid)
+
+    def stopped_in_order(self, pid: int) -> bool:
+        """In the master, after worker ``pid`` ended (and :meth:`had_booted` was asked)."""
+        return self._taken(self.stopped, pid)
+
+    def _taken(self, reported: set[int], pid: int) -> bool:
+        """Whether ``pid`` was reported, forgetting it: a later worker may get the same pid."""
+        self._read()
+        if pid in reported:
+            reported.discard(pid)
+            return True
+        return False
+
+    def _read(self) -> None:
         while True:
             try:
                 chunk = os.read(self.reader, 65536)
@@ -82,11 +107,8 @@ class BootReports:
                 break
             self.unread += chunk
         *lines, self.unread = self.unread.split(b"\n")
-        self.booted.update(int(line) for line in lines if line)
-        if pid in self.booted:
-            self.booted.discard(pid)
-            return True
-        return False
+        for number in (int(line) for line in lines if line):
+            (self.booted if number > 0 else self.stopped).add(abs(number))
 
 
 def import_event_loop() -> None:
@@ -165,6 +187,8 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
 
     def worker_exit(server: Any, worker: Any) -> None:
         """In the worker, once it has stopped serving: the function's stop()."""
+        if boots and getattr(worker, "stopped_in_order", False):  # funcwsgi's edge worker says so
+            boots[0].report_stopped(os.getpid())
         stop_process(service_of(server))
         stuck = stuck_calls()
         if stuck:
@@ -187,6 +211,8 @@ def gunicorn_settings(config: Config) -> dict[str, Any]:
             from gunicorn.errors import HaltServer
 
             raise HaltServer("Worker failed to boot.", WORKER_BOOT_ERROR)
+        if boots and boots[0].stopped_in_order(worker.pid):
+            return  # recycled after SERVER_MAX_REQUESTS calls, or replaced by a reload: gunicorn's own lines say so
         log.warning("Worker process %s exited; gunicorn starts a new one", worker.pid)
 
     settings: dict[str, Any] = {

@@ -44,6 +44,8 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
 
     alive: bool
     wsgi: Any
+    #: True once the loop stopped in order (max requests, a reload, SIGTERM), not by a function's sys.exit().
+    stopped_in_order = False
 
     def init_process(self) -> None:
         if self.cfg.is_ssl:
@@ -70,6 +72,8 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
             loop.close()
         if status is not None:
             sys.exit(status)
+        # Read by the worker_exit hook: the master then knows this exit for no crash (funcwsgi.adapters.gunicorn.BootReports).
+        self.stopped_in_order = True
 
     async def serve(self, loop: asyncio.AbstractEventLoop) -> int | None:
         edge = Edge(self.service, self.cfg, loop)
