@@ -33,6 +33,7 @@ import pytest
 
 from funcwsgi.config import known_env_names
 
+from ..support.logs import log_records
 from .conftest import Docker
 
 pytestmark = pytest.mark.slow("builds images and runs containers on a docker daemon of the tests' own")
@@ -161,7 +162,7 @@ def test_the_image_serves_a_function_as_kymas_controller_runs_it(docker: Docker,
         assert started[-1] == "Starting python312 server 0.0.0.0:8080", started
         # gunicorn's control socket, were it on, would log an ERROR here: the read-only root has no room for it.
         # `funcwsgi serve` writes gunicorn's lines as records on stdout (logger gunicorn.error), not on stderr.
-        records = [json.loads(line) for line in logs.stdout.splitlines() if line.startswith("{")]
+        records = log_records(logs.stdout)
         assert any(record["logger"] == "gunicorn.error" and record["message"].startswith("Booting worker") for record in records), logs.stdout
         assert [record for record in records if record["level"] in ("ERROR", "CRITICAL")] == [], logs.stdout
         assert "[ERROR]" not in logs.stderr, logs.stderr

@@ -6,7 +6,6 @@ stopped in order (SERVER_MAX_REQUESTS, a reload, SIGTERM) is neither: gunicorn's
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -14,6 +13,7 @@ import requests
 
 from funcwsgi.adapters.gunicorn import BootReports
 
+from ...support.logs import log_records
 from ...support.polling import wait_for
 from ...support.processes import FUNCWSGI, start
 
@@ -50,8 +50,7 @@ def test_a_report_split_across_reads_is_put_back_together(reports):
 
 
 def warnings_of(output: str) -> list[str]:
-    records = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
-    return [record["message"] for record in records if record["level"] == "WARNING"]
+    return [record["message"] for record in log_records(output) if record["level"] == "WARNING"]
 
 
 @pytest.mark.slow("starts `funcwsgi serve` on gunicorn and waits for two workers to be recycled")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ import pytest
 
 from funcwsgi.adapters.gunicorn.server_log import ServerLog
 
+from ...support.logs import log_records
 from ...support.polling import wait_for
 from ...support.processes import FUNCWSGI, children, start
 
@@ -67,12 +67,8 @@ def test_access_and_the_file_hooks_do_nothing(server_log, caplog):
     assert caplog.records == []
 
 
-def records(output: str) -> list[dict[str, str]]:
-    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
-
-
 def gunicorns(output: str) -> list[dict[str, str]]:
-    return [record for record in records(output) if record["logger"] == "gunicorn.error"]
+    return [record for record in log_records(output) if record["logger"] == "gunicorn.error"]
 
 
 @pytest.mark.slow("starts `funcwsgi serve` on gunicorn and stops it")
