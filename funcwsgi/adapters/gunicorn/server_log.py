@@ -36,30 +36,19 @@ class ServerLog:
     def __init__(self, cfg: Any) -> None:
         self.error_log = logging.getLogger("gunicorn.error")
         self.access_log = logging.getLogger("gunicorn.access")
+        # The logger's own methods, not wrappers: a record then names gunicorn's code as its caller.
+        self.critical = self.error_log.critical
+        self.error = self.error_log.error
+        self.warning = self.error_log.warning
+        self.info = self.error_log.info
+        self.debug = self.error_log.debug
+        self.exception = self.error_log.exception
         self.setup(cfg)
 
     def setup(self, cfg: Any) -> None:
         """Also run by gunicorn when SIGHUP reloads its configuration."""
         self.cfg = cfg
         self.error_log.setLevel(LEVELS.get(str(cfg.loglevel).lower(), logging.INFO))
-
-    def critical(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self.error_log.critical(msg, *args, **kwargs)
-
-    def error(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self.error_log.error(msg, *args, **kwargs)
-
-    def warning(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self.error_log.warning(msg, *args, **kwargs)
-
-    def info(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self.error_log.info(msg, *args, **kwargs)
-
-    def debug(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self.error_log.debug(msg, *args, **kwargs)
-
-    def exception(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self.error_log.exception(msg, *args, **kwargs)
 
     def log(self, level: int | str, msg: object, *args: Any, **kwargs: Any) -> None:
         if isinstance(level, str):
