@@ -111,19 +111,20 @@ lint: setup
 
 # pytest three times (tests/conftest.py), each phase with what fits beside it on two cores:
 # 1. the tests that do not judge time, in TEST_WORKERS processes at once (pytest-xdist; most wait on real
-#    servers, so four keep two cores busy; a module stays in one process), and beside them, one after the
-#    other, the CloudEvents 1.x tests and the container tests (a venv and a docker daemon of their own;
-#    neither judges time, so the busy machine only slows them);
+#    servers: four kept 1.5 of two cores busy and took 6 m 22 s here, six keep both busy and take 4 m 58 s;
+#    a module stays in one process), and beside them, one after the other, the CloudEvents 1.x tests and
+#    the container tests (a venv and a docker daemon of their own; neither judges time, so the busy
+#    machine only slows them);
 # 2. those that judge a deadline or their own server's figures, TIMING_WORKERS modules at a time (they
-#    mostly wait out deadlines: two at a time kept a sixth of two cores busy; four at a time with the Node
-#    tests beside them moved two bounds), and beside them the Node runtime's tests (`node --test`, one file
-#    at a time, a third of a core);
+#    mostly wait out deadlines: three at a time took 3 m 14 s and kept 0.8 of two cores busy, five take
+#    2 m 26 s, six 2 m 28 s with the Node tests beside, every bound held), and beside them the Node
+#    runtime's tests (`node --test`, one file at a time, about half a core);
 # 3. those that need the machine to themselves, one at a time, with nothing beside them.
 # What runs beside a phase writes to build/test-logs/, printed when the phase ends. Everything runs,
 # whatever the others' outcome, and fails if any of it failed. The third-party servers' rows of the
 # framing and hostile tables (`-m survey`) run in `make framing` and `make hostile` instead.
-TEST_WORKERS ?= 4
-TIMING_WORKERS ?= 3
+TEST_WORKERS ?= 6
+TIMING_WORKERS ?= 5
 TEST_LOGS ?= build/test-logs
 # Named so, not $(MAKE), in the recipe: `make -n test` then prints the phases instead of running them.
 BESIDE_MAKE = $(MAKE) --no-print-directory
