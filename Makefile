@@ -27,7 +27,7 @@ NODE_DIR ?= .tools/node
 NODE_BIN := $(abspath $(NODE_DIR))/node_modules/.bin
 NODE := $(NODE_BIN)/node
 
-.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 soak setup-node setup-platform-libraries run-nodejs26 test-node hostile framing mutation
+.PHONY: setup apt-packages run test lint docs bench settings-doc clean test-cloudevents-1 setup-cloudevents-1 soak setup-node setup-platform-libraries run-nodejs26 test-node hostile framing mutation
 
 # The pip the interpreter bundles does the install (no upgrade): what a user has.
 # First the package alone, with what serving a function needs: `make run` stops there.
@@ -128,22 +128,26 @@ TIMING_WORKERS ?= 5
 TEST_LOGS ?= build/test-logs
 # Named so, not $(MAKE), in the recipe: `make -n test` then prints the phases instead of running them.
 BESIDE_MAKE = $(MAKE) --no-print-directory
-# Setup's parts at once (`-j3`: the Debian packages, the venv, Node and its packages): pip and npm work
-# apart, and Node's part was 17 s of a fresh clone's 51 s of setup, after pip's.
+# Setup's parts at once (`-j4`: the Debian packages, the venv, Node and its packages, the CloudEvents 1.x
+# venv): pip and npm work apart, and setup keeps a core and a half busy at most. The 1.x venv was built
+# beside phase 1, where the cores are full: that chain (venv, its tests, the container tests) then ran
+# past phase 1's own tests and held the phase open.
 test:
-	$(MAKE) -j3 setup
+	$(MAKE) -j4 setup setup-cloudevents-1
 	$(MAKE) lint
-	@mkdir -p $(TEST_LOGS); status=0; \
+	@mkdir -p $(TEST_LOGS); status=0; started=$$(date +%s); \
 	run() { echo "make test: $$*"; "$$@" || status=$$?; }; \
 	beside() { log=$(TEST_LOGS)/$$1.log; shift; echo "make test: in the background, make $$* (log: $$log)"; \
 		{ failed=0; for target in "$$@"; do $(BESIDE_MAKE) $$target || failed=1; done; exit $$failed; } >$$log 2>&1 & pid=$$!; }; \
-	joined() { wait $$pid && echo "make test: $$log: passed" || { status=1; echo "make test: $$log: FAILED"; }; cat $$log; }; \
+	joined() { wait $$pid && echo "make test: $$log: passed" || { status=1; echo "make test: $$log: FAILED"; }; cat $$log; \
+		echo "make test: $$(basename $$log .log) ended $$(( $$(date +%s) - started )) s after the tests began"; }; \
 	beside phase-1 test-cloudevents-1 test-container; \
 	run $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not timing and not survey"; \
 	joined; beside phase-2 test-node; \
 	run $(PY) -m pytest -q -n $(TIMING_WORKERS) --dist loadfile --no-loadscope-reorder -m "timing and not alone and not survey"; \
 	joined; \
-	run $(PY) -m pytest -q -m "alone and not survey"; exit $$status
+	run $(PY) -m pytest -q -m "alone and not survey"; \
+	echo "make test: phase-3 ended $$(( $$(date +%s) - started )) s after the tests began"; exit $$status
 
 # The conformance kit alone (docs/conformance.md): every check against funcwsgi on
 # every HTTP adapter and on its event-loop path, and against nodejs26 (`make test` runs it too).
@@ -170,9 +174,17 @@ CLOUDEVENTS_TESTS ?= tests/test_cloudevents.py tests/compat/test_cloudevents_lib
 	tests/compat/test_legacy.py tests/compat/test_kyma_eventing.py tests/compat/test_functions_framework_library.py \
 	tests/compat/test_kyma_testsuite.py tests/compat/test_functions_framework_signatures.py \
 	tests/conformance/test_cloudevents.py
-test-cloudevents-1:
-	$(MAKE) setup VENV=$(CE1_VENV)
+# The venv needs the test extras and the servers', not the docs'.
+CE1_EXTRAS ?= test,waitress,granian
+$(CE1_VENV)/.installed-cloudevents-1: setup.cfg pyproject.toml
+	$(MAKE) --no-print-directory VENV=$(CE1_VENV) EXTRAS=$(CE1_EXTRAS) $(CE1_VENV)/.installed-$(CE1_EXTRAS)
 	$(CE1_VENV)/bin/python -m pip install --quiet 'functions-framework>=3.5,<4' 'cloudevents>=1.10,<2'
+	touch $@
+
+setup-cloudevents-1: $(CE1_VENV)/.installed-cloudevents-1
+
+# The Debian packages and Node for the conformance kit's targets; `make test` has set them up already.
+test-cloudevents-1: apt-packages setup-node setup-cloudevents-1
 	$(CE1_VENV)/bin/python -m pytest -q $(CLOUDEVENTS_TESTS)
 
 bench: setup
