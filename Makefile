@@ -111,10 +111,11 @@ lint: setup
 
 # pytest three times (tests/conftest.py), each phase with what fits beside it on two cores:
 # 1. the tests that do not judge time, in TEST_WORKERS processes at once (pytest-xdist; most wait on real
-#    servers: four kept 1.5 of two cores busy and took 6 m 22 s here, six keep both busy and take 4 m 58 s;
-#    a module stays in one process), and beside them, one after the other, the CloudEvents 1.x tests and
-#    the container tests (a venv and a docker daemon of their own; neither judges time, so the busy
-#    machine only slows them);
+#    servers: four keep two cores busy with what runs beside them; six took 4 m 58 s against four's 6 m 22 s
+#    alone, but beside them the container tests took 6 m 22 s, not 3, and held the phase open; a module
+#    stays in one process), and beside them, one after the other, the container tests and the CloudEvents
+#    1.x tests (a docker daemon and a venv of their own; neither judges time, so the busy machine only
+#    slows them);
 # 2. those that judge a deadline or their own server's figures, TIMING_WORKERS modules at a time (they
 #    mostly wait out deadlines: three at a time took 3 m 14 s and kept 0.8 of two cores busy, five take
 #    2 m 26 s, six 2 m 28 s with the Node tests beside, every bound held), and beside them the Node
@@ -123,7 +124,7 @@ lint: setup
 # What runs beside a phase writes to build/test-logs/, printed when the phase ends. Everything runs,
 # whatever the others' outcome, and fails if any of it failed. The third-party servers' rows of the
 # framing and hostile tables (`-m survey`) run in `make framing` and `make hostile` instead.
-TEST_WORKERS ?= 6
+TEST_WORKERS ?= 4
 TIMING_WORKERS ?= 5
 TEST_LOGS ?= build/test-logs
 # Named so, not $(MAKE), in the recipe: `make -n test` then prints the phases instead of running them.
@@ -141,7 +142,7 @@ test:
 		{ failed=0; for target in "$$@"; do $(BESIDE_MAKE) $$target || failed=1; done; exit $$failed; } >$$log 2>&1 & pid=$$!; }; \
 	joined() { wait $$pid && echo "make test: $$log: passed" || { status=1; echo "make test: $$log: FAILED"; }; cat $$log; \
 		echo "make test: $$(basename $$log .log) ended $$(( $$(date +%s) - started )) s after the tests began"; }; \
-	beside phase-1 test-cloudevents-1 test-container; \
+	beside phase-1 test-container test-cloudevents-1; \
 	run $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not timing and not survey"; \
 	joined; beside phase-2 test-node; \
 	run $(PY) -m pytest -q -n $(TIMING_WORKERS) --dist loadfile --no-loadscope-reorder -m "timing and not alone and not survey"; \
