@@ -68,6 +68,11 @@ class StreamedBody:
                 self._ended = True
                 self.ended()
 
+    @property
+    def closed(self) -> bool:
+        """Whether the server has closed the body."""
+        return self._ended
+
     def sent(self, chunk: bytes) -> None:
         """A chunk went to the server."""
 

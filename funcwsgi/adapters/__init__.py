@@ -66,12 +66,17 @@ def host_port(host: str, port: int) -> str:
 
 
 class InFlight:
-    """Counts calls until their response is closed, so a server without its own drain can wait for them."""
+    """Counts calls until their response is closed, so a server without its own drain can wait for them.
+
+    A server that runs each call on a thread of its own, and may fail to close a body it was given,
+    calls :meth:`close_left_open` on that thread when the call is over.
+    """
 
     def __init__(self, app: WSGIApplication) -> None:
         self.app = app
         self.count = 0
         self.changed = threading.Condition()
+        self.on_this_thread = threading.local()
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         with self.changed:
@@ -81,13 +86,27 @@ class InFlight:
         except BaseException:
             self.finished()
             raise
-        return ClosingBody(body, self.finished)
+        closing = ClosingBody(body, self.finished)
+        self.on_this_thread.body = closing
+        return closing
 
     def finished(self) -> None:
         with self.changed:
             self.count -= 1
             if not self.count:
                 self.changed.notify_all()
+
+    def close_left_open(self) -> None:
+        """Close the body of this thread's last call if its server did not, as PEP 3333 says it must.
+
+        Closing takes the call off the count, where a body left open would hold a stop for the whole
+        graceful timeout, and ends it for the layers that end a call on its close (the cancellation's
+        watch; a streamed body's access record, metrics and span).
+        """
+        body: ClosingBody | None = getattr(self.on_this_thread, "body", None)
+        self.on_this_thread.body = None
+        if body is not None and not body.closed:
+            body.close()
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no call is in flight; False if some still were after ``timeout`` seconds."""

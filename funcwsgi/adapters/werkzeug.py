@@ -33,7 +33,10 @@ RELOADER_INTERVAL = 0.5  # seconds between two looks at the files
 
 
 class QuietRequestHandler(WSGIRequestHandler):
-    """No request line per call: funcwsgi's own access log records calls; a PEP 3333 environ."""
+    """No request line per call: funcwsgi's own access log records calls; a PEP 3333 environ; every body closed."""
+
+    #: The calls in flight, whose bodies the handler closes where werkzeug left one open (``serve`` sets it).
+    in_flight: InFlight | None = None
 
     def make_environ(self) -> WSGIEnvironment:
         environ = super().make_environ()
@@ -53,6 +56,16 @@ class QuietRequestHandler(WSGIRequestHandler):
             return  # closed quietly, as the other servers close a silent connection
         super().log_error(format, *args)
 
+    def run_wsgi(self) -> None:
+        try:
+            super().run_wsgi()
+        finally:
+            # werkzeug closes the body only after reading what the client sent past its request: a client
+            # that sends its next request and then resets the connection makes that read raise, and the
+            # close is skipped. The stop after SIGTERM then waited out the whole graceful timeout.
+            if self.in_flight is not None:
+                self.in_flight.close_left_open()
+
     def parse_request(self) -> bool:
         # The head was read under the class's timeout (timed_handler); the call that follows is not timed,
         # as werkzeug's server times nothing else.
@@ -61,13 +74,13 @@ class QuietRequestHandler(WSGIRequestHandler):
         return parsed
 
 
-def timed_handler(config: Config) -> type[QuietRequestHandler]:
+def timed_handler(config: Config, in_flight: InFlight) -> type[QuietRequestHandler]:
     """The request handler, its head timed: a connection that sends nothing is closed after SERVER_HEADER_TIMEOUT.
 
     socketserver applies ``timeout`` to the connection's socket as it is set up, so it bounds
     each read of the request line and the header fields (a pause, not the head's total).
     """
-    return type("TimedRequestHandler", (QuietRequestHandler,), {"timeout": config.server_header_timeout})
+    return type("TimedRequestHandler", (QuietRequestHandler,), {"timeout": config.server_header_timeout, "in_flight": in_flight})
 
 
 def serve(config: Config) -> int:
@@ -77,7 +90,7 @@ def serve(config: Config) -> int:
     warn_about_hostile_gaps("werkzeug")
     start_process(service)
     tracked = InFlight(service)
-    server = make_server(config.server_host, config.server_port, tracked, threaded=True, request_handler=timed_handler(config))
+    server = make_server(config.server_host, config.server_port, tracked, threaded=True, request_handler=timed_handler(config, tracked))
     # shutdown() waits for serve_forever() to return, so it cannot run in the signal handler,
     # which runs on the very thread that is inside serve_forever().
     stop = StopRequest(on_stop=lambda: threading.Thread(target=server.shutdown, name="funcwsgi-shutdown").start())
@@ -96,11 +109,12 @@ def serve_with_reloader(config: Config) -> int:
     # The first process only watches files and restarts the second, which serves;
     # only the second loads the function.
     app: WSGIApplication = reloaded_app(config) if is_running_from_reloader() else _never_called
+    tracked = InFlight(app)  # for its bodies left open; the reloader's restart waits for no call
     resume_collector()  # the watching process never starts serving
     run_simple(
         config.server_host,
         config.server_port,
-        app,
+        tracked,
         use_reloader=True,
         # "stat", not watchdog even when installed: watchdog watches every folder on
         # sys.path (site-packages included), which overflows inotify and loses events.
@@ -108,7 +122,7 @@ def serve_with_reloader(config: Config) -> int:
         reloader_interval=RELOADER_INTERVAL,  # type: ignore[arg-type]  # werkzeug sleeps this long: a float works
         extra_files=list(_files_under(folder)),
         threaded=True,
-        request_handler=timed_handler(config),
+        request_handler=timed_handler(config, tracked),
     )
     return 0
 

@@ -1,14 +1,20 @@
-"""werkzeug's reloader (SERVER_RELOAD=true): an edited function is served without a restart."""
+"""werkzeug's development server: the reloader (SERVER_RELOAD=true) serves an edited function without a
+restart, and every call's body is closed, however its client left."""
 
 from __future__ import annotations
 
 import os
+import socket
+import struct
 import time
 
 import requests
 
+from ..support.logs import log_records
+from ..support.polling import wait_for
 from ..support.ports import free_port
-from ..support.processes import SERVE, Server, base_env
+from ..support.processes import SERVE, Server, base_env, start
+from ..support.sockets import one_answer
 
 
 def write(path, text: str) -> None:
@@ -54,3 +60,26 @@ def test_the_reloader_serves_edits_shows_load_errors_and_recovers(tmp_path):
         assert server.process.poll() is None
     finally:
         server.stop()
+
+
+def test_a_client_that_resets_after_sending_its_next_request_holds_no_stop():
+    """werkzeug closes a body only after reading what came past its request; a reset there made that read
+    raise and the close was skipped: the call stayed counted in flight, and SIGTERM then waited out the
+    whole graceful timeout for it (20 s here; checked with the fix taken out)."""
+    with start(SERVE, "req_res", SERVER_ADAPTER="werkzeug", SERVER_ACCESS_LOG="true", SERVER_GRACEFUL_TIMEOUT="20") as server:
+        for _ in range(3):
+            with socket.create_connection((server.host, server.port), timeout=10) as client:
+                assert one_answer(client, b"GET /code HTTP/1.1\r\nHost: t\r\n\r\n").startswith(b"HTTP/1.1 201 ")
+                client.sendall(b"GET /code HTTP/1.1\r\nHost: t\r\n\r\n")  # as a keep-alive client does
+                time.sleep(0.05)  # the server is reading it
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+
+        def calls() -> list[dict]:
+            return [record for record in log_records(server.stdout) if record.get("path") == "/code" and "status" in record]
+
+        wait_for(lambda: len(calls()) == 3, 10, "an access record per call", lambda: server.stdout)
+        server.signal()
+        began = time.monotonic()
+        assert server.wait_exit(timeout=40) == 0
+        took = time.monotonic() - began
+    assert took < 10, f"the stop took {took:.1f} s: a call was still counted in flight"
