@@ -147,7 +147,7 @@ test:
 	joined; beside phase-2 test-node; \
 	run $(PY) -m pytest -q -n $(TIMING_WORKERS) --dist loadfile --no-loadscope-reorder -m "timing and not alone and not survey"; \
 	joined; \
-	run $(PY) -m pytest -q -m "alone and not survey"; \
+	run $(PY) -m pytest -q -m "alone and not survey" --alone-modules-only; \
 	echo "make test: phase-3 ended $$(( $$(date +%s) - started )) s after the tests began"; exit $$status
 
 # The conformance kit alone (docs/conformance.md): every check against funcwsgi on

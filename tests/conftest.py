@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,12 +153,12 @@ def client_socket() -> Iterator[tuple[Any, Any]]:
 # `make test` runs pytest three times (the Makefile says what runs beside each): every test but these in
 # several processes at once (pytest-xdist, `-n 4 --dist loadfile -m "not timing"`: most tests wait on real
 # servers, and a module stays in one process, so its module-scoped servers start once); then the ones that
-# judge a deadline or their own server's figures three modules at a time (`-n 3 -m "timing and not alone"`:
+# judge a deadline or their own server's figures five modules at a time (`-n 5 -m "timing and not alone"`:
 # they mostly wait out deadlines, and their bounds' slack scales with the contention
 # tests/support/calibration.py measures); then the ones that load the machine (a soak, an overload, the
-# hostile-client matrix) one at a time (`-m alone`), so that nothing else moves them. A test judging time
+# hostile-client matrix) one at a time (`-m alone --alone-modules-only`), so that nothing else moves them. A test judging time
 # carries the `timing` mark, takes the `timing` fixture or is in one of TIMING_MODULES; one needing the
-# machine to itself is in ALONE_MODULES or carries the `alone` mark. Plain `pytest` runs everything in one
+# machine to itself is in ALONE_MODULES (an `alone` mark elsewhere stops the run). Plain `pytest` runs everything in one
 # process, as always.
 
 TIMING = "timing"
@@ -206,6 +207,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{SURVEY}: the test only measures a third-party server; `make framing`/`make hostile` run it (tests/conftest.py)")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--alone-modules-only",
+        action="store_true",
+        help="collect only ALONE_MODULES (tests/conftest.py): `make test`'s third phase, whose `-m alone` selects nothing else",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # Collecting all 5,000 tests to deselect all but 52 took 9 s of the third phase, with nothing beside it.
+    if config.getoption("alone_modules_only") and collection_path.name.startswith("test_") and collection_path.suffix == ".py":
+        return collection_path.relative_to(config.rootpath).as_posix() not in ALONE_MODULES
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     missing = [path for path in TIMING_MODULES + ALONE_MODULES if not (config.rootpath / path).is_file()]
@@ -217,6 +233,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(TIMING)
         if module in ALONE_MODULES and item.get_closest_marker(TIMING) is not None:
             item.add_marker(ALONE)
+        elif item.get_closest_marker(ALONE) is not None and module not in ALONE_MODULES:
+            # `make test`'s third phase collects ALONE_MODULES only (--alone-modules-only): the test would run nowhere.
+            raise pytest.UsageError(f"{item.nodeid} is marked {ALONE}: add {module} to ALONE_MODULES in tests/conftest.py")
 
 
 class LongestFirst:
