@@ -237,6 +237,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="folder for results.json, the chart and the report (default: bench/results, or .bench-cache/quick with --quick)")
     parser.add_argument("--rounds", type=int, help="rounds of the interleaved HTTP runs")
     parser.add_argument("--seconds", type=int, help="seconds per wrk run (whole seconds, at least 1)")
+    parser.add_argument("--connections", type=int, nargs="+", metavar="N", help="the loads to run, in connections (default: 16 and 1)")
     parser.add_argument("--only", nargs="+", metavar="TARGET", help="run only these targets (names as in the table)")
     parser.add_argument("--no-inprocess", action="store_true", help="skip the in-process and callgrind measurements")
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/performance.md and its chart")
@@ -263,8 +264,13 @@ def compile_sources() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     mode = QUICK if args.quick else FULL
-    if args.rounds or args.seconds:
-        mode = Mode(**{**mode.__dict__, "rounds": args.rounds or mode.rounds, "seconds": args.seconds or mode.seconds})
+    if args.rounds or args.seconds or args.connections:
+        mode = Mode(**{
+            **mode.__dict__,
+            "rounds": args.rounds or mode.rounds,
+            "seconds": args.seconds or mode.seconds,
+            "connections": tuple(args.connections or mode.connections),
+        })
     out = args.out or (cache_dir() / "quick" if args.quick else RESULTS.parent)
     out.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()

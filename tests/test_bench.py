@@ -28,7 +28,9 @@ BEFORE_EDGE_WORKER = REPO / "bench" / "results" / "before-edge-worker.json"
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     finished = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--out", str(out), "--no-docs"],
+        # One load of 16 connections: what a target answers is the point here, and every wrk run keeps both
+        # cores busy for its second, beside phase 1's other tests (the load of 1 is the same code, run by hand).
+        [sys.executable, "-m", "bench", "--quick", "--connections", "16", "--out", str(out), "--no-docs"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -38,7 +40,7 @@ def quick_run(tmp_path_factory):
     return finished, out
 
 
-@pytest.mark.slow("python -m bench --quick: starts each of the 24 targets in turn and loads it with wrk, two 1-s runs each")
+@pytest.mark.slow("python -m bench --quick: starts each of the 24 targets in turn and loads it with wrk for a second")
 def test_quick_mode_starts_every_target_and_gets_200s(quick_run):
     finished, out = quick_run
     assert finished.returncode == 0, finished.stderr[-4000:]
@@ -47,15 +49,15 @@ def test_quick_mode_starts_every_target_and_gets_200s(quick_run):
     for entry in results["targets"]:
         assert entry["ok"], (entry["name"], entry["failures"])
         summary = entry["summary"]
-        for connections in (16, 1):
-            load = summary[f"c{connections}"]
-            assert load["requests"] > 0 and load["errors"] == 0, (entry["name"], connections, load)
-            assert load["cpu_us_per_request"] > 0, entry["name"]
-            assert 0 <= load["system_us_per_request"] <= load["cpu_us_per_request"], (entry["name"], load)
+        assert "c1" not in summary, entry["name"]  # --connections 16 ran that load alone
+        load = summary["c16"]
+        assert load["requests"] > 0 and load["errors"] == 0, (entry["name"], load)
+        assert load["cpu_us_per_request"] > 0, entry["name"]
+        assert 0 <= load["system_us_per_request"] <= load["cpu_us_per_request"], (entry["name"], load)
         assert summary["cold_start_ms"] > 0 and summary["rss_mb"] > 0, entry["name"]
 
 
-@pytest.mark.slow("python -m bench --quick: starts each of the 24 targets in turn and loads it with wrk, two 1-s runs each")
+@pytest.mark.slow("python -m bench --quick: starts each of the 24 targets in turn and loads it with wrk for a second")
 def test_quick_mode_reports_layers_checks_and_a_chart(quick_run):
     _, out = quick_run
     results = json.loads((out / "results.json").read_text())
