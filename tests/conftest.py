@@ -153,7 +153,7 @@ def client_socket() -> Iterator[tuple[Any, Any]]:
 # `make test` runs pytest three times (the Makefile says what runs beside each): every test but these in
 # several processes at once (pytest-xdist, `-n 4 --dist loadfile -m "not timing"`: most tests wait on real
 # servers, and a module stays in one process, so its module-scoped servers start once); then the ones that
-# judge a deadline or their own server's figures five modules at a time (`-n 5 -m "timing and not alone"`:
+# judge a deadline or their own server's figures three modules at a time (`-n 3 -m "timing and not alone"`:
 # they mostly wait out deadlines, and their bounds' slack scales with the contention
 # tests/support/calibration.py measures); then the ones that load the machine (a soak, an overload, the
 # hostile-client matrix) one at a time (`-m alone --alone-modules-only`), so that nothing else moves them. A test judging time
