@@ -130,11 +130,12 @@ TEST_LOGS ?= build/test-logs
 # Named so, not $(MAKE), in the recipe: `make -n test` then prints the phases instead of running them.
 BESIDE_MAKE = $(MAKE) --no-print-directory
 # Setup's parts at once (`-j4`: the Debian packages, the venv, Node and its packages, the CloudEvents 1.x
-# venv): pip and npm work apart, and setup keeps a core and a half busy at most. The 1.x venv was built
-# beside phase 1, where the cores are full: that chain (venv, its tests, the container tests) then ran
-# past phase 1's own tests and held the phase open.
+# venv, the container tests' base image): pip, npm and debootstrap work apart, and setup keeps a core and
+# a half busy at most. The 1.x venv and the base image were made beside phase 1, where the cores are full:
+# that chain (venv, its tests, debootstrap, the container tests) then ran past phase 1's own tests and
+# held the phase open.
 test:
-	$(MAKE) -j4 setup setup-cloudevents-1
+	$(MAKE) -j4 setup setup-cloudevents-1 container-base
 	$(MAKE) lint
 	@mkdir -p $(TEST_LOGS); status=0; started=$$(date +%s); \
 	run() { echo "make test: $$*"; "$$@" || status=$$?; }; \
@@ -159,9 +160,14 @@ test-conformance: setup
 # The runtime image and a function image built and run by a real docker: starts
 # its own dockerd, makes the python:3.14-slim stand-in with debootstrap (cached in
 # ~/.cache/funcwsgi-test), needs root, docker.io and debootstrap; fails, naming the reason, without.
-.PHONY: test-container
-test-container: setup
+.PHONY: test-container container-base
+test-container: setup container-base
 	FUNCWSGI_CONTAINER_TESTS=1 $(PY) -m pytest -q -rs tests/container
+
+# The python:3.14-slim stand-in's root filesystem (tests/container/rootfs.py, standard library only, so it
+# runs beside the venv's setup); where it cannot be made it says why, and the container tests fail with that.
+container-base: apt-packages
+	@$(PYTHON) -m tests.container.rootfs
 
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir build/site

@@ -2,10 +2,12 @@
 
 `make test-container` sets FUNCWSGI_CONTAINER_TESTS=1. The fixtures start
 `dockerd` on a private socket (no bridge, no iptables: containers use host
-networking; `bridged_docker` is a second one with a bridge of its own), make `python:3.14-slim` from Debian sid with debootstrap (image
-registries are unreachable here; the root filesystem is cached as a tarball
-under $FUNCWSGI_TEST_CACHE, default ~/.cache/funcwsgi-test) and stop and
-remove everything they started. Once enabled, an environment that cannot run
+networking; `bridged_docker` is a second one with a bridge of its own), each
+keeping its images in memory (a tmpfs), import `python:3.14-slim` made from
+Debian sid by debootstrap (tests/container/rootfs.py: image registries are
+unreachable here; the root filesystem is cached as a tarball under
+$FUNCWSGI_TEST_CACHE, default ~/.cache/funcwsgi-test) and stop and remove
+everything they started. Once enabled, an environment that cannot run
 them (no docker, not root, dockerd not starting, no debootstrap or mirror,
 debootstrap failing) fails every test here with the reason: a green
 `make test-container` means images were built and run. Without
@@ -18,7 +20,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,10 +32,9 @@ import requests
 
 from ..support.ports import free_port
 from ..support.processes import base_env
+from . import rootfs
 
 ENABLE = "FUNCWSGI_CONTAINER_TESTS"
-BASE_IMAGE = "python:3.14-slim"
-ROOTFS_CACHE = "python-3.14-slim-rootfs.tar"
 
 
 def cannot_run(reason: str) -> NoReturn:
@@ -47,21 +47,6 @@ def docker_cli() -> str | None:
     for candidate in ("/usr/bin/docker", shutil.which("docker")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    return None
-
-
-def apt_mirror() -> str | None:
-    """The Debian mirror apt is configured with (deb822 or one-line sources)."""
-    for path in sorted(Path("/etc/apt").glob("sources.list.d/*.sources")):
-        for line in path.read_text().splitlines():
-            if line.startswith("URIs:") and "security" not in line:
-                return line.split()[1]
-    sources = Path("/etc/apt/sources.list")
-    if sources.exists():
-        for line in sources.read_text().splitlines():
-            parts = line.split()
-            if len(parts) > 2 and parts[0] == "deb" and "security" not in parts[1]:
-                return parts[1] if not parts[1].startswith("[") else parts[2]
     return None
 
 
@@ -124,6 +109,7 @@ def daemon(bridge: str) -> Iterator[Docker]:
         cannot_run("starting dockerd needs root")
     workdir = Path(tempfile.mkdtemp(prefix="funcwsgi-docker-", dir="/tmp"))
     socket = workdir / "docker.sock"
+    in_memory(workdir / "data")
     log = open(workdir / "dockerd.log", "w")
     started = subprocess.Popen(
         [dockerd, "--iptables=false", "--ip6tables=false", f"--bridge={bridge}",
@@ -154,54 +140,33 @@ def daemon(bridge: str) -> Iterator[Docker]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def in_memory(folder: Path) -> None:
+    """Mount a tmpfs on ``folder`` for the daemon's images, containers and build cache, where it can.
+
+    The builds then write to memory instead of syncing layers to disk, and a stop unmounts in an
+    instant what removing the layers file by file took a minute and more for while phase 1's other
+    tests held the cores (docs/reliability.md). Where mounting is refused, the daemon uses the disk.
+    """
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=50%,mode=0710", "funcwsgi-docker", str(folder)], capture_output=True)
+
+
 def unmount_under(folder: Path) -> None:
-    """Unmount what dockerd left mounted below ``folder`` (its network namespace file), deepest first."""
+    """Unmount what is mounted below ``folder`` (the tmpfs, what dockerd left: its network namespace file), deepest first."""
     mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
     for mount in sorted((m for m in mounts if m.startswith(str(folder) + "/")), key=len, reverse=True):
         subprocess.run(["umount", "--lazy", mount], capture_output=True)
 
 
-def cache_dir() -> Path:
-    folder = Path(os.environ.get("FUNCWSGI_TEST_CACHE") or Path.home() / ".cache" / "funcwsgi-test")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 @pytest.fixture(scope="session")
 def base_image(docker: Docker) -> str:
-    """python:3.14-slim as a local image: Debian sid with Python 3.14, made by debootstrap."""
-    tarball = cache_dir() / ROOTFS_CACHE
-    if not tarball.exists():
-        debootstrap, mirror = shutil.which("debootstrap"), apt_mirror()
-        if debootstrap is None:
-            cannot_run("debootstrap is not installed (apt-get install debootstrap)")
-        if mirror is None:
-            cannot_run("no Debian mirror found in /etc/apt to bootstrap the base image from")
-        with tempfile.TemporaryDirectory(prefix="funcwsgi-rootfs-", dir="/tmp") as scratch:
-            root = Path(scratch) / "root"
-            sys.stderr.write(f"\nbootstrapping {BASE_IMAGE} from Debian sid (cached in {tarball}) ...\n")
-            try:
-                result = subprocess.run(
-                    [debootstrap, "--variant=minbase", "--include=python3.14,python3.14-venv,ca-certificates", "sid", str(root), mirror],
-                    capture_output=True, text=True, timeout=900,
-                )
-            except subprocess.TimeoutExpired:
-                cannot_run(f"debootstrap from {mirror} did not finish in 900 s")
-            if result.returncode != 0:
-                cannot_run(f"debootstrap failed: {result.stdout[-1500:]}{result.stderr[-1500:]}")
-            # Like the official image: `python3` and `python` name Python 3.14; no docs.
-            for name in ("python3", "python"):
-                link = root / "usr" / "bin" / name
-                if link.exists() or link.is_symlink():
-                    link.unlink()
-                link.symlink_to("python3.14")
-            for bulky in ("usr/share/doc", "usr/share/man", "usr/share/locale", "var/cache/apt/archives", "var/lib/apt/lists"):
-                shutil.rmtree(root / bulky, ignore_errors=True)
-            partial = tarball.with_suffix(".partial")
-            subprocess.run(["tar", "-C", str(root), "-cf", str(partial), "."], check=True)
-            partial.rename(tarball)
-    docker("import", str(tarball), BASE_IMAGE)
-    return BASE_IMAGE
+    """python:3.14-slim as a local image: Debian sid with Python 3.14, made by debootstrap (tests/container/rootfs.py)."""
+    try:
+        made = rootfs.tarball()
+    except rootfs.CannotBootstrap as reason:
+        cannot_run(str(reason))
+    docker("import", str(made), rootfs.BASE_IMAGE)
+    return rootfs.BASE_IMAGE
 
 
 def pip_cert() -> str | None:
