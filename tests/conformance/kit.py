@@ -24,6 +24,7 @@ from ..support.logs import log_records
 from ..support.polling import wait_for
 from ..support.ports import KIT as PORTS
 from ..support.processes import Server
+from ..support.receivers import STOP_POLL_SECONDS
 from .launchers import START_TIMEOUT, Launcher
 
 #: The marker the fixture's /raise puts in its error; it must never reach a client.
@@ -238,7 +239,7 @@ def event_receiver(port: int, events: list[dict[str, object]]) -> Iterator[None]
     """An HTTP endpoint on 127.0.0.1:port keeping what is posted to it: a publisher proxy or an OTLP collector."""
     handler = type("Receiver", (_Receiver,), {"events": events})
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
     thread.start()
     try:
         yield

@@ -9,6 +9,10 @@ from typing import Any
 
 from .ports import free_port
 
+#: How often a receiver's serving thread looks for a stop: ``shutdown()`` waits up to this long
+#: (http.server's default of 0.5 s, paid once per receiver by every test that stops one).
+STOP_POLL_SECONDS = 0.02
+
 
 class Received:
     def __init__(self, path: str, headers: dict[str, str], body: bytes) -> None:
@@ -52,7 +56,7 @@ class EventReceiver:
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
         self.thread.start()
 
     def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
