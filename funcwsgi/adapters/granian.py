@@ -171,6 +171,35 @@ def _run_installed_handler(signum: int) -> None:
     signal.pthread_kill(threading.get_ident(), signum)
 
 
+def _deliver_once() -> Callable[[int], None]:
+    """In a worker on the event loop: the first stop signal reaches the loop, the later ones are dropped.
+
+    A worker gets a stop signal from the main process, and another whenever the whole process
+    group is signalled (Ctrl-C in a terminal, a supervisor stopping the group, a second SIGTERM).
+    granian's loop handler sets the worker's stop event, which blocks in a second call while
+    holding the GIL: the worker then hung until it was killed after SERVER_GRACEFUL_TIMEOUT (7 of
+    75 workers with the group signalled twice). One signal is all the stop event needs.
+    """
+    delivered = False
+
+    def deliver(signum: int) -> None:
+        nonlocal delivered
+        if delivered:
+            return
+        delivered = True
+        # Raised as SIGINT on this thread, unblocked here alone: Python's handler writes the loop's
+        # wakeup fd and the loop runs granian's handler, which takes SIGINT as it takes SIGTERM (before
+        # granian installed it, the default action ends the worker, as it would have). SIGTERM stays
+        # blocked meanwhile, so a group's next SIGTERM, or the main process's, cannot slip in.
+        while signal.sigtimedwait({signal.SIGINT}, 0) is not None:
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.raise_signal(signal.SIGINT)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    return deliver
+
+
 def _boot_failure_marker(main_pid: int) -> str:
     """A file a worker leaves for the main process when it cannot start (works with fork and spawn)."""
     return os.path.join(tempfile.gettempdir(), f"funcwsgi-granian-boot-failed-{main_pid}")
@@ -204,8 +233,8 @@ def worker_app() -> Any:
         sys.exit(EXIT_STARTUP_ERROR)
     if _service.on_loop:
         # granian's ASGI worker takes its stop signals through the event loop (a wakeup fd
-        # that any thread receiving the signal writes to): they need no relay, only unblocking.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        # that any thread receiving the signal writes to), once only: see _deliver_once.
+        _relay_stop_signals(_deliver_once())
     else:
         # granian starts this worker's threads once this returns: one of them takes the stop signals.
         _relay_stop_signals(_run_installed_handler)

@@ -1,14 +1,17 @@
-"""granian's HTTP/1.1 keep-alive: off unless SERVER_KEEPALIVE_TIMEOUT is set (docs/servers.md#the-other-adapters).
+"""granian's HTTP/1.1 keep-alive, and its stop signals, on a real granian.
 
+Keep-alive is off unless SERVER_KEEPALIVE_TIMEOUT is set (docs/servers.md#the-other-adapters).
 tests/reliability/test_idle_close.py holds the default behind a real nginx (no call lost, a
 silent connection closed at the head timeout); this module holds the choice to keep connections
-alive, on a real granian.
+alive, and that an async function's server stops when its whole process group is signalled.
 """
 
 from __future__ import annotations
 
 import http.client
 import socket
+import subprocess
+import time
 
 import pytest
 
@@ -85,3 +88,48 @@ def test_with_http2_on_a_connection_that_sends_nothing_is_closed_at_the_header_t
         except TimeoutError:
             closed = False
     assert closed, f"a silent connection is still open {HEADER_SECONDS + CLOSE_SLACK:g} s after it was accepted"
+
+
+#: Rounds of the signalled-group check, each with this many servers at once: before the fix 7 of 75 such
+#: workers hung, so 24 leave a regression about one chance in ten of passing unseen.
+SIGNAL_ROUNDS = 8
+SERVERS_PER_ROUND = 3
+#: How soon a server with nothing in flight must have exited after its group is signalled.
+STOP_SECONDS = 5.0
+#: What granian's main process logs when a worker ended before it was told to.
+GRANIAN_RACE = "Unexpected exit from worker-1"
+
+
+@pytest.mark.timing
+@pytest.mark.slow("eight rounds of three granian servers started and stopped")
+def test_an_async_function_on_granian_stops_when_its_process_group_is_signalled_twice():
+    """A stop signal to the whole group reaches each worker besides granian's own: only the first may reach granian's handler.
+
+    Mutation caught: the worker taking every stop signal on its event loop (as before): granian's handler
+    then blocked in a second call while holding the GIL, and the worker hung until it was killed.
+    """
+    for round_number in range(SIGNAL_ROUNDS):
+        servers = []
+        for _ in range(SERVERS_PER_ROUND):
+            port = free_port()
+            env = base_env(HANDLER_FOLDER=function_folder("async_fn"), SERVER_ADAPTER="granian", SERVER_HOST="127.0.0.1", SERVER_PORT=str(port))
+            servers.append(Server(SERVE, env, port))
+        try:
+            for server in servers:
+                server.wait_ready()
+            for _ in range(2):  # as a terminal's Ctrl-C, or a supervisor signalling the group, then granian's own
+                for server in servers:
+                    server.begin_stop()
+            deadline = time.monotonic() + STOP_SECONDS
+            for server in servers:
+                try:
+                    server.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pytest.fail(f"round {round_number + 1}: a server still ran {STOP_SECONDS:g} s after its group was signalled\n{server.describe()}")
+                # granian's own race, left alone: a worker that stops on the group's signal before the main
+                # process has taken its own counts as an unexpected exit, and the server exits 1 (docs/servers.md).
+                if server.process.returncode != 0:
+                    assert server.process.returncode == 1 and GRANIAN_RACE in server.describe(), server.describe()
+        finally:
+            for server in servers:
+                server.stop()
