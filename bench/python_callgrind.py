@@ -5,7 +5,7 @@ users put on it: a run on a busy machine makes every row slower, the bare
 servers too, and cannot tell a change of ours from the load. Instructions do
 not move with load. Each Python row of the main benchmark is started under
 callgrind (the process that serves: gunicorn's worker, not its arbiter),
-warmed up, its counters zeroed, loaded with wrk for a few seconds, and its
+warmed up, its counters zeroed, loaded with wrk for ten seconds (``--seconds``), and its
 user-space instructions divided by the requests wrk counted, as
 bench/node_callgrind.py does for the Node servers.
 
@@ -17,6 +17,7 @@ docs/performance.md.
     python -m bench.python_callgrind --json after.json                 # every row, this checkout
     python -m bench.python_callgrind --repo ../old --json before.json  # the same rows, another checkout
     python -m bench.python_callgrind bare-waitress --repeat 2          # one row twice: the spread
+    python -m bench.python_callgrind bare-waitress --seconds 2         # a short count (the tests' smoke check)
     python -m bench.python_callgrind --compare before.json after.json  # the table into docs/performance.md
 """
 
@@ -94,7 +95,8 @@ def serving_processes(pid: int, timeout: float = 60) -> list[int]:
 
 
 def counted(
-    target: Target, python: Path, repo: Path, cores: tuple[int | None, int | None], trace_endpoint: str | None, keep: Path | None = None
+    target: Target, python: Path, repo: Path, cores: tuple[int | None, int | None], trace_endpoint: str | None, keep: Path | None = None,
+    seconds: int = COUNTED_SECONDS,
 ) -> dict[str, Any]:
     """Instructions per request of ``target`` (in ``repo``, run by ``python``) warmed up, and the requests they were counted over.
 
@@ -122,7 +124,7 @@ def counted(
             workers = serving_processes(server.pid)
             for pid in workers:
                 control("--zero", pid, env)
-            requests = load(port, server.pid, connections=16, seconds=COUNTED_SECONDS, core=load_core).requests
+            requests = load(port, server.pid, connections=16, seconds=seconds, core=load_core).requests
             for pid in workers:
                 control("--dump", pid, env)
             dumps = [dump_of(out_dir / f"callgrind.{pid}.1", port, target.name) for pid in workers]
@@ -153,8 +155,10 @@ def commit(repo: Path) -> str:
     return subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def count_all(names: tuple[str, ...], python: Path, repo: Path, repeat: int, keep: Path | None = None) -> dict[str, Any]:
-    """Every row of ``names``, ``repeat`` times each, and what it was counted against."""
+def count_all(
+    names: tuple[str, ...], python: Path, repo: Path, repeat: int, keep: Path | None = None, seconds: int = COUNTED_SECONDS
+) -> dict[str, Any]:
+    """Every row of ``names``, ``repeat`` times each, counted over ``seconds`` of load, and what it was counted against."""
     from .run import Sink
 
     by_name = {target.name: target for target in all_targets()}
@@ -164,7 +168,7 @@ def count_all(names: tuple[str, ...], python: Path, repo: Path, repeat: int, kee
     try:
         for name in names:
             for _ in range(repeat):
-                count = counted(by_name[name], python, repo, cores, sink.endpoint if sink else None, keep)
+                count = counted(by_name[name], python, repo, cores, sink.endpoint if sink else None, keep, seconds)
                 print(f"{name}: {count['instructions_per_request']:,} instructions per request over {count['requests']:,} requests", flush=True)
                 rows.setdefault(name, []).append(count)
     finally:
@@ -175,6 +179,7 @@ def count_all(names: tuple[str, ...], python: Path, repo: Path, repeat: int, kee
             "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": commit(repo),
             "versions": versions(python),
+            "counted_seconds": seconds,
         },
         "rows": rows,
     }
@@ -260,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout of funcwsgi to count (default: this one)")
     parser.add_argument("--python", type=Path, help="its interpreter (default: this one here, REPO/.venv/bin/python for another --repo)")
     parser.add_argument("--repeat", type=int, default=1, help="counts of each row (two give the spread)")
+    parser.add_argument("--seconds", type=int, default=COUNTED_SECONDS, help=f"seconds of load counted for each row (default: {COUNTED_SECONDS})")
     parser.add_argument("--json", type=Path, help="write the counts here, over the rows it holds for the same commit")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="copy the callgrind dumps here (callgrind_annotate reads them)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"), help="write two --json files side by side into docs/performance.md")
@@ -273,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown target {unknown[0]!r}: expected one of {', '.join(TARGETS + HTTP2_TARGETS)}")
     if args.repeat < 1:
         parser.error(f"--repeat: expected a count of 1 or more, got {args.repeat}")
+    if args.seconds < 1:
+        parser.error(f"--seconds: expected a whole number of seconds, 1 or more, got {args.seconds}")
     repo = args.repo.resolve()
     python = args.python or (Path(PYTHON) if repo == REPO else repo / ".venv" / "bin" / "python")
     if not python.exists():
@@ -280,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     if not available():
         print("bench.python_callgrind: valgrind is not installed (make setup installs it)", file=sys.stderr)
         return 2
-    run = count_all(tuple(args.targets) or TARGETS, python, repo, args.repeat, args.keep)
+    run = count_all(tuple(args.targets) or TARGETS, python, repo, args.repeat, args.keep, args.seconds)
     if args.json:
         args.json.write_text(json.dumps(merged(args.json, run), indent=2) + "\n")
     return 0
