@@ -138,7 +138,7 @@ STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 STOP_WAIT_SECONDS = 10
 
 
-def _relay_stop_signals(on_signal: Callable[[int], None]) -> None:
+def _relay_stop_signals(on_signal: Callable[[int], None], *, in_worker: bool = False) -> None:
     """Take SIGTERM/SIGINT on one thread of this process, whichever thread the kernel picks.
 
     granian waits for its stop signals in ``threading.Event.wait()`` on the
@@ -149,12 +149,23 @@ def _relay_stop_signals(on_signal: Callable[[int], None]) -> None:
     signals are blocked in every thread (threads made later, and forked
     workers, inherit the mask) and received by one thread with ``sigwait``,
     which calls ``on_signal``.
+
+    In a worker only the first signal is passed on. A signal to the whole
+    process group (Ctrl-C in a terminal, a supervisor stopping the group)
+    reaches each worker besides granian's own from its main process, and
+    granian's stop handler, called a second time, blocks (a send on a channel
+    of one) while holding the GIL: the worker hung until it was killed after
+    SERVER_GRACEFUL_TIMEOUT (7 of 75 workers on the event loop path, with the
+    group signalled twice).
     """
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
     def relay() -> None:
+        on_signal(signal.sigwait(STOP_SIGNALS))
         while True:
-            on_signal(signal.sigwait(STOP_SIGNALS))
+            signum = signal.sigwait(STOP_SIGNALS)
+            if not in_worker:  # a worker is stopping already: the rest are taken and dropped
+                on_signal(signum)
 
     threading.Thread(target=relay, name="funcwsgi-signals", daemon=True).start()
 
@@ -171,33 +182,18 @@ def _run_installed_handler(signum: int) -> None:
     signal.pthread_kill(threading.get_ident(), signum)
 
 
-def _deliver_once() -> Callable[[int], None]:
-    """In a worker on the event loop: the first stop signal reaches the loop, the later ones are dropped.
-
-    A worker gets a stop signal from the main process, and another whenever the whole process
-    group is signalled (Ctrl-C in a terminal, a supervisor stopping the group, a second SIGTERM).
-    granian's loop handler sets the worker's stop event, which blocks in a second call while
-    holding the GIL: the worker then hung until it was killed after SERVER_GRACEFUL_TIMEOUT (7 of
-    75 workers with the group signalled twice). One signal is all the stop event needs.
-    """
-    delivered = False
-
-    def deliver(signum: int) -> None:
-        nonlocal delivered
-        if delivered:
-            return
-        delivered = True
-        # Raised as SIGINT on this thread, unblocked here alone: Python's handler writes the loop's
-        # wakeup fd and the loop runs granian's handler, which takes SIGINT as it takes SIGTERM (before
-        # granian installed it, the default action ends the worker, as it would have). SIGTERM stays
-        # blocked meanwhile, so a group's next SIGTERM, or the main process's, cannot slip in.
-        while signal.sigtimedwait({signal.SIGINT}, 0) is not None:
-            pass
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        signal.raise_signal(signal.SIGINT)
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-    return deliver
+def _raise_for_the_loop(signum: int) -> None:
+    """In a worker on the event loop: the signal raised on this thread, for the loop to take."""
+    # Raised as SIGINT, unblocked on this thread alone: Python's handler writes the loop's wakeup fd
+    # and the loop runs granian's handler, which takes SIGINT as it takes SIGTERM (before granian
+    # installed it, the default action ends the worker, as it would have). SIGTERM stays blocked
+    # meanwhile, so a group's next SIGTERM, or the main process's, cannot slip in and call the
+    # handler a second time (it did when the signal was raised as SIGTERM).
+    while signal.sigtimedwait({signal.SIGINT}, 0) is not None:
+        pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.raise_signal(signal.SIGINT)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _boot_failure_marker(main_pid: int) -> str:
@@ -231,13 +227,9 @@ def worker_app() -> Any:
         # first could be respawned, and fail again, before the main process saw its signal.
         signal.sigtimedwait(STOP_SIGNALS, STOP_WAIT_SECONDS)
         sys.exit(EXIT_STARTUP_ERROR)
-    if _service.on_loop:
-        # granian's ASGI worker takes its stop signals through the event loop (a wakeup fd
-        # that any thread receiving the signal writes to), once only: see _deliver_once.
-        _relay_stop_signals(_deliver_once())
-    else:
-        # granian starts this worker's threads once this returns: one of them takes the stop signals.
-        _relay_stop_signals(_run_installed_handler)
+    # granian starts this worker's threads once this returns: the relay takes the stop signals. granian's
+    # ASGI worker takes them through the event loop (a wakeup fd any thread receiving one writes to).
+    _relay_stop_signals(_raise_for_the_loop if _service.on_loop else _run_installed_handler, in_worker=True)
     # multiprocessing runs its finalizers when the worker process ends after its last call.
     multiprocessing.util.Finalize(None, stop_process, args=(_service,), exitpriority=10)
     return _service.asgi if _service.on_loop else _service
