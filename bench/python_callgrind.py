@@ -17,7 +17,7 @@ docs/performance.md.
     python -m bench.python_callgrind --json after.json                 # every row, this checkout
     python -m bench.python_callgrind --repo ../old --json before.json  # the same rows, another checkout
     python -m bench.python_callgrind bare-waitress --repeat 2          # one row twice: the spread
-    python -m bench.python_callgrind bare-waitress --seconds 2         # a short count (the tests' smoke check)
+    python -m bench.python_callgrind bare-waitress --seconds 3         # a short count (the tests' smoke check)
     python -m bench.python_callgrind --compare before.json after.json  # the table into docs/performance.md
 """
 

@@ -453,14 +453,16 @@ def test_the_before_and_after_table_of_performance_md_is_its_results_files():
 def test_python_callgrind_counts_a_server_over_http(tmp_path):
     out = tmp_path / "counts.json"
     finished = subprocess.run(
-        # Two counted seconds: the count's shape is the point here, not its precision (a full count takes ten).
-        [sys.executable, "-m", "bench.python_callgrind", "bare-waitress", "--seconds", "2", "--json", str(out)],
+        # Three counted seconds: the count's shape is the point here, not its precision (a full count takes ten).
+        [sys.executable, "-m", "bench.python_callgrind", "bare-waitress", "--seconds", "3", "--json", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )
     assert finished.returncode == 0, finished.stderr
     count = json.loads(out.read_text())["rows"]["bare-waitress"][0]
-    assert count["processes"] == 1 and count["requests"] > 100
-    assert json.loads(out.read_text())["meta"]["counted_seconds"] == 2
+    # Dozens of requests at the least: callgrind runs Python some fifty times slower, and a loaded machine
+    # slower still (56 in two seconds beside phase 1 and other tests, at a load average of 10).
+    assert count["processes"] == 1 and count["requests"] > 30
+    assert json.loads(out.read_text())["meta"]["counted_seconds"] == 3
     assert 50_000 < count["instructions_per_request"] < 5_000_000  # a Python hello world: tens to hundreds of thousands
 
 
