@@ -3,7 +3,8 @@
 Keep-alive is off unless SERVER_KEEPALIVE_TIMEOUT is set (docs/servers.md#the-other-adapters).
 tests/reliability/test_idle_close.py holds the default behind a real nginx (no call lost, a
 silent connection closed at the head timeout); this module holds the choice to keep connections
-alive, and that an async function's server stops when its whole process group is signalled.
+alive, and that a server stops when its whole process group is signalled (an async function and a
+WSGI one).
 """
 
 from __future__ import annotations
@@ -131,13 +132,13 @@ def test_granian_stops_when_its_process_group_is_signalled_twice(function, timin
             # granian's main process first, as Kubernetes signals it, and once it is shutting down (from then on
             # it respawns no worker that ends early: granian's own race, left alone), the whole group twice, as a
             # terminal's Ctrl-C or a supervisor would: each worker then gets three stop signals, granian's among them.
+            bound = timing.slack(STOP_SECONDS)
             for server in servers:
                 os.kill(server.process.pid, signal.SIGTERM)
             for server in servers:
-                server.wait_for_output(SHUTTING_DOWN, timeout=timing.slack(STOP_SECONDS))
+                server.wait_for_output(SHUTTING_DOWN, timeout=bound)
                 server.begin_stop()
                 server.begin_stop()
-            bound = timing.slack(STOP_SECONDS)
             deadline = time.monotonic() + bound
             for server in servers:
                 try:
