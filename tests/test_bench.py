@@ -34,7 +34,7 @@ def quick_run(tmp_path_factory):
         cwd=REPO,
         capture_output=True,
         text=True,
-        # A guard against a hang, not a speed check: about 110 s alone, 136 to 208 s beside phase 1's other tests in CI.
+        # A guard against a hang, not a speed check: about 50 s alone, more beside phase 1's other tests.
         timeout=600,
     )
     return finished, out
