@@ -137,9 +137,9 @@ BESIDE_MAKE = $(MAKE) --no-print-directory
 # Setup's parts at once (`-j4`: the Debian packages, the venv, Node and its packages, the CloudEvents 1.x
 # venv, the container tests' base image), and the lint once `setup` is done: pip, npm and debootstrap work
 # apart, and setup keeps a core and a half busy at most, so mypy (17 s of one core) fits beside the rest.
-# Then the repository's own packages are byte-compiled (the venvs' were at install): see below. The 1.x venv and the base image were made beside phase 1, where the cores are full:
-# that chain (venv, its tests, debootstrap, the container tests) then ran past phase 1's own tests and
-# held the phase open.
+# The 1.x venv and the base image were made beside phase 1, where the cores are full: that chain (venv,
+# its tests, debootstrap, the container tests) then ran past phase 1's own tests and held the phase open.
+# Then the repository's own packages are byte-compiled, as the venvs were at setup.
 test:
 	$(MAKE) -j4 lint setup-cloudevents-1 container-base
 	$(PY) -m compileall -q funcwsgi sdk bench >/dev/null

@@ -247,7 +247,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def compile_sources() -> None:
     """Byte-compile the runtime's own packages and the virtual environment's, as an installed package is.
 
-    The repository's packages are an editable install, and ``make setup``
+    The repository's packages are an editable install, and ``make run``
     installs the others with ``--no-compile``; with ``PYTHONDONTWRITEBYTECODE``
     set every server start would compile from source whatever it imports
     (gunicorn, werkzeug, OpenTelemetry, ...), which no production install does
