@@ -224,7 +224,8 @@ def test_sigterm_ends_an_idle_worker_at_once_not_at_its_next_sweep(timing):
     # uvloop takes the signal wake-up fd while it runs, so gunicorn's pipe stays silent: unless the
     # worker wakes its loop from the handler, it sees SIGTERM only at its next connection sweep
     # (SWEEP_SECONDS; 0.285 s from signal to exit here, against 0.035 s when woken).
-    with start(EDGE, "hostile", **SETTINGS) as server:
+    # One worker: the one answering the check below is the one signalled, its loop running.
+    with start(EDGE, "hostile", **SETTINGS, SERVER_WORKERS="1") as server:
         took: list[float] = []
         stopped: set[int] = set()
         for _ in range(5):
