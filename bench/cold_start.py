@@ -36,8 +36,9 @@ from tests.support.ports import free_port
 from tests.support.processes import children, http_get
 
 from .callgrind import available, total_instructions
+from .environment import compile_sources
 from .processes import server_and_load_cores, start
-from .run import EXPECTED_BODY, compile_sources
+from .run import EXPECTED_BODY
 from .targets import Target, all_targets, environment
 
 #: The default pairs: funcwsgi on gunicorn and on granian, each with its bare server.

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import compileall
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -115,3 +117,21 @@ def missing_modules(names: list[str]) -> list[str]:
     import importlib.util
 
     return [name for name in names if importlib.util.find_spec(name) is None]
+
+
+def compile_sources(repo: Path = REPO) -> None:
+    """Byte-compile ``repo``'s own packages and the virtual environment's, as an installed package is.
+
+    The repository's packages are an editable install, and ``make run``
+    installs the others with ``--no-compile``; with ``PYTHONDONTWRITEBYTECODE``
+    set every server start would compile from source whatever it imports
+    (gunicorn, werkzeug, OpenTelemetry, ...), which no production install does
+    (the runtime image and the function images compile them at build time),
+    and which weighs most on the server that imports most.
+    """
+    folders = [repo / package for package in ("funcwsgi", "sdk")]
+    folders += sorted({Path(sysconfig.get_path(name)) for name in ("purelib", "platlib")})
+    for folder in folders:
+        # One process: with a pool (workers=0) looking over an already compiled venv took 12.9 s, not 1.2 s.
+        if not compileall.compile_dir(str(folder), quiet=1):
+            raise SetupError(f"could not byte-compile {folder}")

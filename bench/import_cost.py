@@ -14,14 +14,13 @@ With ``--repo`` naming another checkout, its ``funcwsgi`` is counted.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
 from .callgrind import REPO, available, total_instructions
+from .environment import compile_sources
 
 HELLO = REPO / "bench" / "apps" / "hello"
 #: (name, the Python a step adds to the ones before it).
@@ -56,8 +55,7 @@ def count(code: str, workdir: Path, name: str, repo: Path = REPO) -> int:
 
 
 def measure(repo: Path = REPO) -> list[dict[str, object]]:
-    for folder in [repo / "funcwsgi", repo / "sdk", *sorted({Path(sysconfig.get_path(name)) for name in ("purelib", "platlib")})]:
-        compileall.compile_dir(str(folder), quiet=1)  # one process: a pool took ten times as long over a compiled venv
+    compile_sources(repo)
     rows: list[dict[str, object]] = []
     code = ""
     before = 0

@@ -14,14 +14,12 @@ ratios, so drift on a shared machine cancels out as far as it can.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -33,7 +31,7 @@ from tests.support.ports import free_port
 from tests.support.processes import http_get
 
 from . import callgrind, chart, figures, history, node_callgrind, report
-from .environment import REPO, SetupError, alternatives_python, cache_dir, ensure_wrk, missing_modules, node_alternatives, node_binary
+from .environment import REPO, SetupError, alternatives_python, cache_dir, compile_sources, ensure_wrk, missing_modules, node_alternatives, node_binary
 from .load import run_h2load, run_wrk
 from .processes import ServerFailed, server_and_load_cores, start, worker_rss_mb
 from .targets import NODE, Target, all_targets, environment, node_target_names
@@ -242,24 +240,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-inprocess", action="store_true", help="skip the in-process and callgrind measurements")
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/performance.md and its chart")
     return parser.parse_args(argv)
-
-
-def compile_sources() -> None:
-    """Byte-compile the runtime's own packages and the virtual environment's, as an installed package is.
-
-    The repository's packages are an editable install, and ``make run``
-    installs the others with ``--no-compile``; with ``PYTHONDONTWRITEBYTECODE``
-    set every server start would compile from source whatever it imports
-    (gunicorn, werkzeug, OpenTelemetry, ...), which no production install does
-    (the runtime image and the function images compile them at build time),
-    and which weighs most on the server that imports most.
-    """
-    folders = [REPO / package for package in ("funcwsgi", "sdk")]
-    folders += sorted({Path(sysconfig.get_path(name)) for name in ("purelib", "platlib")})
-    for folder in folders:
-        # One process: with a pool (workers=0) looking over an already compiled venv took 12.9 s, not 1.2 s.
-        if not compileall.compile_dir(str(folder), quiet=1):
-            raise SetupError(f"could not byte-compile {folder}")
 
 
 def main(argv: list[str] | None = None) -> int:
