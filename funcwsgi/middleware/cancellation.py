@@ -73,7 +73,14 @@ class Cancellation:
 
     def check_client(self) -> None:
         if self.cause is None and self.server_call is not None and not self.server_call.client_connected():
-            self.cancel(CLIENT)
+            self.client_gone()
+
+    def client_gone(self) -> None:
+        """The client has left: cancelled for the timeout if the deadline has passed by now, else for the client."""
+        # The deadline is asked again: since the caller's own look at it, the 408 may have gone out and sent
+        # the client away (the timeout's side decides before it answers), and then the timeout is the cause.
+        deadline = self.deadline
+        self.cancel(TIMEOUT if deadline is not None and deadline.expired_by_now() else CLIENT)
 
     def cancel(self, cause: str) -> None:
         with _cause_lock:  # the watcher and the call's thread may both see it: the first cause stays
@@ -170,7 +177,7 @@ def client_left(environ: dict[str, Any] | None) -> None:
     """The server said the call's client is gone (an ASGI ``http.disconnect`` before the answer was complete)."""
     found = current(environ)
     if found is not None:
-        found.cancel(CLIENT)
+        found.client_gone()
 
 
 def current(environ: dict[str, Any] | None) -> Cancellation | None:

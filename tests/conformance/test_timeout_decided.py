@@ -112,7 +112,10 @@ def test_a_function_told_it_timed_out_never_gets_its_answer_out(decided):
     def cancelled() -> float:
         return metric_total(decided.get("/metrics").text, "function_cancelled_total", cause="timeout") - cancelled_before
 
-    wait_for(lambda: cancelled() >= CALLS, 5, f"{CALLS} calls counted as cancelled by their timeout")
+    def by_cause() -> str:
+        return "\n".join(line for line in decided.get("/metrics").text.splitlines() if line.startswith("function_cancelled_total"))
+
+    wait_for(lambda: cancelled() >= CALLS, 5, f"{CALLS} calls counted as cancelled by their timeout", show=by_cause)
     assert cancelled() == CALLS
 
 

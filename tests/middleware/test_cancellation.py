@@ -11,7 +11,7 @@ import sdk
 from funcwsgi.current import current_environ
 from funcwsgi.environ import CANCELLATION_KEY
 from funcwsgi.middleware.cancellation import Cancellation
-from funcwsgi.timeouts import deadline_in
+from funcwsgi.timeouts import Deadline, deadline_in
 
 from ..support.processes import GUNICORN, Server, start
 
@@ -73,3 +73,35 @@ def test_a_call_past_its_deadline_is_cancelled_by_timeout():
     cancellation = Cancellation()
     cancellation.deadline = deadline_in(-0.01)
     assert cancellation.cancelled() and cancellation.cause == "timeout"
+
+
+
+class GoneClient:
+    """A server's call whose client has left."""
+
+    def client_connected(self) -> bool:
+        return False
+
+
+class SentAwayBy408(GoneClient):
+    """A client that left because of the 408, decided and sent between the deadline's look and the client's."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+
+    def client_connected(self) -> bool:
+        self.deadline.expire()  # what the watchdog does before it answers; the answer sends the client away
+        return False
+
+
+def test_a_client_sent_away_by_the_408_counts_the_call_as_timed_out_not_left():
+    """Mutation caught: the client's leave taken as the cause without asking the deadline again. The watcher can lose
+    the CPU between its two looks: in a CI run, twelve timed-out calls all failed, fewer were counted ``timeout``."""
+    deadline = deadline_in(60)
+    cancellation = Cancellation(deadline, SentAwayBy408(deadline))
+    assert cancellation.cancelled() and cancellation.cause == "timeout"
+
+
+def test_a_client_that_left_before_the_deadline_is_the_cause():
+    cancellation = Cancellation(deadline_in(60), GoneClient())
+    assert cancellation.cancelled() and cancellation.cause == "client"
