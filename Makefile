@@ -135,13 +135,14 @@ TEST_LOGS ?= build/test-logs
 # Named so, not $(MAKE), in the recipe: `make -n test` then prints the phases instead of running them.
 BESIDE_MAKE = $(MAKE) --no-print-directory
 # Setup's parts at once (`-j4`: the Debian packages, the venv, Node and its packages, the CloudEvents 1.x
-# venv, the container tests' base image), and the lint once `setup` is done: pip, npm and debootstrap work
-# apart, and setup keeps a core and a half busy at most, so mypy (17 s of one core) fits beside the rest.
+# venv, the container tests' base image), and the lint and the tests' rewritten asserts (test-bytecode) once
+# `setup` is done: pip, npm and debootstrap work apart, and setup keeps a core and a half busy at most, so
+# mypy (17 s of one core) and a collection of the tests (10 s) fit beside the rest.
 # The 1.x venv and the base image were made beside phase 1, where the cores are full: that chain (venv,
 # its tests, debootstrap, the container tests) then ran past phase 1's own tests and held the phase open.
 # Then the repository's own packages are byte-compiled, as the venvs were at setup.
 test:
-	$(MAKE) -j4 lint setup-cloudevents-1 container-base
+	$(MAKE) -j4 lint test-bytecode setup-cloudevents-1 container-base
 	$(PY) -m compileall -q funcwsgi sdk bench >/dev/null
 	@mkdir -p $(TEST_LOGS); status=0; started=$$(date +%s); \
 	run() { echo "make test: $$*"; "$$@" || status=$$?; }; \
@@ -156,6 +157,16 @@ test:
 	joined; \
 	run $(PY) -m pytest -q -m "alone and not survey" --alone-modules-only; \
 	echo "make test: phase-3 ended $$(( $$(date +%s) - started )) s after the tests began"; exit $$status
+
+# pytest rewrites the asserts of each test module it imports, and keeps the result only where bytecode may be
+# written: with PYTHONDONTWRITEBYTECODE set (as on the machines the tests run on) each of `make test`'s ten
+# pytest processes rewrote every module again, about 6.5 s of CPU each, before its first test. One collection
+# writes them (tests/**/__pycache__, as Python's own bytecode); every pytest after it reads them. A module that
+# cannot be collected fails here in the phases' own reports, not before them.
+.PHONY: test-bytecode
+test-bytecode: setup
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -p no:cacheprovider --collect-only >/dev/null 2>&1 || \
+		echo "make test-bytecode: collecting the tests failed; the phases below say why"
 
 # The conformance kit alone (docs/conformance.md): every check against funcwsgi on
 # every HTTP adapter and on its event-loop path, and against nodejs26 (`make test` runs it too).
