@@ -34,9 +34,10 @@ class StreamedBody:
 
     A layer subclasses it and overrides the hooks it needs: :meth:`sent`
     after each chunk, :meth:`failed` when producing a chunk raised (the error
-    then goes on to the server), :meth:`ended` once, when the server closes
-    the body (after the body's own ``close()``). Bodies that are lists never
-    get one: layers handle those on the spot.
+    then goes on to the server), :meth:`finished` when the body has no chunk
+    left, :meth:`ended` once, when the server closes the body (after the
+    body's own ``close()``). Bodies that are lists never get one: layers
+    handle those on the spot.
     """
 
     __slots__ = ("_body", "_iterator", "_ended")
@@ -53,6 +54,7 @@ class StreamedBody:
         try:
             chunk = next(self._iterator)
         except StopIteration:
+            self.finished()
             raise
         except Exception as error:
             self.failed(error)
@@ -78,6 +80,9 @@ class StreamedBody:
 
     def failed(self, error: Exception) -> None:
         """Producing the next chunk raised ``error``."""
+
+    def finished(self) -> None:
+        """The body has no chunk left (the server may ask again: then again)."""
 
     def ended(self) -> None:
         """The server closed the body: the call is over."""

@@ -72,7 +72,8 @@ class Cancellation:
         return self.cause is not None
 
     def check_client(self) -> None:
-        if self.cause is None and self.server_call is not None and not self.server_call.client_connected():
+        server_call = self.server_call  # read once: a streamed answer's end lets go of it on another thread
+        if self.cause is None and server_call is not None and not server_call.client_connected():
             self.client_gone()
 
     def client_gone(self) -> None:
@@ -159,7 +160,7 @@ class CancellationMiddleware:
             if watched or cancellation.cause is not None:  # else ended() has nothing to do (the timeout's word was read above)
                 self.ended(environ, cancellation, watched)
             return body
-        return ClosingBody(body, lambda: self.ended(environ, cancellation, watched))
+        return WatchedBody(body, lambda: self.ended(environ, cancellation, watched), cancellation)
 
     def ended(self, environ: WSGIEnvironment, cancellation: Cancellation, watched: bool) -> None:
         if watched:
@@ -171,6 +172,23 @@ class CancellationMiddleware:
 
     def __repr__(self) -> str:
         return "CancellationMiddleware()"
+
+
+class WatchedBody(ClosingBody):
+    """A streamed answer's body: once the function has produced all of it, a client that leaves cancels nothing.
+
+    The server still sends the last piece and closes the body after that; a client that has it all may
+    leave first, and the watcher, looking then, would count a complete answer as cancelled.
+    """
+
+    __slots__ = ("_cancellation",)
+
+    def __init__(self, body: Iterable[bytes], on_close: Callable[[], None], cancellation: Cancellation) -> None:
+        super().__init__(body, on_close)
+        self._cancellation = cancellation
+
+    def finished(self) -> None:
+        self._cancellation.server_call = None
 
 
 def client_left(environ: dict[str, Any] | None) -> None:

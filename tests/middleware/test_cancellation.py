@@ -10,7 +10,8 @@ import pytest
 import sdk
 from funcwsgi.current import current_environ
 from funcwsgi.environ import CANCELLATION_KEY
-from funcwsgi.middleware.cancellation import Cancellation
+from funcwsgi.middleware.cancellation import Cancellation, CancellationMiddleware
+from funcwsgi.serving import SERVER_CALL_KEY
 from funcwsgi.timeouts import Deadline, deadline_in
 
 from ..support.processes import GUNICORN, Server, start
@@ -105,3 +106,47 @@ def test_a_client_sent_away_by_the_408_counts_the_call_as_timed_out_not_left():
 def test_a_client_that_left_before_the_deadline_is_the_cause():
     cancellation = Cancellation(deadline_in(60), GoneClient())
     assert cancellation.cancelled() and cancellation.cause == "client"
+
+
+class ConnectionStandIn:
+    """A server's call whose client is there until the test says it left; not on a thread, so no watcher looks."""
+
+    lent = None
+
+    def __init__(self) -> None:
+        self.connected = True
+
+    def client_connected(self) -> bool:
+        return self.connected
+
+
+def streamed(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    yield b"first"
+    yield b"last"
+
+
+def test_a_client_that_leaves_once_a_streamed_answer_is_all_produced_cancels_nothing():
+    """Mutation caught: the call's connection still asked after the body's last chunk. The server sends that chunk,
+    then closes the body; a client that had it all and left in between was counted as a cancelled call."""
+    counted: list[str] = []
+    connection = ConnectionStandIn()
+    environ = {SERVER_CALL_KEY: connection}
+    body = CancellationMiddleware(streamed, seconds=0, count=counted.append)(environ, lambda *answer: None)
+    assert list(body) == [b"first", b"last"]
+    connection.connected = False
+    assert not environ[CANCELLATION_KEY].cancelled()
+    body.close()
+    assert counted == []
+
+
+def test_a_client_that_leaves_in_the_middle_of_a_streamed_answer_cancels_it():
+    counted: list[str] = []
+    connection = ConnectionStandIn()
+    environ = {SERVER_CALL_KEY: connection}
+    body = CancellationMiddleware(streamed, seconds=0, count=counted.append)(environ, lambda *answer: None)
+    assert next(iter(body)) == b"first"
+    connection.connected = False
+    assert environ[CANCELLATION_KEY].cancelled()
+    body.close()
+    assert counted == ["client"]
