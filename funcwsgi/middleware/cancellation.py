@@ -60,26 +60,23 @@ class Cancellation:
         self.server_call = server_call
 
     def cancelled(self) -> bool:
-        """Whether the call is cancelled, asking the clock and the server now."""
+        """Whether the call is cancelled, asking the server and the clock now."""
         if self.cause is None:
-            deadline = self.deadline
-            # Past the deadline, asking decides the call's answer is the 408: a function that stops
-            # because it was told it timed out never gets its own answer out instead.
-            if deadline is not None and deadline.expired_by_now():
-                self.cancel(TIMEOUT)
+            server_call = self.server_call  # read once: a streamed answer's end lets go of it on another thread
+            if server_call is not None and not server_call.client_connected():
+                self.client_gone()
             else:
-                self.check_client()
+                deadline = self.deadline
+                # Past the deadline, asking decides the call's answer is the 408: a function that stops
+                # because it was told it timed out never gets its own answer out instead.
+                if deadline is not None and deadline.expired_by_now():
+                    self.cancel(TIMEOUT)
         return self.cause is not None
-
-    def check_client(self) -> None:
-        server_call = self.server_call  # read once: a streamed answer's end lets go of it on another thread
-        if self.cause is None and server_call is not None and not server_call.client_connected():
-            self.client_gone()
 
     def client_gone(self) -> None:
         """The client has left: cancelled for the timeout if the deadline has passed by now, else for the client."""
-        # The deadline is asked again: since the caller's own look at it, the 408 may have gone out and sent
-        # the client away (the timeout's side decides before it answers), and then the timeout is the cause.
+        # The deadline is asked after the client: the 408 may be what sent the client away (the timeout's
+        # side decides before it answers), and then the timeout is the cause.
         deadline = self.deadline
         self.cancel(TIMEOUT if deadline is not None and deadline.expired_by_now() else CLIENT)
 
@@ -118,7 +115,7 @@ class Watcher:
         while True:
             time.sleep(WATCH_INTERVAL)
             for cancellation in list(calls):
-                # The deadline first: a timed-out call's client, answered 408, leaves because of the timeout.
+                # A timed-out call's client, answered 408, leaves because of the timeout: cancelled() says so.
                 cancellation.cancelled()
 
 
