@@ -177,6 +177,11 @@ def reserved_routes(config: Config, loaded: LoadedFunction, below: Below) -> dic
     return routes
 
 
+def contract_routes(config: Config, loaded: LoadedFunction, below: Below) -> dict[str, WSGIApplication]:
+    """The ``POST`` routes the function's platform contract answers itself (Fission's specialise calls)."""
+    return loaded.routes
+
+
 def health_routes(loaded: LoadedFunction, declared: Sequence[Check] = (), *, loop_watched: bool = False) -> dict[str, WSGIApplication]:
     """The probes: the function's ``ready``/``alive`` hooks, plus the liveness checks the layers below declare.
 
@@ -236,7 +241,7 @@ LAYERS: list[Layer] = [
     Layer("http2", Http2RequestsMiddleware, {"max_body": "server_max_body_size"}, lambda config: config.http2, done_by_server="checks_http2"),
     Layer("request-id", RequestIdMiddleware),
     Layer("access-log", AccessLogMiddleware, enabled=lambda config: config.server_access_log),
-    Layer("reserved-routes", ReservedRoutesMiddleware, {"routes": Made(reserved_routes)}),
+    Layer("reserved-routes", ReservedRoutesMiddleware, {"routes": Made(reserved_routes), "posted": Made(contract_routes)}),
     Layer(
         "cors",
         cors.CorsMiddleware,

@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LoadError
@@ -30,6 +30,8 @@ from ..replies import Reply
 from .signals import FISSION_VOLUME as DEFAULT_VOLUME
 
 if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
     from ..config import Config
     from ..handler.loader import LoadedFunction
 
@@ -39,6 +41,9 @@ NOT_SPECIALISED = Reply(500, "Internal Server Error")
 SPECIALISED = Reply(200)
 FAILED = Reply(500, "Internal Server Error")
 BAD_REQUEST = Reply(400, "expected a JSON object with filepath and functionName")
+#: A specialise call names a file and a function: a body past this is no specialise call.
+MAX_SPECIALISE_BYTES = 64 * 1024
+TOO_LARGE = Reply(413, f"a specialise call's body is at most {MAX_SPECIALISE_BYTES} bytes")
 
 
 def volume(config: Config) -> str:
@@ -56,10 +61,18 @@ def locate(config: Config) -> Config:
 
 
 def load(config: Config) -> LoadedFunction:
-    """Nothing to load yet: the function comes with the specialise call."""
+    """Nothing to load yet: the function comes with the specialise call.
+
+    The specialise calls are the contract's own routes, answered before the
+    layers that time and count calls: loading a function is no call of it, and
+    one whose imports take longer than ``SERVER_CALL_TIMEOUT`` loads all the same
+    (Fission bounds it with its own specialisation timeout).
+    """
     from ..handler.loader import LoadedFunction
 
-    return LoadedFunction(function=Specialiser(config), signature=Signature.NONE, name="main", path=volume(config), folder=volume(config))
+    specialiser = Specialiser(config)
+    routes = {"/specialize": specialiser.specialise_v1, "/v2/specialize": specialiser.specialise_v2}
+    return LoadedFunction(function=specialiser, signature=Signature.NONE, name="main", path=volume(config), folder=volume(config), routes=routes)
 
 
 def _import_file(path: str) -> Any:
@@ -126,25 +139,30 @@ class Specialiser:
         log.info("Specialised to %s", where)
 
     def __call__(self, environ: dict[str, Any]) -> tuple[Any, None]:
-        path = environ.get("PATH_INFO", "")
-        if environ.get("REQUEST_METHOD") == "POST" and path in ("/specialize", "/v2/specialize"):
-            return self._specialise_call(environ, v2=path == "/v2/specialize"), None
         if self.call is None:
             log.error("called before /specialize or /v2/specialize loaded a function")
             return NOT_SPECIALISED, None
         return self.call(environ)
 
-    def _specialise_call(self, environ: dict[str, Any], *, v2: bool) -> Reply:
-        if v2:
-            stream = environ["wsgi.input"]
-            length = str(environ.get("CONTENT_LENGTH") or "0")
-            try:
-                info = json.loads(stream.read(int(length)) if length.isdigit() else b"")
-                filepath, handler = str(info["filepath"]), str(info.get("functionName") or "")
-            except (ValueError, KeyError, TypeError):
-                return BAD_REQUEST
-        else:
-            filepath, handler = os.path.join(self.volume, "user"), "main"
+    def specialise_v1(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        """``POST /specialize``: the volume's ``user`` file and its ``main``."""
+        return self._specialised(os.path.join(self.volume, "user"), "main")(environ, start_response)
+
+    def specialise_v2(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        """``POST /v2/specialize``: the file or folder and the function its JSON body names."""
+        length = str(environ.get("CONTENT_LENGTH") or "0")
+        if not length.isdigit():
+            return BAD_REQUEST(environ, start_response)
+        if int(length) > MAX_SPECIALISE_BYTES:
+            return TOO_LARGE(environ, start_response)
+        try:
+            info = json.loads(environ["wsgi.input"].read(int(length)))
+            filepath, handler = str(info["filepath"]), str(info.get("functionName") or "")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return BAD_REQUEST(environ, start_response)
+        return self._specialised(filepath, handler)(environ, start_response)
+
+    def _specialised(self, filepath: str, handler: str) -> Reply:
         try:
             self.specialise(filepath, handler)
         except LoadError as error:

@@ -60,7 +60,7 @@ class LoadedFunction:
     4 million instructions (docs/performance.md, issue 44).
     """
 
-    __slots__ = ("function", "signature", "name", "path", "module", "hooks", "imports", "folder")
+    __slots__ = ("function", "signature", "name", "path", "module", "hooks", "imports", "folder", "routes")
 
     function: Callable[..., Any]
     signature: Signature
@@ -72,6 +72,8 @@ class LoadedFunction:
     imports: frozenset[str]
     #: The folder the module was loaded from.
     folder: str
+    #: ``POST`` paths the platform's contract answers itself, not calls of the function (Fission's specialise calls).
+    routes: dict[str, Callable[..., Any]]
 
     def __init__(
         self,
@@ -83,8 +85,9 @@ class LoadedFunction:
         hooks: dict[str, Callable[..., Any]] | None = None,
         imports: frozenset[str] = frozenset(),
         folder: str = ".",
+        routes: dict[str, Callable[..., Any]] | None = None,
     ) -> None:
-        values = (function, signature, name, path, module, {} if hooks is None else hooks, imports, folder)
+        values = (function, signature, name, path, module, {} if hooks is None else hooks, imports, folder, {} if routes is None else routes)
         for slot, value in zip(self.__slots__, values, strict=True):
             object.__setattr__(self, slot, value)
 

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 ROUTED_METHODS = frozenset({"GET", "HEAD"})
+POSTED_METHODS = frozenset({"POST"})
 
 # The paths the runtime keeps for itself, declared here only (nodejs26/lib/health.js
 # declares the same). The metrics path is a setting: ``SERVER_METRICS_PATH``.
@@ -34,17 +35,27 @@ def default_routes() -> dict[str, WSGIApplication]:
 
 
 class ReservedRoutesMiddleware:
-    """Answers ``GET``/``HEAD`` on the reserved paths; everything else reaches the function."""
+    """Answers ``GET``/``HEAD`` on the reserved paths, and ``POST`` on the contract's own; everything else reaches the function.
 
-    def __init__(self, app: WSGIApplication, routes: Mapping[str, WSGIApplication]) -> None:
+    ``posted`` are the routes a platform's contract answers itself
+    (:attr:`~funcwsgi.handler.loader.LoadedFunction.routes`: Fission's
+    specialise calls). They are not calls of the function: no layer below
+    times, counts or traces them.
+    """
+
+    def __init__(self, app: WSGIApplication, routes: Mapping[str, WSGIApplication], posted: Mapping[str, WSGIApplication]) -> None:
         self.app = app
         self.routes = dict(routes)
+        self.posted = dict(posted)
+        # One lookup by path for every call: (the route, the methods it answers).
+        self.answers = {path: (route, ROUTED_METHODS) for path, route in self.routes.items()}
+        self.answers.update((path, (route, POSTED_METHODS)) for path, route in self.posted.items())
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        route = self.routes.get(environ.get("PATH_INFO", ""))  # the path first: most calls stop at it
-        if route is not None and environ.get("REQUEST_METHOD") in ROUTED_METHODS:
-            return route(environ, start_response)
+        answer = self.answers.get(environ.get("PATH_INFO", ""))  # the path first: most calls stop at it
+        if answer is not None and environ.get("REQUEST_METHOD") in answer[1]:
+            return answer[0](environ, start_response)
         return self.app(environ, start_response)
 
     def __repr__(self) -> str:
-        return f"ReservedRoutesMiddleware({', '.join(self.routes)})"
+        return f"ReservedRoutesMiddleware({', '.join([*self.routes, *(f'POST {path}' for path in self.posted)])})"

@@ -123,6 +123,7 @@ export class Runtime {
     this.invoke = makeInvoker(loaded, config);
     this.onEnd = this.endOfCall();
     this.routes = this.reservedRoutes();
+    this.posted = loaded.ownRoutes?.size ? loaded.ownRoutes : null;
     this.handle = this.handle.bind(this);
   }
 
@@ -249,6 +250,11 @@ export class Runtime {
           if (!this.probes.has(call.path) && !this.admit(call)) return;
           return void Promise.resolve(route(call)).catch((error) => call.fail(error));
         }
+      } else if (method === 'POST' && this.posted !== null) {
+        // The platform contract's own routes (Fission's specialise calls): its body is read, and no step
+        // times, counts or traces it, since loading a function is no call of it (funcwsgi's reserved routes).
+        const route = this.posted.get(call.path);
+        if (route !== undefined) return void this.receive(call, route);
       }
       if (this.cors !== null) {
         const cors = this.cors.consider(method, headers);
@@ -265,16 +271,16 @@ export class Runtime {
     }
   }
 
-  /** The body limit, then the body, then the call. */
-  receive(call) {
+  /** The body limit, then the body, then the call (or `route`, a contract's own POST route). */
+  receive(call, route = null) {
     const incoming = call.incoming;
     const declared = incoming.headers['content-length'];
     // HTTP/2 has no Transfer-Encoding: a stream has a body unless its HEADERS frame ended it.
     const noBody = call.http2 ? incoming.stream.endAfterHeaders : declared === undefined && incoming.headers['transfer-encoding'] === undefined;
     // Without a body the call starts now: its timeout runs from the moment the call began.
-    if (noBody) return this.call(call, null, call.started);
+    if (noBody) return this.call(call, null, call.started, route);
     if (this.maxBody > 0 && declared !== undefined && Number(declared) > this.maxBody) return this.refuseBody(call);
-    if (declared === '0') return this.call(call, EMPTY, call.started);
+    if (declared === '0') return this.call(call, EMPTY, call.started, route);
     if (call.http2) this.timeBody(call);
     else this.connections?.receivingBody(incoming.socket);
     if (!call.http2 && declared === undefined) {
@@ -307,7 +313,7 @@ export class Runtime {
       if (call.answered) return;
       if (!call.http2 && notTrailer(incoming.rawTrailers)) return void refuse(call.outgoing, BAD_REQUEST_TEXT);
       currentCall.enterWith(call); // a later callback of the socket: outside the call's frame
-      this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), performance.now());
+      this.call(call, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), performance.now(), route);
     });
     incoming.on('error', () => {}); // the client went away: its call has nobody to answer
   }
@@ -367,9 +373,13 @@ export class Runtime {
   }
 
   /** CloudEvents, the timeout (from `now`, when the body has been read), then the function, inside the call's context. */
-  call(call, data, now) {
+  call(call, data, now, route = null) {
     if (!call.http2) this.connections?.dispatched(call.incoming, call.outgoing);
     if (!this.admit(call)) return;
+    if (route !== null) {
+      call.data = data;
+      return void Promise.resolve(route(call)).catch((error) => call.fail(error));
+    }
     if (this.deadlines !== null) this.deadlines.add(call, now);
     call.data = data;
     const headers = call.incoming.headers;

@@ -12,10 +12,10 @@ from ..support.ports import free_port
 from ..support.processes import GUNICORN, Server, base_env
 
 
-def start(volume: str) -> Server:
+def start(volume: str, **settings: str) -> Server:
     port = free_port()
     # What a Fission environment container gets: the volume, and its port set by the pod spec.
-    env = base_env(SERVER_HOST="127.0.0.1", USERFUNCVOL=volume, RUNTIME_PORT=str(port), SERVER_NUMTHREADS="4")
+    env = base_env(SERVER_HOST="127.0.0.1", USERFUNCVOL=volume, RUNTIME_PORT=str(port), SERVER_NUMTHREADS="4", **settings)
     server = Server(GUNICORN, env, port)
     server.wait_ready()
     return server
@@ -31,6 +31,7 @@ def volume(tmp_path_factory):
 @pytest.fixture(scope="module")
 def servers(volume):
     started = {name: start(str(volume)) for name in ("v1", "file", "package")}
+    started["timed"] = start(str(volume), SERVER_CALL_TIMEOUT="1")
     try:
         yield started
     finally:
@@ -64,6 +65,24 @@ def test_v2_specialize_package(servers):
     assert requests.post(server.url + "/v2/specialize", json=spec).status_code == 200
     response = requests.post(server.url + "/?name=ada")
     assert (response.status_code, response.text) == (201, "ada")
+
+
+def test_specialising_is_no_call_and_outlasts_the_call_timeout(servers):
+    server = servers["timed"]
+    spec = {"filepath": function_folder("fission_slow_import") + "/slow.py", "functionName": "main"}
+    specialised = requests.post(server.url + "/v2/specialize", json=spec)
+    assert (specialised.status_code, specialised.text) == (200, "")
+    assert requests.get(server.url + "/").text == "loaded slowly\n"
+    # The function's calls are counted, and timed; the specialise call was neither.
+    metrics = requests.get(server.url + "/metrics").text
+    assert 'function_calls_total{method="GET"} 1.0' in metrics and 'function_calls_total{method="POST"} 0.0' in metrics
+    timed_out = requests.get(server.url + "/?sleep=3")
+    assert (timed_out.status_code, timed_out.text) == (408, "Timeout while processing the function")
+
+
+def test_a_specialise_body_past_its_bound_is_refused(servers):
+    response = requests.post(servers["v1"].url + "/v2/specialize", data=b"{" + b" " * 70_000 + b"}")
+    assert (response.status_code, response.text) == (413, "a specialise call's body is at most 65536 bytes")
 
 
 def test_bad_specialize_requests(volume):

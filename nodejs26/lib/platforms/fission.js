@@ -14,6 +14,7 @@ import { moduleFile, withValues } from '../config.js';
 import { LoadError } from '../errors.js';
 import { importModule } from '../loader.js';
 import { getLogger } from '../logs.js';
+import { TEXT } from '../response.js';
 import { givenByUser } from './index.js';
 import { FissionFunction } from './fission/call.js';
 
@@ -90,6 +91,10 @@ export async function loadUserFunction(modulePath, exportName) {
   return { fn, file };
 }
 
+/** A specialise call names a file and a function: a body past this is no specialise call (as funcwsgi's). */
+const MAX_SPECIALISE_BYTES = 64 * 1024;
+const TOO_LARGE = Buffer.from(`a specialise call's body is at most ${MAX_SPECIALISE_BYTES} bytes`);
+
 /** Answers the specialise calls, then every call with the loaded function. */
 class Specialiser {
   constructor(config) {
@@ -106,8 +111,6 @@ class Specialiser {
   }
 
   serve(call) {
-    const target = call.path;
-    if (call.method === 'POST' && (target === '/specialize' || target === '/v2/specialize')) return void this.specialiseCall(call, target === '/v2/specialize');
     if (this.function === null) {
       log.error('called before /specialize or /v2/specialize loaded a function');
       call.failure ??= 'exception';
@@ -117,6 +120,7 @@ class Specialiser {
   }
 
   async specialiseCall(call, v2) {
+    if (call.data !== null && call.data.length > MAX_SPECIALISE_BYTES) return void call.answer(413, ['Content-Type', TEXT, 'Content-Length', String(TOO_LARGE.length)], TOO_LARGE);
     // Once specialised, the container stays so: a second specialise call is refused.
     if (this.function !== null) return void call.answer(400, ['Content-Type', TEXT_HTML, 'Content-Length', String(NOT_GENERIC.length)], NOT_GENERIC);
     let modulePath;
@@ -165,7 +169,13 @@ export async function load(config) {
     const exportName = givenByUser(config, 'handlerFunctionName') || typeof (module[config.handlerFunctionName] ?? module.default?.[config.handlerFunctionName]) === 'function' ? config.handlerFunctionName : undefined;
     await specialiser.specialise(file, exportName);
   }
-  return { fn: specialiser.invoke, signature: 'fission', name: 'fission', path: folder, module: {}, hooks: {}, folder, invoke: specialiser.invoke };
+  // The specialise calls are the contract's own routes, past the steps that time and count calls: loading a
+  // function is no call of it, and one whose imports outlast SERVER_CALL_TIMEOUT loads all the same.
+  const ownRoutes = new Map([
+    ['/specialize', (call) => specialiser.specialiseCall(call, false)],
+    ['/v2/specialize', (call) => specialiser.specialiseCall(call, true)],
+  ]);
+  return { fn: specialiser.invoke, signature: 'fission', name: 'fission', path: folder, module: {}, hooks: {}, folder, invoke: specialiser.invoke, ownRoutes };
 }
 
 export async function invoker(loaded) {

@@ -176,6 +176,26 @@ describe('what nodejs26 does where the environment would leak or hang', () => {
   });
 });
 
+describe('specialising is no call', () => {
+  let runtime;
+  before(async () => { runtime = await startRuntime({ USERFUNCVOL: functions('fission-slow'), SERVER_CALL_TIMEOUT: '1' }); });
+  after(async () => { await runtime.stop(); });
+
+  it('loads a module that outlasts the call timeout, and neither times nor counts it', async () => {
+    const [status] = await exchange(runtime, v2(path.join(functions('fission-slow'), 'index.mjs'), ''));
+    assert.equal(status, 202);
+    assert.deepEqual(await exchange(runtime, ['GET', '/', {}]), [200, TEXT_HTML, 'loaded slowly']);
+    const metrics = await (await runtime.fetch('/metrics')).text();
+    assert.match(metrics, /function_calls_total\{method="GET"\} 1\n/);
+    assert.match(metrics, /function_calls_total\{method="POST"\} 0\n/);
+  });
+
+  it("refuses a specialise call's body past its bound", async () => {
+    const body = `{${' '.repeat(70_000)}}`;
+    assert.deepEqual(await exchange(runtime, ['POST', '/v2/specialize', { body }]), [413, 'text/plain; charset=utf-8', "a specialise call's body is at most 65536 bytes"]);
+  });
+});
+
 describe('recognising Fission', () => {
   it('listens on the environment port 8888 unless SERVER_PORT is set', async () => {
     const { resolve } = await import('../../lib/platforms/index.js');
