@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LoadError
 from ..handler.signatures import Invoker, Signature
-from ..replies import Reply
+from ..replies import Reply, body_too_large
 from .signals import FISSION_VOLUME as DEFAULT_VOLUME
 
 if TYPE_CHECKING:
@@ -41,9 +41,6 @@ NOT_SPECIALISED = Reply(500, "Internal Server Error")
 SPECIALISED = Reply(200)
 FAILED = Reply(500, "Internal Server Error")
 BAD_REQUEST = Reply(400, "expected a JSON object with filepath and functionName")
-#: A specialise call names a file and a function: a body past this is no specialise call.
-MAX_SPECIALISE_BYTES = 64 * 1024
-TOO_LARGE = Reply(413, f"a specialise call's body is at most {MAX_SPECIALISE_BYTES} bytes")
 
 
 def volume(config: Config) -> str:
@@ -122,6 +119,9 @@ class Specialiser:
         self.volume = volume(config)
         self.call: Invoker[None] | None = None
         self.lock = threading.Lock()
+        # Answered before the body-limit layer, the specialise calls keep its bound themselves.
+        self.max_body = config.server_max_body_size
+        self.too_large = body_too_large(self.max_body)
 
     def specialise(self, filepath: str, handler: str) -> None:
         from ..handler.loader import LoadedFunction, imported_modules
@@ -153,8 +153,8 @@ class Specialiser:
         length = str(environ.get("CONTENT_LENGTH") or "0")
         if not length.isdigit():
             return BAD_REQUEST(environ, start_response)
-        if int(length) > MAX_SPECIALISE_BYTES:
-            return TOO_LARGE(environ, start_response)
+        if self.max_body and int(length) > self.max_body:
+            return self.too_large(environ, start_response)
         try:
             info = json.loads(environ["wsgi.input"].read(int(length)))
             filepath, handler = str(info["filepath"]), str(info.get("functionName") or "")

@@ -251,8 +251,8 @@ export class Runtime {
           return void Promise.resolve(route(call)).catch((error) => call.fail(error));
         }
       } else if (method === 'POST' && this.posted !== null) {
-        // The platform contract's own routes (Fission's specialise calls): its body is read, and no step
-        // times, counts or traces it, since loading a function is no call of it (funcwsgi's reserved routes).
+        // The platform contract's own routes (Fission's specialise calls): its body is read within
+        // SERVER_MAX_BODY_SIZE, and no step times, counts or traces it: loading a function is no call of it.
         const route = this.posted.get(call.path);
         if (route !== undefined) return void this.receive(call, route);
       }

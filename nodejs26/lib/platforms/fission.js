@@ -14,7 +14,6 @@ import { moduleFile, withValues } from '../config.js';
 import { LoadError } from '../errors.js';
 import { importModule } from '../loader.js';
 import { getLogger } from '../logs.js';
-import { TEXT } from '../response.js';
 import { givenByUser } from './index.js';
 import { FissionFunction } from './fission/call.js';
 
@@ -91,10 +90,6 @@ export async function loadUserFunction(modulePath, exportName) {
   return { fn, file };
 }
 
-/** A specialise call names a file and a function: a body past this is no specialise call (as funcwsgi's). */
-const MAX_SPECIALISE_BYTES = 64 * 1024;
-const TOO_LARGE = Buffer.from(`a specialise call's body is at most ${MAX_SPECIALISE_BYTES} bytes`);
-
 /** Answers the specialise calls, then every call with the loaded function. */
 class Specialiser {
   constructor(config) {
@@ -120,7 +115,6 @@ class Specialiser {
   }
 
   async specialiseCall(call, v2) {
-    if (call.data !== null && call.data.length > MAX_SPECIALISE_BYTES) return void call.answer(413, ['Content-Type', TEXT, 'Content-Length', String(TOO_LARGE.length)], TOO_LARGE);
     // Once specialised, the container stays so: a second specialise call is refused.
     if (this.function !== null) return void call.answer(400, ['Content-Type', TEXT_HTML, 'Content-Length', String(NOT_GENERIC.length)], NOT_GENERIC);
     let modulePath;
