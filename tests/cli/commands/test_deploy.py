@@ -531,7 +531,7 @@ def test_no_current_context_is_one_line(orders: Path, kubectl):
     assert len(json_lines(log)) == 1
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed (.ci/run installs kubernetes-client)")
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed (Debian's kubernetes-client has one)")
 def test_real_kubectl_without_a_context_is_one_line(orders: Path, tmp_path: Path):
     config = tmp_path / "kubeconfig"
     config.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
