@@ -150,17 +150,30 @@ class Specialiser:
 
     def specialise_v2(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """``POST /v2/specialize``: the file or folder and the function its JSON body names."""
-        length = str(environ.get("CONTENT_LENGTH") or "0")
-        if not length.isdigit():
-            return BAD_REQUEST(environ, start_response)
-        if self.max_body and int(length) > self.max_body:
+        body = self._body(environ)
+        if body is None:
             return self.too_large(environ, start_response)
         try:
-            info = json.loads(environ["wsgi.input"].read(int(length)))
+            info = json.loads(body)
             filepath, handler = str(info["filepath"]), str(info.get("functionName") or "")
         except (ValueError, KeyError, TypeError, AttributeError):
             return BAD_REQUEST(environ, start_response)
         return self._specialised(filepath, handler)(environ, start_response)
+
+    def _body(self, environ: WSGIEnvironment) -> bytes | None:
+        """The specialise call's body, read as the body-limit layer reads a call's; None past ``SERVER_MAX_BODY_SIZE``."""
+        declared = str(environ.get("CONTENT_LENGTH") or "")
+        source = environ["wsgi.input"]
+        if declared:
+            if not declared.isdigit():
+                return b""  # no JSON: a 400
+            if self.max_body and int(declared) > self.max_body:
+                return None
+            return bytes(source.read(int(declared)))
+        if "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower() and not environ.get("wsgi.input_terminated"):
+            return b""
+        body = bytes(source.read(self.max_body + 1) if self.max_body else source.read())
+        return None if self.max_body and len(body) > self.max_body else body
 
     def _specialised(self, filepath: str, handler: str) -> Reply:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -32,6 +33,7 @@ def volume(tmp_path_factory):
 def servers(volume):
     started = {name: start(str(volume)) for name in ("v1", "file", "package")}
     started["timed"] = start(str(volume), SERVER_CALL_TIMEOUT="1", SERVER_MAX_BODY_SIZE="1000")
+    started["chunked"] = start(str(volume))
     try:
         yield started
     finally:
@@ -81,8 +83,18 @@ def test_specialising_is_no_call_and_outlasts_the_call_timeout(servers):
 
 
 def test_a_specialise_body_past_the_body_limit_is_refused(servers):
+    too_large = (413, "Request Entity Too Large: the request body is larger than 1000 bytes")
     response = requests.post(servers["timed"].url + "/v2/specialize", data=b"{" + b" " * 1000 + b"}")
-    assert (response.status_code, response.text) == (413, "Request Entity Too Large: the request body is larger than 1000 bytes")
+    assert (response.status_code, response.text) == too_large
+    chunked = requests.post(servers["timed"].url + "/v2/specialize", data=iter([b"{", b" " * 1000, b"}"]))
+    assert (chunked.status_code, chunked.text) == too_large
+
+
+def test_a_chunked_specialise_body_is_read(servers):
+    spec = json.dumps({"filepath": function_folder("fission_hello") + "/hello.py", "functionName": "main"}).encode()
+    server = servers["chunked"]
+    assert requests.post(server.url + "/v2/specialize", data=iter([spec[:10], spec[10:]])).status_code == 200
+    assert requests.get(server.url + "/").text == "Hello, world!\n"
 
 
 def test_bad_specialize_requests(volume):
