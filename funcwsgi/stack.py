@@ -178,8 +178,13 @@ def reserved_routes(config: Config, loaded: LoadedFunction, below: Below) -> dic
 
 
 def contract_routes(config: Config, loaded: LoadedFunction, below: Below) -> dict[str, WSGIApplication]:
-    """The ``POST`` routes the function's platform contract answers itself (Fission's specialise calls)."""
-    return loaded.routes
+    """The ``POST`` routes the function's platform contract answers itself (Fission's specialise calls).
+
+    Answered above the body-limit layer, each keeps its bound: the same layer wraps it.
+    """
+    if config.server_max_body_size <= 0:
+        return loaded.routes
+    return {path: BodyLimitMiddleware(route, max_bytes=config.server_max_body_size) for path, route in loaded.routes.items()}
 
 
 def health_routes(loaded: LoadedFunction, declared: Sequence[Check] = (), *, loop_watched: bool = False) -> dict[str, WSGIApplication]:

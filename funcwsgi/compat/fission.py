@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LoadError
 from ..handler.signatures import Invoker, Signature
-from ..replies import Reply, body_too_large
+from ..replies import Reply
 from .signals import FISSION_VOLUME as DEFAULT_VOLUME
 
 if TYPE_CHECKING:
@@ -119,9 +119,6 @@ class Specialiser:
         self.volume = volume(config)
         self.call: Invoker[None] | None = None
         self.lock = threading.Lock()
-        # Answered before the body-limit layer, the specialise calls keep its bound themselves.
-        self.max_body = config.server_max_body_size
-        self.too_large = body_too_large(self.max_body)
 
     def specialise(self, filepath: str, handler: str) -> None:
         from ..handler.loader import LoadedFunction, imported_modules
@@ -150,30 +147,14 @@ class Specialiser:
 
     def specialise_v2(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """``POST /v2/specialize``: the file or folder and the function its JSON body names."""
-        body = self._body(environ)
-        if body is None:
-            return self.too_large(environ, start_response)
+        # Within SERVER_MAX_BODY_SIZE, a chunked body spooled with its length: the stack wraps the route in that layer.
+        length = str(environ.get("CONTENT_LENGTH") or "0")
         try:
-            info = json.loads(body)
+            info = json.loads(environ["wsgi.input"].read(int(length)) if length.isdigit() else b"")
             filepath, handler = str(info["filepath"]), str(info.get("functionName") or "")
         except (ValueError, KeyError, TypeError, AttributeError):
             return BAD_REQUEST(environ, start_response)
         return self._specialised(filepath, handler)(environ, start_response)
-
-    def _body(self, environ: WSGIEnvironment) -> bytes | None:
-        """The specialise call's body, read as the body-limit layer reads a call's; None past ``SERVER_MAX_BODY_SIZE``."""
-        declared = str(environ.get("CONTENT_LENGTH") or "")
-        source = environ["wsgi.input"]
-        if declared:
-            if not declared.isdigit():
-                return b""  # no JSON: a 400
-            if self.max_body and int(declared) > self.max_body:
-                return None
-            return bytes(source.read(int(declared)))
-        if "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower() and not environ.get("wsgi.input_terminated"):
-            return b""
-        body = bytes(source.read(self.max_body + 1) if self.max_body else source.read())
-        return None if self.max_body and len(body) > self.max_body else body
 
     def _specialised(self, filepath: str, handler: str) -> Reply:
         try:
