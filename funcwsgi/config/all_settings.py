@@ -6,11 +6,11 @@ The package's docstring (:mod:`funcwsgi.config`) says how settings are read.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ..adapters.specs import ADAPTERS
@@ -19,13 +19,13 @@ from .declarations import AWS_LAMBDA, FISSION, FUNCTIONS_FRAMEWORK, KNATIVE, KUB
 from .parsers import (
     choice,
     megabytes,
-    non_negative_float,
     non_negative_int,
     optional_bool,
     optional_choice,
     optional_non_negative_int,
     parse_bool,
     parse_brokers,
+    parse_folder,
     parse_folders,
     parse_header_names,
     parse_host,
@@ -39,8 +39,9 @@ from .parsers import (
     parse_port_or_zero,
     parse_quantity,
     parse_str,
-    positive_float,
     positive_int,
+    positive_seconds,
+    seconds,
 )
 
 SIGNATURES = ("req-res", "req", "none", "event-context", "asgi")
@@ -155,7 +156,7 @@ class Config:
         aliases=(Alias("CHERRYPY_NUMTHREADS", KUBELESS),),
     )
     server_call_timeout: float = setting(
-        "SERVER_CALL_TIMEOUT", 180.0, non_negative_float, "a non-negative number of seconds",
+        "SERVER_CALL_TIMEOUT", 180.0, seconds, "a non-negative number of seconds up to 1000000",
         "Seconds a call may take before the client gets 408 (0 = no limit).",
         aliases=(Alias("FUNC_TIMEOUT", KYMA),),
     )
@@ -174,7 +175,7 @@ class Config:
         default_doc="104857600 (100 MiB)",
     )
     server_graceful_timeout: float = setting(
-        "SERVER_GRACEFUL_TIMEOUT", 25.0, non_negative_float, "a non-negative number of seconds",
+        "SERVER_GRACEFUL_TIMEOUT", 25.0, seconds, "a non-negative number of seconds up to 1000000",
         "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period).",
     )
     server_event_loop: str = setting(
@@ -188,7 +189,7 @@ class Config:
         default_doc="10000 (100000 for an async function served on the event loop)",
     )
     server_loop_blocked_seconds: float = setting(
-        "SERVER_LOOP_BLOCKED_SECONDS", 2.0, non_negative_float, "a non-negative number of seconds",
+        "SERVER_LOOP_BLOCKED_SECONDS", 2.0, seconds, "a non-negative number of seconds up to 1000000",
         "An event loop blocked this long (sync code in async def) is logged and fails liveness (0 = not watched).",
     )
     server_debug_port: int = setting(
@@ -206,19 +207,19 @@ class Config:
     )
     # -- slow and hostile clients (docs/servers.md#slow-and-hostile-clients) ----------
     server_header_timeout: float = setting(
-        "SERVER_HEADER_TIMEOUT", 10.0, positive_float, "a positive number of seconds",
+        "SERVER_HEADER_TIMEOUT", 10.0, positive_seconds, "a positive number of seconds up to 1000000",
         "Seconds a client may take to send a whole request head; then it gets 408 and is closed (gunicorn, granian).",
     )
     server_body_timeout: float = setting(
-        "SERVER_BODY_TIMEOUT", 10.0, positive_float, "a positive number of seconds",
+        "SERVER_BODY_TIMEOUT", 10.0, positive_seconds, "a positive number of seconds up to 1000000",
         "Seconds a request body may pause between two reads; then the client gets 408 and is closed (gunicorn).",
     )
     server_send_timeout: float = setting(
-        "SERVER_SEND_TIMEOUT", 30.0, positive_float, "a positive number of seconds",
+        "SERVER_SEND_TIMEOUT", 30.0, positive_seconds, "a positive number of seconds up to 1000000",
         "Seconds a response write may wait for a client that does not read; then the connection is closed (gunicorn).",
     )
     server_keepalive_timeout: float = setting(
-        "SERVER_KEEPALIVE_TIMEOUT", 7200.0, positive_float, "a positive number of seconds",
+        "SERVER_KEEPALIVE_TIMEOUT", 7200.0, positive_seconds, "a positive number of seconds up to 1000000",
         "Seconds an idle keep-alive connection stays open between calls: longer than the platform proxies' own idle timeouts,"
         " so that they close first (docs/deployment.md#idle-connections-behind-the-platforms-proxy).",
         default_doc="7200 (granian: unset, no connection is kept alive)",
@@ -228,7 +229,7 @@ class Config:
         "Open connections per worker process; at the limit the longest-waiting idle or unfinished one is closed for a new one.",
     )
     server_queue_target: float = setting(
-        "SERVER_QUEUE_TARGET", QUEUE_TARGET, positive_float, "a positive number of seconds",
+        "SERVER_QUEUE_TARGET", QUEUE_TARGET, positive_seconds, "a positive number of seconds up to 1000000",
         "Longest a call may wait to start (for a thread, or behind the event loop); a call that would wait longer gets 503"
         " with Retry-After at once (docs/servers.md#admission).",
         default_doc="1, or SERVER_CALL_TIMEOUT when shorter",
@@ -301,7 +302,7 @@ class Config:
 
     # -- the handler ------------------------------------------------------------
     handler_folder: str = setting(
-        "HANDLER_FOLDER", "/", parse_str, "a folder path",
+        "HANDLER_FOLDER", "/", parse_folder, "a folder path",
         "Folder holding the function's module; put on sys.path. Unset: the first of '/', '/kubeless', '/function' that holds the module.",
         aliases=(
             Alias("HANDLER_PATH", KYMA),
@@ -421,7 +422,7 @@ class Config:
         "Where sdk.emit_cloud_event posts events; unset disables publishing.", default_doc="unset",
     )
     publisher_proxy_timeout: float = setting(
-        "PUBLISHER_PROXY_TIMEOUT", 10.0, positive_float, "a positive number of seconds",
+        "PUBLISHER_PROXY_TIMEOUT", 10.0, positive_seconds, "a positive number of seconds up to 1000000",
         "Seconds sdk.emit_cloud_event waits for the publisher proxy before giving up.",
     )
     otel_propagators: tuple[str, ...] = setting(
@@ -457,11 +458,11 @@ class Config:
         "Retries of a failed record before it is dead-lettered (needs KAFKA_DEAD_LETTER_TOPIC).",
     )
     kafka_retry_backoff: float = setting(
-        "KAFKA_RETRY_BACKOFF", 1.0, positive_float, "a positive number of seconds",
+        "KAFKA_RETRY_BACKOFF", 1.0, positive_seconds, "a positive number of seconds up to 1000000",
         "Wait before the first retry of a failed record; doubled for each further retry.",
     )
     kafka_retry_backoff_max: float = setting(
-        "KAFKA_RETRY_BACKOFF_MAX", 60.0, positive_float, "a positive number of seconds",
+        "KAFKA_RETRY_BACKOFF_MAX", 60.0, positive_seconds, "a positive number of seconds up to 1000000",
         "Longest wait between two retries of a failed record.",
     )
     kafka_security_protocol: str | None = setting(
@@ -500,6 +501,9 @@ class Config:
     #: The fields the environment or an override set (not a setting): what start-up
     #: must not second-guess when it looks for the function's files.
     given: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    #: The environment name each given field was read from (the main name or an alias), so that
+    #: messages name the variable the user set (not a setting).
+    named: Mapping[str, str] = field(default=MappingProxyType({}), repr=False, compare=False)
 
     #: Every field above, in declaration order (set by :func:`declared`).
     FIELDS: ClassVar[tuple[dataclasses.Field[Any], ...]]
@@ -565,8 +569,8 @@ class Config:
             name, raw, parse, expected = found
             try:
                 value = parse(raw)
-            except (ValueError, TypeError, json.JSONDecodeError):
-                raise ConfigError(f"{name}={raw!r} is invalid: expected {expected}") from None
+            except (ValueError, TypeError, OverflowError, RecursionError):  # RecursionError: JSON nested past Python's limit
+                raise ConfigError(f"{name}={_shown_raw(raw)} is invalid: expected {expected}") from None
             values[item.name] = value
             origins[item.name] = name
         _split_handler_string(values, origins)
@@ -575,37 +579,44 @@ class Config:
         timeout = values.get("server_call_timeout", QUEUE_TARGET)
         if "server_queue_target" not in origins and 0 < timeout < QUEUE_TARGET:
             values["server_queue_target"] = timeout  # the default never exceeds a shorter call timeout
-        config = cls(**values, given=frozenset(origins))
+        config = cls(**values, given=frozenset(origins), named=MappingProxyType(origins))
         config.check()
         return config
 
+    def env_name(self, name: str) -> str:
+        """The environment variable field ``name`` was read from: an alias the user set, else the setting's own name."""
+        given = self.named.get(name)
+        if given is not None and given != name:  # an override names the field itself
+            return given
+        spec: Spec = _SPECS[name]
+        return spec.env
+
     def check(self) -> None:
-        """Refuse contradictory or unusable combinations."""
+        """Refuse contradictory or unusable combinations, naming the variables as the user set them."""
+        named = self.env_name
         if not self.handler_module_name or not self.handler_module_name.replace(".", "_").isidentifier():
             raise ConfigError(
-                f"HANDLER_MODULE_NAME={self.handler_module_name!r} is invalid: expected a Python module name such as 'handler'"
+                f"{named('handler_module_name')}={self.handler_module_name!r} is invalid: expected a Python module name such as 'handler'"
             )
         if not self.handler_function_name.isidentifier():
             raise ConfigError(
-                f"HANDLER_FUNCTION_NAME={self.handler_function_name!r} is invalid: expected a Python identifier such as 'main'"
+                f"{named('handler_function_name')}={self.handler_function_name!r} is invalid: expected a Python identifier such as 'main'"
             )
-        for name, url in (
-            ("TRACE_COLLECTOR_ENDPOINT", self.trace_collector_endpoint),
-            ("PUBLISHER_PROXY_ADDRESS", self.publisher_proxy_address),
-            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", self.otel_exporter_otlp_metrics_endpoint),
-        ):
-            if url is not None and not _is_http_url(url):
-                raise ConfigError(f"{name}={url!r} is invalid: expected an http:// or https:// URL")
+        for field_name in ("trace_collector_endpoint", "publisher_proxy_address", "otel_exporter_otlp_metrics_endpoint"):
+            url = getattr(self, field_name)
+            if url is not None and not is_http_url(url):
+                raise ConfigError(f"{named(field_name)}={url!r} is invalid: expected an http:// or https:// URL with a host and a valid port")
         if self.server_metrics_port and self.server_metrics_port == self.server_port:
             raise ConfigError(
-                f"SERVER_METRICS_PORT={self.server_metrics_port} is refused: it is SERVER_PORT; choose another port, or 0 to serve metrics on SERVER_PORT"
+                f"{named('server_metrics_port')}={self.server_metrics_port} is refused: it is {named('server_port')}; "
+                f"choose another port, or 0 to serve metrics on {named('server_port')}"
             )
         if self.server_debug_port:
             if self.server_debug_port in (self.server_port, self.server_metrics_port):
                 raise ConfigError(f"SERVER_DEBUG_PORT={self.server_debug_port} is refused: the server already listens there; choose another port")
             if self.server_workers > 1:
                 raise ConfigError(
-                    f"SERVER_DEBUG_PORT={self.server_debug_port} is refused with SERVER_WORKERS={self.server_workers}: "
+                    f"SERVER_DEBUG_PORT={self.server_debug_port} is refused with {named('server_workers')}={self.server_workers}: "
                     "one process listens for the debugger; expected SERVER_WORKERS=1"
                 )
         if self.server_metrics_otlp and not (self.trace_collector_endpoint or self.otel_exporter_otlp_metrics_endpoint):
@@ -635,7 +646,7 @@ class Config:
                 raise ConfigError("KAFKA_TOPICS is not set: expected a comma-separated list of topic names for SERVER_ADAPTER=kafka")
         if self.server_call_timeout and self.server_queue_target > self.server_call_timeout:
             raise ConfigError(
-                f"SERVER_QUEUE_TARGET={self.server_queue_target:g} is invalid: expected at most SERVER_CALL_TIMEOUT "
+                f"{named('server_queue_target')}={self.server_queue_target:g} is invalid: expected at most {named('server_call_timeout')} "
                 f"({self.server_call_timeout:g}), since a caller waits no longer than a call may take"
             )
         if self.kafka_retry_backoff_max < self.kafka_retry_backoff:
@@ -689,6 +700,17 @@ class Config:
 
 #: Config's fields, in declaration order.
 _FIELDS = Config.FIELDS
+#: Each setting's declaration, by field name.
+_SPECS: dict[str, Spec] = {item.name: item.metadata["spec"] for item in _FIELDS if "spec" in item.metadata}
+#: The longest raw value an error line quotes whole.
+_SHOWN_CHARACTERS = 200
+
+
+def _shown_raw(raw: str) -> str:
+    """``raw`` as an error line quotes it: its repr, cut short when long, so the error stays one readable line."""
+    if len(raw) <= _SHOWN_CHARACTERS:
+        return repr(raw)
+    return f"{raw[:_SHOWN_CHARACTERS]!r}... ({len(raw)} characters)"
 
 
 def config_fields() -> tuple[dataclasses.Field[Any], ...]:
@@ -703,7 +725,7 @@ def _split_handler_string(values: dict[str, Any], origins: dict[str, str]) -> No
         return
     module, _, function = handler.rpartition(".")
     given = origins["handler_function_name"]
-    if not module or not function:
+    if not module.replace(".", "_").isidentifier() or not function.isidentifier():
         raise ConfigError(f"{given}={handler!r} is invalid: expected a function name or module.function such as 'handler.main'")
     if "handler_module_name" in values and values["handler_module_name"] != module:
         other = origins["handler_module_name"]
@@ -716,9 +738,16 @@ def _split_handler_string(values: dict[str, Any], origins: dict[str, str]) -> No
     origins["handler_module_name"] = given
 
 
-def _is_http_url(url: str) -> bool:
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+def is_http_url(url: str) -> bool:
+    """Whether ``url`` is an http(s) URL a client can call: a host, a port from 1 to 65535 if any, no blanks or controls."""
+    if not url.isprintable() or any(char.isspace() for char in url):
+        return False
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # raises ValueError for a port that is no number or out of range
+    except ValueError:  # an unclosed IPv6 bracket, a bad port
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
 
 
 

@@ -103,6 +103,13 @@ def parse_mapping(raw: str) -> dict[str, str]:
     return result
 
 
+def parse_folder(raw: str) -> str:
+    """A folder: set but empty is refused rather than read as the working directory."""
+    if not raw:
+        raise ValueError(raw)
+    return raw
+
+
 def parse_path(raw: str) -> str:
     path = raw.strip()
     if not path.startswith("/") or any(c.isspace() for c in path):
@@ -196,3 +203,25 @@ def optional_choice(*names: str) -> Parser:
 
 def megabytes(raw: str) -> int:
     return int(non_negative_float(raw) * 1024 * 1024)
+
+
+#: The longest duration a setting takes: about eleven days. Longer ones overflow what servers
+#: and the system calls under them take (poll()'s milliseconds in a C int: 24.8 days; werkzeug's
+#: and granian's clocks), and mean nothing for a call; 0 is how a timeout is turned off.
+MAX_SECONDS = 1_000_000
+
+
+def seconds(raw: str) -> float:
+    """A duration: a non-negative number of seconds, at most :data:`MAX_SECONDS`."""
+    number = non_negative_float(raw)
+    if number > MAX_SECONDS:
+        raise ValueError(raw)
+    return number
+
+
+def positive_seconds(raw: str) -> float:
+    """A duration that cannot be zero: a positive number of seconds, at most :data:`MAX_SECONDS`."""
+    number = positive_float(raw)
+    if number > MAX_SECONDS:
+        raise ValueError(raw)
+    return number

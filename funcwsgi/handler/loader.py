@@ -225,6 +225,8 @@ def _check_folder(configured: str, folder: str, path: str) -> None:
         raise LoadError(f"HANDLER_FOLDER {configured!r} is a file, expected the folder that holds the function")
     if os.path.isfile(path):
         return
+    if os.path.isdir(path):
+        raise LoadError(f"{path} is a folder, expected the function's module file")
     try:
         entries = sorted(os.listdir(folder))
     except OSError as error:
@@ -250,7 +252,8 @@ def _import_module(module_name: str, folder: str, path: str) -> ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as error:
         _restore(module_name, previous)
-        where = f"{error.filename or path} line {error.lineno}"
+        # A null byte in the source is a SyntaxError with no line number.
+        where = f"{error.filename or path}" + (f" line {error.lineno}" if error.lineno else "")
         detail = "".join(traceback.format_exception_only(type(error), error))
         raise LoadError(f"syntax error in {where}: {error.msg}", detail) from None
     except ImportError as error:

@@ -47,7 +47,8 @@ def serve_metrics_port(config: Config) -> threading.Thread:
         server = make_server(config.server_host, config.server_metrics_port, metrics_only, server_class=Server, handler_class=Quiet)
     except OSError as error:
         raise StartupError(
-            f"cannot listen on SERVER_HOST={config.server_host!r} SERVER_METRICS_PORT={config.server_metrics_port}: {error.strerror}"
+            f"cannot listen on {config.env_name('server_host')}={config.server_host!r} "
+            f"{config.env_name('server_metrics_port')}={config.server_metrics_port}: {error.strerror}"
         ) from None
 
     def serve() -> None:

@@ -31,6 +31,13 @@ export const nonNegativeInt = (raw) => { const n = int(raw); return n >= 0 ? n :
 export const optionalNonNegativeInt = (raw) => (raw.trim() ? nonNegativeInt(raw) : null);
 export const positiveFloat = (raw) => { const n = float(raw); return n > 0 && Number.isFinite(n) ? n : bad(); };
 export const nonNegativeFloat = (raw) => { const n = float(raw); return n >= 0 && Number.isFinite(n) ? n : bad(); };
+/** The longest duration a setting takes (about eleven days), as in funcwsgi/config/parsers.py: longer ones mean
+ * nothing for a call and overflow the timers under the servers (Node's setTimeout takes at most 2^31-1 ms). */
+export const MAX_SECONDS = 1_000_000;
+export const seconds = (raw) => { const n = nonNegativeFloat(raw); return n <= MAX_SECONDS ? n : bad(); };
+export const positiveSeconds = (raw) => { const n = positiveFloat(raw); return n <= MAX_SECONDS ? n : bad(); };
+/** A folder: set but empty is refused rather than read as the working directory. */
+export const parseFolder = (raw) => (raw ? raw : bad());
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off', '']);
 export function parseBool(raw) {
@@ -160,25 +167,25 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_HOST', '0.0.0.0', parseHost, 'an IP address such as 0.0.0.0 or ::', "Address the server binds to; '::' for IPv6."),
   setting('SERVER_PORT', 8080, parsePort, 'an integer from 1 to 65535', 'TCP port the server listens on.', { aliases: [alias('FUNC_PORT', KUBELESS), alias('PORT', FUNCTIONS_FRAMEWORK)] }),
   setting('SERVER_NUMTHREADS', 50, positiveInt, 'a positive integer', 'Accepted for compatibility; nodejs26 serves calls concurrently on one event loop, so it has no effect.', { aliases: [alias('CHERRYPY_NUMTHREADS', KUBELESS)], differs: 'no threads in Node: checked, then unused' }),
-  setting('SERVER_CALL_TIMEOUT', 180, nonNegativeFloat, 'a non-negative number of seconds', 'Seconds a call may take before the client gets 408 (0 = no limit).', { aliases: [alias('FUNC_TIMEOUT', KYMA_PY)] }),
+  setting('SERVER_CALL_TIMEOUT', 180, seconds, 'a non-negative number of seconds up to 1000000', 'Seconds a call may take before the client gets 408 (0 = no limit).', { aliases: [alias('FUNC_TIMEOUT', KYMA_PY)] }),
   setting('SERVER_ADAPTER', 'node', choice(...SERVER_ADAPTERS), `one of ${SERVER_ADAPTERS.join(', ')}`, "Server that serves the function: nodejs26 has one, Node's own node:http.", { differs: 'Node has one server, node:http; gunicorn, waitress, werkzeug, granian and kafka are Python servers' }),
   setting('SERVER_WORKERS', 1, positiveInt, 'a positive integer', 'Worker processes: nodejs26 serves from one process, so only 1 is accepted; scale with replicas.', { differs: 'one process; a value above 1 is refused' }),
   setting('SERVER_MAX_BODY_SIZE', 100 * 1024 * 1024, nonNegativeInt, 'a non-negative integer of bytes', 'Largest request body accepted, in bytes; larger bodies get 413 (0 = no limit).', {
     aliases: [alias('FUNC_BODY_MB_LIMIT', KYMA_PY, megabytes, 'a non-negative number of megabytes'), alias('FUNC_MEMFILE_MAX', KUBELESS), alias('REQ_MB_LIMIT', KYMA_NODE_OLD, megabytes, 'a non-negative number of megabytes')],
     defaultDoc: '104857600 (100 MiB)', differs: "adds Kyma nodejs20-24's REQ_MB_LIMIT alias",
   }),
-  setting('SERVER_GRACEFUL_TIMEOUT', 25, nonNegativeFloat, 'a non-negative number of seconds', "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period)."),
+  setting('SERVER_GRACEFUL_TIMEOUT', 25, seconds, 'a non-negative number of seconds up to 1000000', "Seconds in-flight calls may run after SIGTERM before the server exits (below Kubernetes' 30 s grace period)."),
   setting('SERVER_DEBUG_PORT', 0, parsePortOrZero, '0 or an integer from 1 to 65535', 'Listen for a debugger on this port (debugpy, the funcwsgi[debug] extra; nodejs26: the Node inspector); 0 = off.'),
   setting('SERVER_DEBUG_HOST', '127.0.0.1', parseHost, 'an IP address such as 127.0.0.1', 'Address the debugger port listens on; another than loopback is warned about: whoever reaches it runs code.'),
   setting('SERVER_RELOAD', false, parseBool, 'true or false', "Restart the runtime when a file in the function's folder changes (node --watch)."),
   setting('SERVER_MAX_REQUESTS', 0, nonNegativeInt, 'a non-negative integer', 'Recycle a gunicorn worker after this many calls (0 = never); refused by nodejs26, which has no workers to recycle.'),
   // -- slow and hostile clients (docs/nodejs26.md#slow-and-hostile-clients; lib/connections.js)
-  setting('SERVER_HEADER_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds a client may take to send a whole request head; then it gets 408 and is closed.'),
-  setting('SERVER_BODY_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds a request body may pause between two reads; then the client gets 408 and is closed.'),
-  setting('SERVER_SEND_TIMEOUT', 30, positiveFloat, 'a positive number of seconds', 'Seconds a response may wait for a client that does not read it; then the connection is closed.'),
-  setting('SERVER_KEEPALIVE_TIMEOUT', 7200, positiveFloat, 'a positive number of seconds', "Seconds an idle keep-alive connection stays open between calls: longer than the platform proxies' own idle timeouts, so that they close first (docs/deployment.md#idle-connections-behind-the-platforms-proxy)."),
+  setting('SERVER_HEADER_TIMEOUT', 10, positiveSeconds, 'a positive number of seconds up to 1000000', 'Seconds a client may take to send a whole request head; then it gets 408 and is closed.'),
+  setting('SERVER_BODY_TIMEOUT', 10, positiveSeconds, 'a positive number of seconds up to 1000000', 'Seconds a request body may pause between two reads; then the client gets 408 and is closed.'),
+  setting('SERVER_SEND_TIMEOUT', 30, positiveSeconds, 'a positive number of seconds up to 1000000', 'Seconds a response may wait for a client that does not read it; then the connection is closed.'),
+  setting('SERVER_KEEPALIVE_TIMEOUT', 7200, positiveSeconds, 'a positive number of seconds up to 1000000', "Seconds an idle keep-alive connection stays open between calls: longer than the platform proxies' own idle timeouts, so that they close first (docs/deployment.md#idle-connections-behind-the-platforms-proxy)."),
   setting('SERVER_MAX_CONNECTIONS', 1000, positiveInt, 'a positive integer', 'Open connections; at the limit the longest-waiting idle or unfinished one is closed for a new one.'),
-  setting('SERVER_QUEUE_TARGET', 1, positiveFloat, 'a positive number of seconds', 'Longest a call may wait to start (behind the event loop); a call that would wait longer gets 503 with Retry-After at once (docs/servers.md#admission).', { defaultDoc: '1, or SERVER_CALL_TIMEOUT when shorter' }),
+  setting('SERVER_QUEUE_TARGET', 1, positiveSeconds, 'a positive number of seconds up to 1000000', 'Longest a call may wait to start (behind the event loop); a call that would wait longer gets 503 with Retry-After at once (docs/servers.md#admission).', { defaultDoc: '1, or SERVER_CALL_TIMEOUT when shorter' }),
   setting('SERVER_MAX_INFLIGHT', null, optionalNonNegativeInt, 'a non-negative integer', 'Memory guard: calls running at once; more get 503 with Retry-After (0 = no bound).', {
     defaultDoc: '1000',
   }),
@@ -201,7 +208,7 @@ export const SETTINGS = Object.freeze([
   setting('SERVER_CORS_MAX_AGE', 600, nonNegativeInt, 'a non-negative integer of seconds', 'Seconds a browser may cache a CORS preflight answer.'),
   setting('SERVER_CORS_CREDENTIALS', false, parseBool, 'true or false', 'Allow cookies and credentials on cross-origin calls (needs explicit origins, not *).'),
   // -- the function's code
-  setting('HANDLER_FOLDER', '/', parseStr, 'a folder path', "Folder holding the function's module. Unset: '/', or '/usr/src/app/function' (where Kyma's Node runtimes mount it) when only that holds the module.", {
+  setting('HANDLER_FOLDER', '/', parseFolder, 'a folder path', "Folder holding the function's module. Unset: '/', or '/usr/src/app/function' (where Kyma's Node runtimes mount it) when only that holds the module.", {
     aliases: [alias('HANDLER_PATH', KYMA_NODE), alias('FUNCTION_PATH', KUBELESS), alias('KUBELESS_INSTALL_VOLUME', KUBELESS), alias('AzureWebJobsScriptRoot', AZURE)],
     defaultDoc: "'/' or '/usr/src/app/function'",
     differs: "the second folder looked in is Kyma nodejs' /usr/src/app/function, not /kubeless; HANDLER_PATH may name the file (./function/handler.js), as Kyma's Node runtimes set it",
@@ -236,7 +243,7 @@ export const SETTINGS = Object.freeze([
   setting('TRACE_COLLECTOR_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where spans are exported (OTLP/HTTP); unset disables tracing.', { defaultDoc: 'unset' }),
   setting('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', null, parseOptionalStr, 'an OTLP/HTTP URL', 'Where the FaaS metrics (faas.invoke_duration, ...) are exported over OTLP/HTTP, beside /metrics; unset: not exported.', { defaultDoc: 'unset' }),
   setting('PUBLISHER_PROXY_ADDRESS', null, parseOptionalStr, 'a URL', 'Where sdk.emitCloudEvent posts events; unset disables publishing.', { defaultDoc: 'unset' }),
-  setting('PUBLISHER_PROXY_TIMEOUT', 10, positiveFloat, 'a positive number of seconds', 'Seconds sdk.emitCloudEvent waits for the publisher proxy before giving up.'),
+  setting('PUBLISHER_PROXY_TIMEOUT', 10, positiveSeconds, 'a positive number of seconds up to 1000000', 'Seconds sdk.emitCloudEvent waits for the publisher proxy before giving up.'),
   setting('OTEL_PROPAGATORS', DEFAULT_PROPAGATORS, parseList, 'a comma-separated list of propagator names', 'Trace context formats read from calls and written to outgoing requests (tracecontext, baggage, b3, b3multi, none).', { defaultDoc: 'tracecontext,baggage,b3multi' }),
 ]);
 

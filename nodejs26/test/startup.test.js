@@ -15,8 +15,8 @@ describe('a bad setting: one line naming the variable, the value and what is exp
   for (const [env, line] of [
     [{ SERVER_PORT: 'eighty' }, "funcwsgi: error: SERVER_PORT='eighty' is invalid: expected an integer from 1 to 65535"],
     [{ FUNC_PORT: '0' }, "funcwsgi: error: FUNC_PORT='0' is invalid: expected an integer from 1 to 65535"],
-    [{ SERVER_CALL_TIMEOUT: '-1' }, "funcwsgi: error: SERVER_CALL_TIMEOUT='-1' is invalid: expected a non-negative number of seconds"],
-    [{ FUNC_TIMEOUT: 'soon' }, "funcwsgi: error: FUNC_TIMEOUT='soon' is invalid: expected a non-negative number of seconds"],
+    [{ SERVER_CALL_TIMEOUT: '-1' }, "funcwsgi: error: SERVER_CALL_TIMEOUT='-1' is invalid: expected a non-negative number of seconds up to 1000000"],
+    [{ FUNC_TIMEOUT: 'soon' }, "funcwsgi: error: FUNC_TIMEOUT='soon' is invalid: expected a non-negative number of seconds up to 1000000"],
     [{ FUNC_BODY_MB_LIMIT: 'big' }, "funcwsgi: error: FUNC_BODY_MB_LIMIT='big' is invalid: expected a non-negative number of megabytes"],
     [{ SERVER_LOG_LEVEL: 'loud' }, "funcwsgi: error: SERVER_LOG_LEVEL='loud' is invalid: expected one of debug, info, warning, error, critical"],
     [{ HANDLER_SIGNATURE: 'two' }, "funcwsgi: error: HANDLER_SIGNATURE='two' is invalid: expected one of req-res, req, none, event-context"],

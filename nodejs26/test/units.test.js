@@ -123,11 +123,14 @@ describe('the slow-client settings, as funcwsgi reads them', () => {
     assert.equal(config({ SERVER_MAX_CONNECTIONS: '+20' }).serverMaxConnections, 20);
   });
   const bad = [
-    ['SERVER_HEADER_TIMEOUT', '0', 'a positive number of seconds'],
-    ['SERVER_BODY_TIMEOUT', '-1', 'a positive number of seconds'],
-    ['SERVER_SEND_TIMEOUT', 'inf', 'a positive number of seconds'],
-    ['SERVER_KEEPALIVE_TIMEOUT', 'soon', 'a positive number of seconds'],
-    ['SERVER_KEEPALIVE_TIMEOUT', '', 'a positive number of seconds'],
+    ['SERVER_HEADER_TIMEOUT', '0', 'a positive number of seconds up to 1000000'],
+    ['SERVER_BODY_TIMEOUT', '-1', 'a positive number of seconds up to 1000000'],
+    ['SERVER_SEND_TIMEOUT', 'inf', 'a positive number of seconds up to 1000000'],
+    ['SERVER_KEEPALIVE_TIMEOUT', 'soon', 'a positive number of seconds up to 1000000'],
+    ['SERVER_KEEPALIVE_TIMEOUT', '', 'a positive number of seconds up to 1000000'],
+    ['SERVER_KEEPALIVE_TIMEOUT', '1e10', 'a positive number of seconds up to 1000000'],
+    ['SERVER_CALL_TIMEOUT', '1000000.5', 'a non-negative number of seconds up to 1000000'],
+    ['HANDLER_FOLDER', '', 'a folder path'],
     ['SERVER_MAX_CONNECTIONS', '0', 'a positive integer'],
     ['SERVER_MAX_CONNECTIONS', '1.5', 'a positive integer'],
     ['SERVER_MAX_INFLIGHT', '-1', 'a non-negative integer'],
@@ -141,8 +144,8 @@ describe('the slow-client settings, as funcwsgi reads them', () => {
   test("node:http's own limits from the settings: milliseconds, its keep-alive timer off (the sweep's), no whole-request bound", () => {
     const options = serverOptions(config({ SERVER_HEADER_TIMEOUT: '1.5', SERVER_KEEPALIVE_TIMEOUT: '0.0001' }));
     assert.deepEqual(options, { headersTimeout: 1500, requestTimeout: 0, keepAliveTimeout: 0, requireHostHeader: false, connectionsCheckingInterval: SWEEP_MS });
-    // Node takes a timer past 2^31-1 ms for 1 ms: a very long setting is the longest timer instead.
-    assert.equal(serverOptions(config({ SERVER_HEADER_TIMEOUT: '1e9' })).headersTimeout, 2 ** 31 - 1);
+    // Node takes a timer past 2^31-1 ms for 1 ms; the longest setting (MAX_SECONDS) stays below it.
+    assert.equal(serverOptions(config({ SERVER_HEADER_TIMEOUT: '1000000' })).headersTimeout, 1e9);
     assert.equal(serverOptions(config({ SERVER_HEADER_TIMEOUT: '0.0001' })).headersTimeout, 1);
   });
   test("the runtime's own 408 and 503 are funcwsgi's bytes", () => {
@@ -435,7 +438,7 @@ describe('admission by queueing delay (lib/admission.js, as funcwsgi/serving/adm
       message: 'SERVER_QUEUE_TARGET=5 is invalid: expected at most SERVER_CALL_TIMEOUT (3), since a caller waits no longer than a call may take',
     });
     assert.equal(config({ SERVER_QUEUE_TARGET: '5', SERVER_CALL_TIMEOUT: '0' }).serverQueueTarget, 5);
-    assert.throws(() => config({ SERVER_QUEUE_TARGET: '0' }), { message: "SERVER_QUEUE_TARGET='0' is invalid: expected a positive number of seconds" });
+    assert.throws(() => config({ SERVER_QUEUE_TARGET: '0' }), { message: "SERVER_QUEUE_TARGET='0' is invalid: expected a positive number of seconds up to 1000000" });
   });
 });
 

@@ -61,10 +61,10 @@ def test_config_constructs_compares_and_shows_as_a_dataclass_would():
     assert config.replace(server_port=1).server_port == 1 and config.replace(server_port=1).func_labels == {"a": "1"}
     with pytest.raises(TypeError, match="server_prot"):
         config.replace(server_prot=1)
-    assert [item.name for item in config_fields()][:2] == ["func_name", "func_namespace"] and config_fields()[-1].name == "given"
+    assert [item.name for item in config_fields()][:2] == ["func_name", "func_namespace"] and [item.name for item in config_fields()][-2:] == ["given", "named"]
     assert Config.server_port == 8080 and config_fields()[0].metadata["spec"].env == "FUNC_NAME"
     shown = repr(config)
-    assert shown.startswith("Config(func_name='', ") and "server_port=9000" in shown and "given" not in shown
+    assert shown.startswith("Config(func_name='', ") and "server_port=9000" in shown and "given" not in shown and "named" not in shown
     assert shown.count("=") >= len(specs())
     with pytest.raises(TypeError):
         hash(config)
@@ -143,7 +143,7 @@ def test_alias_precedence_with_units():
         pytest.param({"SERVER_PORT": "abc"}, "SERVER_PORT='abc' is invalid: expected an integer from 1 to 65535", id="port-text"),
         pytest.param({"SERVER_PORT": "70000"}, "SERVER_PORT='70000' is invalid: expected an integer from 1 to 65535", id="port-range"),
         pytest.param({"FUNC_PORT": "-1"}, "FUNC_PORT='-1' is invalid: expected an integer from 1 to 65535", id="alias-named"),
-        pytest.param({"SERVER_CALL_TIMEOUT": "-1"}, "SERVER_CALL_TIMEOUT='-1' is invalid: expected a non-negative number of seconds", id="timeout-negative"),
+        pytest.param({"SERVER_CALL_TIMEOUT": "-1"}, "SERVER_CALL_TIMEOUT='-1' is invalid: expected a non-negative number of seconds up to 1000000", id="timeout-negative"),
         pytest.param({"SERVER_CALL_TIMEOUT": "nan"}, "SERVER_CALL_TIMEOUT='nan' is invalid", id="timeout-nan"),
         pytest.param({"SERVER_NUMTHREADS": "0"}, "SERVER_NUMTHREADS='0' is invalid: expected a positive integer", id="threads-zero"),
         pytest.param({"FUNC_LABELS": "{not json"}, "FUNC_LABELS='{not json' is invalid: expected a JSON object or k=v,k2=v2", id="labels-json"),
@@ -159,6 +159,26 @@ def test_alias_precedence_with_units():
         pytest.param({"PUBLISHER_PROXY_ADDRESS": "/publish"}, "PUBLISHER_PROXY_ADDRESS='/publish' is invalid: expected an http:// or https:// URL", id="publisher"),
         pytest.param({"SERVER_METRICS_PATH": "metrics"}, "SERVER_METRICS_PATH='metrics' is invalid: expected a path starting with /", id="metrics-path"),
         pytest.param({"PUBLISHER_PROXY_TIMEOUT": "0"}, "PUBLISHER_PROXY_TIMEOUT='0' is invalid: expected a positive number of seconds", id="publish-timeout"),
+        # Values whose parsing fails with another error than ValueError, or that the servers would overflow on.
+        pytest.param({"FUNC_BODY_MB_LIMIT": "1e303"}, "FUNC_BODY_MB_LIMIT='1e303' is invalid: expected a non-negative number of megabytes", id="mb-overflow"),
+        pytest.param({"FUNC_LABELS": "[" * 60_000 + "]" * 60_000}, "FUNC_LABELS='[[[[", id="labels-nested-past-the-recursion-limit"),
+        pytest.param({"SERVER_KEEPALIVE_TIMEOUT": "1e10"}, "SERVER_KEEPALIVE_TIMEOUT='1e10' is invalid: expected a positive number of seconds up to 1000000", id="keepalive-too-long"),
+        pytest.param({"SERVER_GRACEFUL_TIMEOUT": "1000000.5"}, "SERVER_GRACEFUL_TIMEOUT='1000000.5' is invalid: expected a non-negative number of seconds up to 1000000", id="graceful-too-long"),
+        pytest.param({"FUNC_TIMEOUT": "1e300"}, "FUNC_TIMEOUT='1e300' is invalid: expected a non-negative number of seconds up to 1000000", id="alias-too-long"),
+        pytest.param({"HANDLER_FOLDER": ""}, "HANDLER_FOLDER='' is invalid: expected a folder path", id="folder-empty"),
+        pytest.param({"HANDLER_PATH": ""}, "HANDLER_PATH='' is invalid: expected a folder path", id="folder-alias-empty"),
+        pytest.param({"TRACE_COLLECTOR_ENDPOINT": "http://[::1"}, "TRACE_COLLECTOR_ENDPOINT='http://[::1' is invalid: expected an http:// or https:// URL", id="trace-endpoint-bracket"),
+        pytest.param({"TRACE_COLLECTOR_ENDPOINT": "http://127.0.0.1:abc/v1/traces"}, "TRACE_COLLECTOR_ENDPOINT='http://127.0.0.1:abc/v1/traces' is invalid", id="trace-endpoint-port-text"),
+        pytest.param({"TRACE_COLLECTOR_ENDPOINT": "http://127.0.0.1:99999/v1/traces"}, "TRACE_COLLECTOR_ENDPOINT='http://127.0.0.1:99999/v1/traces' is invalid", id="trace-endpoint-port-range"),
+        pytest.param({"TRACE_COLLECTOR_ENDPOINT": " http://collector:4318"}, "TRACE_COLLECTOR_ENDPOINT=' http://collector:4318' is invalid", id="trace-endpoint-blank"),
+        pytest.param({"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://a b/v1/metrics"}, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT='http://a b/v1/metrics' is invalid", id="metrics-endpoint-blank"),
+        pytest.param({"PUBLISHER_PROXY_ADDRESS": "http://:8080/publish"}, "PUBLISHER_PROXY_ADDRESS='http://:8080/publish' is invalid", id="publisher-no-host"),
+        # A check between settings names the variables as the user set them, aliases included.
+        pytest.param({"MOD_NAME": "bad-name"}, "MOD_NAME='bad-name' is invalid: expected a Python module name", id="module-alias-named"),
+        pytest.param({"FUNCTION_TARGET": "my-func"}, "FUNCTION_TARGET='my-func' is invalid: expected a Python identifier", id="function-alias-named"),
+        pytest.param({"FUNC_HANDLER": "1.5"}, "FUNC_HANDLER='1.5' is invalid: expected a function name or module.function", id="handler-string-named-whole"),
+        pytest.param({"FUNC_TIMEOUT": "2", "SERVER_QUEUE_TARGET": "5"}, "SERVER_QUEUE_TARGET=5 is invalid: expected at most FUNC_TIMEOUT (2)", id="queue-target-alias"),
+        pytest.param({"PORT": "9000", "SERVER_METRICS_PORT": "9000"}, "SERVER_METRICS_PORT=9000 is refused: it is PORT;", id="metrics-port-alias"),
     ],
 )
 def test_bad_values_name_the_variable_the_value_and_what_was_expected(environ, message):
@@ -166,6 +186,20 @@ def test_bad_values_name_the_variable_the_value_and_what_was_expected(environ, m
         Config.from_env(environ)
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
+    assert len(str(caught.value)) < 600  # one readable line, however long the value
+
+
+def test_durations_up_to_the_bound_are_taken():
+    config = Config.from_env({"SERVER_CALL_TIMEOUT": "1000000", "SERVER_KEEPALIVE_TIMEOUT": "999999.5"})
+    assert (config.server_call_timeout, config.server_keepalive_timeout) == (1_000_000, 999_999.5)
+
+
+def test_the_variable_a_setting_came_from():
+    config = Config.from_env({"FUNC_PORT": "9000", "SERVER_HOST": "127.0.0.1"}, server_workers=2)
+    assert config.env_name("server_port") == "FUNC_PORT"
+    assert config.env_name("server_host") == "SERVER_HOST"
+    assert config.env_name("server_workers") == "SERVER_WORKERS"  # an override names the setting itself
+    assert config.env_name("server_call_timeout") == "SERVER_CALL_TIMEOUT"  # left at its default
 
 
 def test_overrides_win_and_unknown_overrides_are_refused():

@@ -49,8 +49,10 @@ def test_a_module_that_throws_while_loading_names_the_file_and_the_error(launche
     ("name", "value", "expected"),
     [
         ("SERVER_PORT", "abc", "an integer from 1 to 65535"),
-        ("SERVER_CALL_TIMEOUT", "-1", "a non-negative number of seconds"),
-        ("FUNC_TIMEOUT", "soon", "a non-negative number of seconds"),
+        ("SERVER_CALL_TIMEOUT", "-1", "a non-negative number of seconds up to 1000000"),
+        ("FUNC_TIMEOUT", "soon", "a non-negative number of seconds up to 1000000"),
+        # Longer durations overflow what the servers' timers take (funcwsgi/config/parsers.py MAX_SECONDS).
+        ("SERVER_KEEPALIVE_TIMEOUT", "1e10", "a positive number of seconds up to 1000000"),
         ("FUNC_BODY_MB_LIMIT", "lots", "a non-negative number of megabytes"),
         ("HANDLER_SIGNATURE", "bogus", "one of req-res, req, none, event-context"),
         ("SERVER_METRICS", "maybe", "true or false"),

@@ -229,7 +229,7 @@ def test_when_every_connection_is_busy_a_new_one_waits_and_is_answered_when_one_
 
 
 @pytest.mark.parametrize(("name", "value", "expected"), [
-    ("SERVER_HEADER_TIMEOUT", "0", "a positive number of seconds"),
+    ("SERVER_HEADER_TIMEOUT", "0", "a positive number of seconds up to 1000000"),
     ("SERVER_MAX_INFLIGHT", "-1", "a non-negative integer"),
 ])
 def test_a_bad_limit_is_one_line_naming_the_variable_and_exit_2(launcher, name, value, expected):

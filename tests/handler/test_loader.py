@@ -49,6 +49,13 @@ def test_missing_file_lists_what_the_folder_holds(tmp_path):
     assert str(caught.value) == f"no handler.py in {tmp_path}; the folder holds: app.py, requirements.txt"
 
 
+def test_a_module_file_that_is_a_folder_is_named_as_one(tmp_path):
+    (tmp_path / "handler.py").mkdir()
+    with pytest.raises(LoadError) as caught:
+        load(str(tmp_path))
+    assert str(caught.value) == f"{tmp_path / 'handler.py'} is a folder, expected the function's module file"
+
+
 def test_empty_folder(tmp_path):
     with pytest.raises(LoadError, match="the folder is empty"):
         load(str(tmp_path))
@@ -122,6 +129,14 @@ def test_syntax_error_names_file_and_line():
     path = os.path.join(function_folder("syntax_error"), "handler.py")
     assert str(caught.value).startswith(f"syntax error in {path} line 1:")
     assert "def main(req, res)" in caught.value.user_traceback
+
+
+def test_a_null_byte_in_the_source_is_a_syntax_error_without_a_line(tmp_path):
+    (tmp_path / "handler.py").write_bytes(b"def main(req, res):\n    return 1\x00\n")
+    with pytest.raises(LoadError) as caught:
+        load(str(tmp_path))
+    assert str(caught.value).startswith(f"syntax error in {tmp_path / 'handler.py'}: ")
+    assert "None" not in str(caught.value)
 
 
 def test_missing_dependency_is_named():

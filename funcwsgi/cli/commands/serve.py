@@ -54,5 +54,6 @@ def check_address(config: Config) -> None:
             probe.bind((config.server_host, config.server_port))
         except OSError as error:
             raise StartupError(
-                f"cannot listen on SERVER_HOST={config.server_host!r} SERVER_PORT={config.server_port}: {error.strerror}"
+                f"cannot listen on {config.env_name('server_host')}={config.server_host!r} "
+                f"{config.env_name('server_port')}={config.server_port}: {error.strerror}"
             ) from None
