@@ -58,7 +58,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         command.add_arguments(sub)
-        sub.set_defaults(run=command.run, accepts_extra=getattr(command, "ACCEPTS_EXTRA", False))
+        sub.set_defaults(run=command.run, accepts_extra=getattr(command, "ACCEPTS_EXTRA", False), command_parser=sub)
     return parser
 
 
@@ -77,12 +77,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--" in argv:
         split = argv.index("--")
         argv, extra = argv[:split], argv[split + 1 :]
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    # A command's own parser says what is wrong, so the usage shown is that command's, not the list of commands.
+    command_parser = getattr(args, "command_parser", parser)
+    if unknown:
+        command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 0
     if extra and not args.accepts_extra:
-        parser.error(f"'funcwsgi {args.command}' takes no arguments after --")
+        command_parser.error(f"'funcwsgi {args.command}' takes no arguments after --")
+    del args.command_parser
     args.extra = extra
     return run_command(args)
 

@@ -31,8 +31,10 @@ RUNTIMES = (RUNTIME, NODEJS26)
 MODULE_FILES = {RUNTIME: "handler.py", NODEJS26: "handler.js"}
 DEFAULT_HANDLER_MODULE = "handler"
 DEFAULT_HANDLER_FUNCTION = "main"
-#: A Kubernetes service name (RFC 1123 label): what a function's name must be.
-NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: A Kubernetes service name (RFC 1035 label): what a function's name must be. Starting with a letter also
+#: keeps YAML from reading the name as a number (``123``, ``0x1f``); ``true`` and ``null`` are quoted when written.
+NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+NAME_EXPECTED = "a lower-case name of letters, digits and '-', starting with a letter, at most 63 characters, such as 'hello-world'"
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Where ``funcwsgi scaffold`` writes by default; with ``scaffolded: true``,
 #: ``run`` and ``build`` use the scripts there instead of generating any.
@@ -161,9 +163,10 @@ def _string(value: Any) -> str:
     return value
 
 
-def _name(value: Any) -> str:
+def check_name(value: Any) -> str:
+    """A function's name as func.yaml and ``create --name`` take it; ValueError says what was expected."""
     if not isinstance(value, str) or not NAME_PATTERN.match(value):
-        raise ValueError("a lower-case name of letters, digits and '-', at most 63 characters, such as 'hello-world'")
+        raise ValueError(NAME_EXPECTED)
     return value
 
 
@@ -296,7 +299,7 @@ class Key:
 
 
 SCHEMA: tuple[Key, ...] = (
-    Key("name", "name", _name, "The function's name: a Kubernetes service name; FUNC_NAME at run time."),
+    Key("name", "name", check_name, "The function's name: a Kubernetes service name; FUNC_NAME at run time."),
     Key("namespace", "namespace", _string, "Namespace to deploy into; FUNC_NAMESPACE at run time."),
     Key("runtime", "runtime", _runtime, "'python' (funcwsgi) or 'nodejs26' (the Node runtime); default 'python'."),
     Key("template", "template", _string, "The template it was created from ('http', 'cloudevent' or a folder); its scaffolding/ overrides the default."),
@@ -438,7 +441,7 @@ def render_func_yaml(
     return f"""\
 # How funcwsgi runs and builds this function; every key is described in
 # the CLI reference (docs/cli.md, "func.yaml").
-name: {name}
+name: {json.dumps(name)}
 namespace: ""
 runtime: {runtime}
 template: {json.dumps(template)}

@@ -135,6 +135,26 @@ def write(project: Project, destination: Path, *, overwrite: bool = False) -> li
     placeholders = {"{{funcwsgi_version}}": __version__}
     if project.is_node:
         placeholders["{{nodejs26_serve}}"] = str(nodejs26_serve())
+    made = _first_missing(destination)
+    try:
+        return _write_files(project, destination, files, placeholders)
+    except OSError as error:
+        if made is not None:  # a folder this call made holds only what it wrote
+            shutil.rmtree(made, ignore_errors=True)
+        raise ProjectError(f"cannot write the scaffolding to {destination}: {error.filename or destination}: {error.strerror or error}") from None
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost of ``folder`` and its parents that does not exist yet: what ``mkdir -p`` would make."""
+    missing = None
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate):
+            break
+        missing = candidate
+    return missing
+
+
+def _write_files(project: Project, destination: Path, files: dict[str, Path], placeholders: dict[str, str]) -> list[Path]:
     destination.mkdir(parents=True, exist_ok=True)
     written = []
     for name, source in files.items():

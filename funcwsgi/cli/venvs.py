@@ -44,11 +44,26 @@ def requirement_lines(requirements: Path) -> list[str]:
     if not requirements.is_file():
         return []
     lines = []
-    for line in requirements.read_text(encoding="utf-8").splitlines():
+    for line in requirements_text(requirements).splitlines():
         line = line.split(" #", 1)[0].strip()
         if line and not line.startswith("#"):
             lines.append(line)
     return lines
+
+
+def requirements_text(requirements: Path) -> str:
+    """The file's text, or one line naming the file and what is wrong with it (pip reads it as UTF-8 too)."""
+    try:
+        raw = requirements.read_bytes()
+    except OSError as error:
+        raise StartupError(f"{requirements} cannot be read: {error.strerror}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise StartupError(
+            f"{requirements} line {line} is not UTF-8 (byte {raw[error.start]:#04x} at offset {error.start}): expected a UTF-8 text file; save it as UTF-8"
+        ) from None
 
 
 def cache_key(requirements: Path) -> str:

@@ -59,3 +59,20 @@ def test_serve_with_more_than_its_name_is_parsed(capsys):
         main(["serve", "--port", "1"])
     assert caught.value.code == 2
     assert "unrecognized arguments: --port 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["create", "invoke"])
+def test_an_unknown_option_shows_the_commands_own_usage(capsys, command: str):
+    with pytest.raises(SystemExit) as caught:
+        main([command, "--bogus"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: funcwsgi {command} [-h]")
+    assert err.endswith(f"funcwsgi {command}: error: unrecognized arguments: --bogus\n")
+
+
+def test_arguments_after_dashes_are_refused_by_the_command(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["create", "x", "--", "more"])
+    assert caught.value.code == 2
+    assert "funcwsgi create: error: 'funcwsgi create' takes no arguments after --" in capsys.readouterr().err

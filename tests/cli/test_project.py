@@ -121,3 +121,8 @@ def test_set_scaffolded_keeps_the_rest(tmp_path: Path):
 @pytest.mark.parametrize(("folder", "name"), [("hello", "hello"), ("My_Func", "my-func"), ("__", ""), ("a" * 70, "a" * 63)])
 def test_suggest_name(folder: str, name: str):
     assert suggest_name(folder) == name
+
+
+def test_the_name_starts_with_a_letter_as_a_kubernetes_service_name_does(tmp_path: Path):
+    with pytest.raises(ProjectError, match=r"name is '9abc': expected a lower-case name of letters, digits and '-', starting with a letter"):
+        load_project(write(tmp_path, 'name: "9abc"\n'))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from funcwsgi.cli import venvs
+from funcwsgi.errors import StartupError
 
 
 @pytest.fixture
@@ -94,3 +95,11 @@ def test_concurrent_runs_create_it_once(cache: Path, tmp_path: Path):
         thread.join()
     assert len(set(results)) == 1 and len(results) == 3
     assert len(messages) == 1
+
+
+def test_requirements_that_are_not_utf8_are_one_line_naming_the_line_and_byte(tmp_path: Path):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_bytes(b"requests\n# caf\xe9\n")
+    with pytest.raises(StartupError) as caught:
+        venvs.requirement_lines(requirements)
+    assert str(caught.value) == f"{requirements} line 2 is not UTF-8 (byte 0xe9 at offset 14): expected a UTF-8 text file; save it as UTF-8"

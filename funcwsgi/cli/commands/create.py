@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import os
 from pathlib import Path
 
-from ..project import FUNC_YAML, MODULE_FILES, NAME_PATTERN, NODEJS26, RUNTIME, RUNTIMES, ProjectError, render_func_yaml, suggest_name
+from ..project import FUNC_YAML, MODULE_FILES, NAME_EXPECTED, NODEJS26, RUNTIME, RUNTIMES, ProjectError, check_name, render_func_yaml, suggest_name
 from ..scaffolding import BUILTIN_TEMPLATES, DATA, NODE_PLATFORM_HANDLERS, TEMPLATES_OF, template_dir
 
 NAME = "create"
@@ -53,11 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     destination = Path(args.directory).resolve()
-    name = args.name or suggest_name(destination.name)
-    if not name:
-        raise ProjectError(f"cannot make a function name from the folder name {destination.name!r}; pass --name, e.g. --name hello")
-    if not NAME_PATTERN.match(name):
-        raise ProjectError(f"--name {name!r} is invalid: expected lower-case letters, digits and '-', at most 63 characters, such as 'hello-world'")
+    name = function_name(args.name, destination)
     source = template_dir(args.template, args.runtime)
     template = args.template if args.template in TEMPLATES_OF[args.runtime] else str(source)
     files = template_files(source, MODULE_FILES[args.runtime])
@@ -71,15 +70,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         module, function, platform = handler
         files[FUNC_YAML] = render_func_yaml(name, template, args.runtime, module=module, function=function, envs={"HANDLER_PLATFORM": platform}).encode()
+    if destination.exists() and not destination.is_dir():
+        raise ProjectError(f"DIR {args.directory!r} is invalid: {destination} is a file: expected a folder to create the project in")
     existing = sorted(relative for relative in files if (destination / relative).exists())
     if existing:
         raise ProjectError(
             f"{destination} already has {', '.join(existing)}; create the function in an empty folder or remove them"
         )
-    for relative, content in files.items():
-        target = destination / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+    write_project(destination, files)
     shown = args.directory if args.directory != "." else "the current folder"
     print(f"Created function {name!r} ({args.template}) in {shown}:")
     for relative in sorted(files):
@@ -88,6 +86,52 @@ def run(args: argparse.Namespace) -> int:
     tests = "node --test" if args.runtime == NODEJS26 else "python -m pytest"
     print(f"Next: {where}funcwsgi run    (tests: {tests})")
     return 0
+
+
+def write_project(destination: Path, files: dict[str, bytes]) -> None:
+    """Write every file or none: on an OS error, what was written is removed and the error names the path."""
+    created: list[Path] = []  # files and folders, in the order they were made
+    try:
+        for relative, content in files.items():
+            target = destination / relative
+            make_folder(target.parent, created)
+            with open(target, "xb") as stream:  # "x": never replace a file that appeared since the check
+                created.append(target)
+                stream.write(content)
+    except OSError as error:
+        for path in reversed(created):
+            with contextlib.suppress(OSError):
+                if path.is_dir():
+                    path.rmdir()
+                else:
+                    path.unlink()
+        raise ProjectError(f"cannot create {error.filename or destination}: {error.strerror or error}") from None
+
+
+def make_folder(folder: Path, created: list[Path]) -> None:
+    """``mkdir -p folder``, adding each folder made to ``created`` (parents first)."""
+    if folder.is_dir():
+        return
+    if folder.exists():  # mkdir would say "File exists", which reads as if all were well
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder))
+    make_folder(folder.parent, created)
+    folder.mkdir()
+    created.append(folder)
+
+
+def function_name(given: str | None, destination: Path) -> str:
+    """``--name``, or the name made from the folder's; refused here, before anything is written, as func.yaml would refuse it."""
+    if given is None:
+        name = suggest_name(destination.name)
+        if not name:
+            raise ProjectError(
+                f"cannot make a function name from the folder name {destination.name!r}: expected {NAME_EXPECTED}; pass --name, e.g. --name hello"
+            )
+        return name
+    try:
+        return check_name(given)
+    except ValueError as expected:
+        raise ProjectError(f"--name {given!r} is invalid: expected {expected}") from None
 
 
 def template_files(source: Path, module_file: str = MODULE_FILES[RUNTIME]) -> dict[str, bytes]:

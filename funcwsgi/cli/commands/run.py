@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         raise StartupError(f"--port {args.port} is invalid: expected an integer from 1 to 65535")
     if args.debug_port is not None and not (args.debug and 1 <= args.debug_port <= 65535):
         raise StartupError(f"--debug-port {args.debug_port} is invalid: expected an integer from 1 to 65535, with --debug")
+    check_as_setting("--host", args.host, "SERVER_HOST")
     project = load_project(args.directory)
     # SIGINT too: a shell that starts us in the background leaves it ignored, and Ctrl-C must still stop a run.
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -186,6 +187,17 @@ def announce_secrets(project: Project) -> Path:
     else:
         say(f"Secrets: {folder} does not exist; create it with one file per secret for sdk.secret(NAME) to find")
     return folder
+
+
+def check_as_setting(option: str, value: str, env: str) -> None:
+    """Refuse ``value`` as the runtime would refuse the setting ``env`` it becomes, but naming ``option``, which the user gave."""
+    for _, _, spec in specs():
+        if spec.env == env:
+            try:
+                spec.parse(value)
+            except ValueError:
+                raise StartupError(f"{option} {value!r} is invalid: expected {spec.expected}") from None
+            return
 
 
 def handler_folder_names() -> list[str]:

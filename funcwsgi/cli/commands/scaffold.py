@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from .. import scaffolding
-from ..project import DIST, load_project, set_scaffolded
+from ..project import DIST, ProjectError, load_project, set_scaffolded
 
 NAME = "scaffold"
 HELP = "Write the scaffolding (service.py, run.sh, build.sh, Dockerfile, gunicorn.conf.py; Node: run.sh, build.sh, Dockerfile) into ./dist and own it."
@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     project = load_project(args.directory)
     output = Path(args.output).resolve() if args.output else project.dist
+    if args.output and output.exists() and not output.is_dir():
+        raise ProjectError(f"--output {args.output!r} is invalid: {output} is a file: expected a folder to write the scaffolding into")
     written = scaffolding.write(project, output, overwrite=args.force)
     print(f"Wrote the scaffolding of {project.name!r} to {output}:")
     for path in written:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from funcwsgi.cli import main
 
 from ...support.processes import FUNCWSGI, base_env
 
@@ -39,3 +42,18 @@ def project(cli, tmp_path: Path) -> Path:
     result = cli("create", "hello", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     return tmp_path / "hello"
+
+
+@pytest.fixture
+def call(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """``call("create", "x")``: the CLI in this process, for what ends before any server starts; (status, stdout, stderr)."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        try:
+            status = main(list(args))
+        except SystemExit as exit:  # argparse's own errors
+            status = int(exit.code or 0)
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    return run

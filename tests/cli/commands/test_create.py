@@ -55,7 +55,7 @@ def test_name_is_made_from_the_folder(cli, tmp_path: Path):
 def test_bad_name_is_one_line(cli, tmp_path: Path):
     result = cli("create", "x", "--name", "Bad Name", cwd=tmp_path)
     assert result.returncode == 2
-    assert "--name 'Bad Name' is invalid: expected lower-case letters" in result.stderr
+    assert "--name 'Bad Name' is invalid: expected a lower-case name of letters" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
 
@@ -111,3 +111,57 @@ def test_every_python_template_ships_tests_and_the_greeting_ones_share_one_file(
     assert own_tests.isdisjoint(GREETING_PATHS), "a greeting template with a copy of the shared test file"
     assert own_tests | set(GREETING_PATHS) == set(BUILTIN_TEMPLATES)
     assert GREETING_TEST.read_text().count('PATH = "{{path}}"') == 1
+
+
+# -- names and paths refused before anything is written (each one line, exit 2) -------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["123"], id="folder-of-digits"),
+        pytest.param(["x", "--name", "123"], id="number"),
+        pytest.param(["x", "--name", "9abc"], id="leading-digit"),
+        pytest.param(["x", "--name", "0x1f"], id="hex-number"),
+        pytest.param(["x", "--name", ""], id="empty"),
+    ],
+)
+def test_a_name_not_starting_with_a_letter_is_refused(call, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]):
+    monkeypatch.chdir(tmp_path)
+    status, _, err = call("create", *args)
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1, err
+    assert "expected a lower-case name of letters, digits and '-', starting with a letter" in err
+    assert list(tmp_path.iterdir()) == [], "nothing written"
+
+
+@pytest.mark.parametrize("name", ["true", "no", "null", "on"])
+def test_a_name_yaml_would_read_as_another_type_reads_back_as_written(call, tmp_path: Path, name: str):
+    status, _, err = call("create", str(tmp_path / "fn"), "--name", name)
+    assert status == 0, err
+    assert load_project(tmp_path / "fn").name == name
+
+
+def test_a_folder_that_is_a_file_is_one_line(call, tmp_path: Path):
+    (tmp_path / "handler.py").write_text("")
+    status, _, err = call("create", str(tmp_path / "handler.py"))
+    assert status == 2
+    assert err == f"funcwsgi: error: DIR {str(tmp_path / 'handler.py')!r} is invalid: {tmp_path / 'handler.py'} is a file: expected a folder to create the project in\n"
+
+
+def test_a_folder_that_cannot_be_made_is_one_line_naming_the_path_and_the_reason(call, tmp_path: Path):
+    (tmp_path / "afile").write_text("")
+    status, _, err = call("create", str(tmp_path / "afile" / "fn"))
+    assert status == 2
+    assert err == f"funcwsgi: error: cannot create {tmp_path / 'afile'}: Not a directory\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["afile"]
+
+
+def test_a_write_that_fails_midway_removes_what_it_wrote(tmp_path: Path):
+    from funcwsgi.cli.commands.create import write_project
+    from funcwsgi.cli.project import ProjectError
+
+    # The second file needs a folder where the first one is: writing it fails after the first was written.
+    with pytest.raises(ProjectError, match=r"^cannot create .*/fn/tests: Not a directory$"):
+        write_project(tmp_path / "fn", {"handler.py": b"", "tests": b"", "tests/test_handler.py": b""})
+    assert list(tmp_path.iterdir()) == [], "the folder it made is gone too"

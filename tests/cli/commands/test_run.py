@@ -317,3 +317,8 @@ def test_without_a_bridge_the_container_has_the_hosts_network(host, debugger):
     if debugger is not None:
         expected.update(SERVER_DEBUG_HOST="127.0.0.1", SERVER_DEBUG_PORT=str(debugger))
     assert network_arguments(False, host, 8080, debugger) == (["--network", "host"], expected)
+
+
+def test_a_host_that_is_not_an_address_names_the_option(call, tmp_path: Path):
+    status, _, err = call("run", str(tmp_path), "--host", "localhost")
+    assert (status, err) == (2, "funcwsgi: error: --host 'localhost' is invalid: expected an IP address such as 0.0.0.0 or ::\n")

@@ -62,3 +62,30 @@ def test_outside_a_project_is_one_line(cli, tmp_path: Path):
     result = cli("scaffold", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip() == f"funcwsgi: error: no func.yaml in {tmp_path} or its parents; create a function with 'funcwsgi create'"
+
+
+def test_an_output_that_is_a_file_is_one_line(call, project: Path):
+    status, _, err = call("scaffold", str(project), "--output", str(project / "handler.py"))
+    assert status == 2
+    assert (
+        err
+        == f"funcwsgi: error: --output {str(project / 'handler.py')!r} is invalid: {project / 'handler.py'} is a file: expected a folder to write the scaffolding into\n"
+    )
+
+
+def test_an_output_that_cannot_be_made_is_one_line(call, project: Path):
+    output = project / "handler.py" / "dist"
+    status, _, err = call("scaffold", str(project), "--output", str(output))
+    assert status == 2
+    assert err == f"funcwsgi: error: cannot write the scaffolding to {output}: {output}: Not a directory\n"
+
+
+def test_a_write_that_fails_midway_removes_the_folder_it_made(call, project: Path, tmp_path: Path, monkeypatch):
+    def refuse(self: Path, target: str, target_is_directory: bool = False) -> None:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "symlink_to", refuse)  # the link f comes last, after every file
+    status, _, err = call("scaffold", str(project), "--output", str(tmp_path / "out" / "svc"))
+    assert status == 2
+    assert err == f"funcwsgi: error: cannot write the scaffolding to {tmp_path / 'out' / 'svc'}: {tmp_path / 'out' / 'svc' / 'f'}: Permission denied\n"
+    assert not (tmp_path / "out").exists()
