@@ -342,17 +342,19 @@ def encode_binary(
     a fresh UUID and ``time`` to now, as an event producer would set them.
     """
     body, guessed = _encode_data(data)
-    headers = {
-        "ce-specversion": SPEC_VERSION,
-        "ce-id": id or str(uuid.uuid4()),
-        "ce-source": source,
-        "ce-type": type,
-        "ce-time": time or datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+    attributes = {
+        "specversion": SPEC_VERSION,
+        "id": id or str(uuid.uuid4()),
+        "source": source,
+        "type": type,
+        "time": time or datetime.now(UTC).isoformat().replace("+00:00", "Z"),
     }
     if subject:
-        headers["ce-subject"] = subject
+        attributes["subject"] = subject
     for name, value in (extensions or {}).items():
-        headers[f"ce-{name.lower()}"] = str(value)
+        attributes[name.lower()] = str(value)
+    # Percent-encoded as the HTTP binding asks (and to_binary does): a '%' or a character beyond ASCII arrives as sent.
+    headers = {"ce-" + name: quote(value, safe=_HEADER_SAFE) for name, value in attributes.items()}
     media_type = content_type or guessed
     if media_type:
         headers["Content-Type"] = media_type

@@ -260,3 +260,10 @@ def test_a_media_type_sorting_before_structured_is_not_structured():
 def test_a_structured_document_without_specversion_is_no_event():
     """Mutation caught: ``not isinstance(document, dict) or "specversion" not in document`` made ``and``."""
     assert decode({"content-type": "application/cloudevents+json"}, b'{"id": "1", "type": "t"}') is None
+
+
+def test_encoded_attributes_arrive_as_sent_a_percent_and_beyond_ascii_included():
+    headers, body = encode_binary("hi", type="t", source="/orders/100%/é", id="9", subject="a b")
+    assert headers["ce-source"] == "/orders/100%25/%C3%A9" and headers["ce-subject"] == "a%20b"
+    event = from_http({name.lower(): value for name, value in headers.items()}, body)
+    assert (event["source"], event["subject"]) == ("/orders/100%/é", "a b")
