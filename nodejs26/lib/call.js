@@ -69,6 +69,7 @@ export class Call {
     this.clientLeft = false; // latched when the answer ends: the client had gone before it was complete
     this.onEnd = null; // (call) => void: metrics, span and access log, once
     this.bytesSent = 0;
+    this.refusing = false; // answering 500 for a head node:http refused (refusedHead)
   }
 
   /** The function's request, made on first use (a main() that never asks pays nothing). */
@@ -122,30 +123,82 @@ export class Call {
   /**
    * The whole answer. `ownHeaders`: every header in `headers` is the runtime's own (names and
    * values it made or checked), so that a plain head may skip writeHead()'s checks (head.js).
+   * The call counts as answered only once node:http has taken the head: a head it refuses (a
+   * header name or value it cannot send, a status it does not know) is the function's error,
+   * answered with the runtime's 500 (lib/call.js refusedHead). A final 1xx is the function's
+   * error too; 204 and 304 go without content and its fields whatever the function set.
    */
   answer(status, headers, body, reason, ownHeaders = false) {
     if (this.answered) return false;
+    if (status < 200 || status === 204 || status === 304) {
+      if (status >= 100 && status < 200) return this.interim(status);
+      if (status === 204 || status === 304) {
+        headers = withoutContentFields(headers);
+        body = undefined;
+      }
+    }
     this.cancelCause(); // latched before the answer ends: a client gone by now is a cancelled call
+    const outgoing = this.outgoing;
+    const all = this.withOwnHeaders(headers);
+    if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
+    try {
+      if (this.http2) {
+        // HTTP/2 has no reason phrase (node:http2 warns about one) and no connection fields.
+        outgoing.writeHead(status, withoutConnectionFields(all));
+      } else if (!(ownHeaders && body !== undefined && this.extraHeaders === null) || !storeOwnHead(outgoing, status, reason, all)) {
+        if (reason === undefined) outgoing.writeHead(status, all);
+        else outgoing.writeHead(status, reason, all);
+        // node:http writes the head with a string body in the body's encoding: as Latin-1 with bytes (RFC 9110 5.5).
+        if (!ownHeaders && typeof body === 'string') body = Buffer.from(body);
+      }
+    } catch (error) {
+      return this.refusedHead(error);
+    }
     this.answered = true;
     this.ended = true;
     this.status = status;
     this.stopTimer();
-    const outgoing = this.outgoing;
-    const all = this.withOwnHeaders(headers);
-    if (this.runtime.stopping) outgoing.shouldKeepAlive = false;
-    if (this.http2) {
-      // HTTP/2 has no reason phrase (node:http2 warns about one) and no connection fields.
-      outgoing.writeHead(status, withoutConnectionFields(all));
-    } else if (!(ownHeaders && body !== undefined && this.extraHeaders === null) || !storeOwnHead(outgoing, status, reason, all)) {
-      if (reason === undefined) outgoing.writeHead(status, all);
-      else outgoing.writeHead(status, reason, all);
-    }
     if (body !== undefined) this.bytesSent = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     leaveUndrained(this.incoming);
     outgoing.end(body);
     if (this.http2) this.runtime.timeSending(this);
     this.finish();
     return true;
+  }
+
+  /**
+   * node:http refused the head of the function's answer (it threw from writeHead(): a header name that is not
+   * a token, a value with a control character or past Latin-1, a status outside 100-999): the runtime's 500
+   * instead, the reason in one log line. What writeHead() had stored of the refused head is forgotten first.
+   */
+  refusedHead(error) {
+    const outgoing = this.outgoing;
+    if (this.refusing) {
+      // The runtime's own 500 refused as well (never expected): the connection is closed, the call ends.
+      write('funcwsgi.errors', 40, `Could not answer ${this.method} ${this.path}: ${error?.message}; closing the connection`);
+      this.answered = true;
+      this.ended = true;
+      if (this.http2) this.outgoing.stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
+      else outgoing.destroy();
+      this.finish();
+      return true;
+    }
+    this.refusing = true;
+    this.failure ??= 'exception';
+    errorsLog.error(`Function answered ${this.method} ${this.path} with a head node:http cannot send (${error?.message ?? error}); answered 500 instead`);
+    for (const name of outgoing.getHeaderNames()) outgoing.removeHeader(name);
+    if (!this.http2) {
+      outgoing._hasBody = this.method !== 'HEAD'; // writeHead() of a 1xx, 204 or 304 cleared it
+      outgoing.chunkedEncoding = false;
+    }
+    return this.reply(500, INTERNAL_ERROR);
+  }
+
+  /** A final status below 200 from the function: 1xx is interim (RFC 9110 15.2), a final answer must follow; it is the function's error. */
+  interim(status) {
+    this.failure ??= 'exception';
+    errorsLog.error(`Function answered ${this.method} ${this.path} with the interim status ${status} as its answer: an answer's status is 200 or more (RFC 9110 section 15.2); answered 500 instead`);
+    return this.reply(500, INTERNAL_ERROR);
   }
 
   /** `headers` (a fresh array) with the ones every answer of the call carries. */
@@ -232,7 +285,7 @@ export class Call {
       // Returning `res` itself (`return res.setCode(201)`: every setter returns res) sends res, as in Python.
       const body = value === undefined || value === null || (res !== undefined && value === res) ? res?.body : value;
       if (typeof body === 'object' && body !== null && body instanceof Response) return this.passResponse(body);
-      if (res && NO_CONTENT.has(res.statusCode)) return void this.answer(res.statusCode, withoutContentFields(responseHeaders(res, undefined, undefined)), EMPTY);
+      if (res && NO_CONTENT.has(res.statusCode)) return void this.answer(res.statusCode, responseHeaders(res, undefined, undefined), undefined);
       let data, stream, contentType;
       if (typeof body === 'string') {
         data = body; // the usual answer, without encodeBody's result object
@@ -244,23 +297,44 @@ export class Call {
         this.answer(status, headers, data, STATUS_CODES[status] === undefined ? 'Unknown' : undefined, !res || res._headers === null);
         return;
       }
-      this.startStream(status, headers);
-      this.pump(stream);
+      this.streamWith(status, headers, stream);
     } catch (error) {
       this.fail(error);
     }
   }
 
+  /**
+   * Starts a streamed answer; false when it did not start (the head was refused, or the status carries no
+   * content: the call has been answered then). streamWith() is the usual way in.
+   */
   startStream(status, headers) {
+    if (this.answered) return false;
+    if (status < 200 || status === 204 || status === 304) {
+      if (status >= 100 && status < 200) this.interim(status);
+      else if (status === 204 || status === 304) this.answer(status, headers, undefined);
+      if (this.answered) return false;
+    }
+    if (this.runtime.stopping) this.outgoing.shouldKeepAlive = false;
+    const all = this.withOwnHeaders(headers);
+    try {
+      this.outgoing.writeHead(status, this.http2 ? withoutConnectionFields(all) : all);
+    } catch (error) {
+      this.refusedHead(error);
+      return false;
+    }
     this.answered = true;
     this.streaming = true;
     this.status = status;
     this.stopTimer(); // only the call is timed; a stream goes at the client's pace
     this.answeredAt = 0; // a stream's call ends with its last chunk
-    if (this.runtime.stopping) this.outgoing.shouldKeepAlive = false;
-    const all = this.withOwnHeaders(headers);
-    this.outgoing.writeHead(status, this.http2 ? withoutConnectionFields(all) : all);
     if (this.http2) this.runtime.timeSending(this);
+    return true;
+  }
+
+  /** The answer's head, then `stream` as its body; a stream that does not start is closed unread. */
+  streamWith(status, headers, stream) {
+    if (this.startStream(status, headers)) this.pump(stream);
+    else discard(stream);
   }
 
   async pump(stream) {
@@ -283,7 +357,7 @@ export class Call {
     if (this.ended) return false;
     if (!this.answered) {
       if (this.overdue()) return false; // its first write came after the deadline: the 408 went out instead
-      this.startStream(res.statusCode, responseHeaders(res, undefined, undefined));
+      if (!this.startStream(res.statusCode, responseHeaders(res, undefined, undefined))) return false;
     }
     if (chunk === undefined || chunk === null) return true;
     const bytes = typeof chunk === 'string' && encoding ? Buffer.from(chunk, encoding) : chunkBytes(chunk);
@@ -300,18 +374,25 @@ export class Call {
     this.finish();
   }
 
-  /** A WHATWG Response answers itself: its status, headers and body. */
+  /** A WHATWG Response answers itself: its status, headers and body (its framing fields are the runtime's). */
   passResponse(response) {
     const headers = [];
-    for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push(name, value);
+    let length = '0';
+    for (const [name, value] of response.headers) {
+      if (name === 'set-cookie') continue;
+      if (FRAMING_FIELDS.has(name)) {
+        // HEAD: a Content-Length is the one a GET would have had (RFC 9110 section 8.6), kept when it is a number.
+        if (name === 'content-length' && this.method === 'HEAD' && /^\d+$/.test(value)) length = value;
+        else framingField(this, name, value);
+      } else headers.push(name, value);
+    }
     for (const cookie of response.headers.getSetCookie()) headers.push('set-cookie', cookie);
     if (response.body === null) {
-      if (!response.headers.has('content-length')) headers.push('Content-Length', '0');
+      headers.push('Content-Length', length);
       this.answer(response.status, headers, undefined, response.statusText || undefined);
       return;
     }
-    this.startStream(response.status, headers);
-    this.pump(response.body);
+    this.streamWith(response.status, headers, response.body);
   }
 
   /** A returned CloudEvent is the reply, in binary content mode; res's status and headers are kept. */
@@ -321,9 +402,25 @@ export class Call {
     for (const [name, value] of Object.entries(eventHeaders)) merged.set(name, value);
     merged.set('content-length', String(body.length));
     const flat = [];
-    for (const [name, value] of merged) flat.push(name, value);
+    for (const [name, value] of merged) {
+      if (FRAMING_FIELDS.has(name) && name !== 'content-length') framingField(this, name, value);
+      else flat.push(name, value);
+    }
     this.answer(res ? res.statusCode : 200, flat, body);
   }
+}
+
+/**
+ * The fields of an answer's framing: the runtime's own (RFC 9112 sections 6 and 9.6), whatever a function sets.
+ * Its body's length is the runtime's Content-Length (a stream goes chunked); Transfer-Encoding, Connection and
+ * Keep-Alive are dropped, as funcwsgi's edge drops them (adapters/gunicorn/http1.py OWN_FIELDS), a
+ * `Connection: close` closing the connection after the answer. Names lower-case.
+ */
+export const FRAMING_FIELDS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/** A framing field the function set, left out of its answer: only `Connection: close` is kept, as the connection's close. */
+export function framingField(call, lowerName, value) {
+  if (lowerName === 'connection' && /(?:^|[\s,])close(?:$|[\s,])/i.test(String(value))) call.outgoing.shouldKeepAlive = false;
 }
 
 /** Flat headers of `res`, with the body's default content type unless it set one; the runtime counts the bytes. */
@@ -333,7 +430,10 @@ export function responseHeaders(res, contentType, data) {
   let typed = false;
   if (own) {
     for (const [name, value] of own) {
-      if (name === 'content-length') continue;
+      if (FRAMING_FIELDS.has(name)) {
+        framingField(res.call, name, value);
+        continue;
+      }
       if (name === 'content-type') typed = true;
       flat.push(name, value);
     }
@@ -345,12 +445,24 @@ export function responseHeaders(res, contentType, data) {
 
 /** 204 and 304 carry no content (RFC 9110 sections 15.3.5, 15.4.5): what was sent with them is dropped, with its Content-Type, as Express drops it. */
 const NO_CONTENT = new Set([204, 304]);
-const EMPTY = Buffer.alloc(0);
+/** What a 204 or 304 never carries: RFC 9110 section 8.6 forbids a Content-Length on a 204, and a 304's would have to be a 200's the runtime never made. */
+const CONTENT_FIELDS = new Set(['content-type', 'content-length', 'transfer-encoding']);
 
 function withoutContentFields(flat) {
   const kept = [];
-  for (let i = 0; i < flat.length; i += 2) if (flat[i].toLowerCase() !== 'content-type') kept.push(flat[i], flat[i + 1]);
+  for (let i = 0; i < flat.length; i += 2) if (!CONTENT_FIELDS.has(String(flat[i]).toLowerCase())) kept.push(flat[i], flat[i + 1]);
   return kept;
+}
+
+/** A body that will not be sent (its answer did not start): closed, so that what feeds it stops. */
+function discard(stream) {
+  try {
+    if (typeof stream?.destroy === 'function') stream.destroy();
+    else if (typeof stream?.cancel === 'function') stream.cancel().catch(() => {});
+    else if (typeof stream?.return === 'function') Promise.resolve(stream.return()).catch(() => {});
+  } catch {
+    // closing what the function made is best effort
+  }
 }
 
 function* iterate(iterator) {

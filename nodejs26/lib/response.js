@@ -33,6 +33,12 @@ export function checkStatus(code) {
 
 const headerValue = (value) => (Array.isArray(value) ? value.map(String) : String(value));
 
+// Express's res.location() and res.redirect() percent-encode the URL as its encodeurl package does
+// (encodeurl 2.0.0): what is not allowed in a URL is encoded, a %XX already there is kept.
+const ENCODE_CHARS = /(?:[^\x21\x23-\x3B\x3D\x3F-\x5F\x61-\x7A\x7C\x7E]|%(?:[^0-9A-Fa-f]|[0-9A-Fa-f][^0-9A-Fa-f]|$))+/g;
+const UNMATCHED_SURROGATE = /(^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]|[\uD800-\uDBFF]([^\uDC00-\uDFFF]|$)/g;
+export const encodeUrl = (url) => String(url).replace(UNMATCHED_SURROGATE, '$1\uFFFD$2').replace(ENCODE_CHARS, encodeURI);
+
 export class FunctionResponse {
   constructor(call) {
     this.call = call;
@@ -155,7 +161,7 @@ export class FunctionResponse {
   /** A sender called after the call was answered (by the return value, a timeout, an earlier send): said once, ignored. */
   late(what) {
     if (!this.call.answered || this.call.streaming) return false;
-    if (!this.warnedLate) {
+    if (!this.warnedLate && !this.call.refusing) { // after a refused head, its log line says it all
       this.warnedLate = true;
       log.warning(`res.${what}() on ${this.call.method} ${this.call.path} after the call was answered (${this.call.failure === 'timeout' ? 'it timed out' : 'by the return value or an earlier answer'}); ignored`);
     }
@@ -184,11 +190,12 @@ export class FunctionResponse {
 
   redirect(status, url) {
     if (url === undefined) [status, url] = [302, status];
-    this.setCode(status).setHeader('Location', url);
-    return this.setText(`${STATUS_CODES[status] ?? 'Redirecting'}. Redirecting to ${url}`).send();
+    const address = encodeUrl(url);
+    this.setCode(status).setHeader('Location', address);
+    return this.setText(`${STATUS_CODES[status] ?? 'Redirecting'}. Redirecting to ${address}`).send();
   }
 
-  location(url) { return this.setHeader('Location', url); }
+  location(url) { return this.setHeader('Location', encodeUrl(url)); }
 
   /** Streams a chunk: the status and headers go first; end() finishes the response. */
   write(chunk, encoding) {

@@ -404,6 +404,13 @@ export class Runtime {
     // An Expect other than 100-continue is ignored, as funcwsgi's worker ignores it (RFC 9110 10.1.1 allows
     // either): node:http's own 417 would drain the body unseen, a chunk size past the limit with it.
     server.on('checkExpectation', this.handle);
+    // Expect: 100-continue (RFC 9110 10.1.1): a declared body past SERVER_MAX_BODY_SIZE gets its 413 at once, without
+    // the 100 node:http would send first; any other request is told to go on, as node:http tells it.
+    server.on('checkContinue', (incoming, outgoing) => {
+      const declared = incoming.headers['content-length'];
+      if (!(this.maxBody > 0 && declared !== undefined && Number(declared) > this.maxBody)) outgoing.writeContinue();
+      this.handle(incoming, outgoing);
+    });
     this.server = server;
     const streams = http2On(this.config)
       ? http2Server(this.config, (incoming, outgoing) => this.serveStream(incoming, outgoing), (session, socket) => this.connections.session(session, socket))

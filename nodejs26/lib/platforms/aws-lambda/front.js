@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
+import { FRAMING_FIELDS, framingField } from '../../call.js';
 import { getLogger } from '../../logs.js';
 import { matchRoute } from './template.js';
 import { runtimeVersion } from './versions.js';
@@ -255,7 +256,10 @@ function send(call, { status, headers, body }) {
   let typed = false;
   for (let i = 0; i < headers.length; i += 2) {
     const lower = headers[i].toLowerCase();
-    if (lower === 'content-length') continue;
+    if (FRAMING_FIELDS.has(lower)) {
+      framingField(call, lower, headers[i + 1]); // the runtime frames the answer, as the gateway does
+      continue;
+    }
     if (lower === 'content-type') typed = true;
     flat.push(headers[i], headers[i + 1]);
   }

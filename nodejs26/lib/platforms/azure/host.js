@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { FRAMING_FIELDS, framingField } from '../../call.js';
 import { LoadError, pyRepr } from '../../errors.js';
 import { importModule } from '../../loader.js';
 import { getLogger, write } from '../../logs.js';
@@ -135,8 +136,7 @@ function forward(call, proxy, invocationId) {
       const name = response.rawHeaders[i];
       if (!HOP_BY_HOP.has(name.toLowerCase())) flat.push(name, response.rawHeaders[i + 1]);
     }
-    call.startStream(response.statusCode, flat);
-    call.pump(response);
+    call.streamWith(response.statusCode, flat, response);
   });
   request.on('error', (error) => { if (!call.answered) failed(call, error); });
   request.end(call.data ?? undefined);
@@ -225,11 +225,14 @@ export function answer(call, output) {
   if (http === undefined || http === null) return void call.answer(200, ['Content-Length', '0'], EMPTY);
   const status = Number(http.statusCode ?? 200);
   const flat = [];
-  for (const [name, value] of Object.entries(http.headers ?? {})) if (name.toLowerCase() !== 'content-length') flat.push(name, value);
+  for (const [name, value] of Object.entries(http.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (FRAMING_FIELDS.has(lower)) framingField(call, lower, value); // the runtime frames the answer, as the host does
+    else flat.push(name, value);
+  }
   for (const cookie of http.cookies ?? []) flat.push('Set-Cookie', setCookie(cookie));
   if (http.body?.stream) {
-    call.startStream(status, flat); // the stand-in's answer with HTTP streams on: its body as it comes
-    return void call.pump(http.body.stream);
+    return void call.streamWith(status, flat, http.body.stream); // the stand-in's answer with HTTP streams on: its body as it comes
   }
   const bytes = http.body?.bytes !== undefined ? Buffer.from(http.body.bytes) : http.body?.string !== undefined ? Buffer.from(http.body.string) : EMPTY;
   flat.push('Content-Length', String(bytes.length));

@@ -6,6 +6,7 @@
 // (or a throw) is `500 Internal server error`.
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
+import { FRAMING_FIELDS, framingField } from '../../call.js';
 import { getLogger } from '../../logs.js';
 import { invalidJson } from '../../request.js';
 import { FunctionResponse } from '../../response.js';
@@ -33,8 +34,11 @@ function withUtf8(type) {
   return `${bare}; charset=utf-8`;
 }
 
-/** {status, headers (flat), data, stream} as Express's res.send would send `body` with `headers` set. */
-export function expressAnswer(status, headers, body) {
+/**
+ * {status, headers (flat), data, stream} as Express's res.send would send `body` with `headers` set; the framing
+ * fields are the runtime's (a `Connection: close` closes `call`'s connection after the answer).
+ */
+export function expressAnswer(status, headers, body, call = null) {
   const fields = new Map(); // lower-case name -> [name, values]
   for (const [name, value] of Object.entries(headers ?? {})) {
     const values = Array.isArray(value) ? value.map(String) : [name.toLowerCase() === 'content-type' ? expressContentType(value) : String(value)];
@@ -66,7 +70,10 @@ export function expressAnswer(status, headers, body) {
   }
   const flat = [];
   for (const [lower, [name, values]] of fields) {
-    if (lower === 'content-length') continue;
+    if (FRAMING_FIELDS.has(lower)) {
+      if (call !== null) for (const value of values) framingField(call, lower, value);
+      continue;
+    }
     for (const value of values) flat.push(name, value);
   }
   if (data !== undefined) flat.push('Content-Length', String(data.length));
@@ -116,14 +123,11 @@ export class FissionFunction {
       if (call.overdue()) return;
       let answer;
       try {
-        answer = expressAnswer(status, headers, body);
+        answer = expressAnswer(status, headers, body, call);
       } catch (error) {
         return void this.fail(call, error);
       }
-      if (answer.stream !== null) {
-        call.startStream(answer.status, answer.headers);
-        return void call.pump(answer.stream);
-      }
+      if (answer.stream !== null) return void call.streamWith(answer.status, answer.headers, answer.stream);
       call.answer(answer.status, answer.headers, call.method === 'HEAD' ? undefined : answer.data, STATUS_CODES[answer.status] ?? 'Unknown');
     };
     if (this.withCallback) {
