@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY, HEADER_KEYS, header_key
-from ..middleware.http_rules import HttpRulesMiddleware, answer_fields
+from ..middleware.http_rules import INVALID_HOST, HttpRulesMiddleware, answer_fields, refused_host
 from ..replies import BUSY, Reply
 from ..serving import SERVER_CALL_KEY, TASK, Lent, run_after_response
 from .bridge import run_bridged, wait_for
@@ -341,6 +341,10 @@ class AsgiService:
             return
         try:
             environ = make_environ(scope, receive)
+            host = environ.get("HTTP_HOST")
+            if host is not None and refused_host(host):  # as the http layer does for WSGI servers (RFC 9112 section 3.2)
+                await self.reply(INVALID_HOST, scope, send)
+                return
             try:
                 answered = await run_bridged(self.serve, environ, send)
             except asyncio.CancelledError:

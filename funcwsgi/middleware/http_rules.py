@@ -9,6 +9,11 @@
 - ``write()`` works on every server: where the server's ``start_response``
   returns none (some do), what the app writes is buffered and sent ahead of
   the body it returns (PEP 3333 allows a buffering ``write``).
+- A final status below ``200`` is the function's error (RFC 9110 section
+  15.2: ``1xx`` is interim, a final answer must follow): ``start_response``
+  raises, and the errors layer answers ``500`` and logs it.
+- A request whose ``Host`` is no ``uri-host [":" port]`` (RFC 9112 section
+  3.2, RFC 3986 section 3.2) is answered ``400``; the function does not run.
 
 The servers that keep these rules themselves (the edge worker's calls, and
 the ASGI side in :mod:`funcwsgi.eventloop.asgi`) apply them with
@@ -18,15 +23,60 @@ this layer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..replies import BODILESS_CODES
+from ..replies import BODILESS_CODES, Reply
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 CONTENT_HEADERS = frozenset({"content-length", "content-type"})
+
+#: A Host field's value (RFC 9112 section 3.2: ``uri-host [":" port]``, RFC 3986 section 3.2.2): an IP-literal
+#: (IPv6, with a zone id of RFC 6874, or IPvFuture), or a reg-name (unreserved, sub-delims, pct-encoded; an IPv4
+#: address is one), possibly empty; then a port of digits, possibly empty. The IPv6 address itself is read leniently.
+HOST_PATTERN = (
+    r"(?:\[(?:[0-9A-Fa-f:.]+(?:%25(?:[-A-Za-z0-9._~]|%[0-9A-Fa-f]{2})+)?|[vV][0-9A-Fa-f]+\.[-A-Za-z0-9._~!$&'()*+,;=:]+)\]"
+    r"|(?:[-A-Za-z0-9._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)"
+    r"(?::[0-9]*)?"
+)
+_valid_host = re.compile(HOST_PATTERN).fullmatch
+#: The same, for a value as the edge reads it (bytes).
+valid_host_bytes = re.compile(HOST_PATTERN.encode("ascii")).fullmatch
+#: The answer to a request whose Host is not a host (RFC 9112 section 3.2). The edge closes the connection after it;
+#: here it is left to the server (waitress refuses a hop-by-hop field from an app): the answer is framed.
+INVALID_HOST = Reply(400, "the request's Host field is not a host and port")
+
+
+def valid_host(value: str) -> bool:
+    """Whether ``value`` is a Host field's value RFC 9112 section 3.2 allows (an empty one too)."""
+    return _valid_host(value) is not None
+
+
+#: Host values found valid, as clients send them (a few per service): the usual call checks a set, not the pattern.
+#: Bounded, since clients choose them: values past the limit are matched each time.
+_GOOD_HOSTS: set[str] = set()
+_GOOD_HOSTS_LIMIT = 1024
+
+
+def refused_host(host: str) -> bool:
+    """Whether a request with this Host value is answered :data:`INVALID_HOST` (the layer, and the ASGI side)."""
+    if host in _GOOD_HOSTS:
+        return False
+    if _valid_host(host) is None:
+        return True
+    if len(_GOOD_HOSTS) < _GOOD_HOSTS_LIMIT:
+        _GOOD_HOSTS.add(host)
+    return False
+
+
+def interim_answer(status: str) -> ValueError:
+    """What a final answer whose status is below ``200`` raises (RFC 9110 section 15.2: ``1xx`` is interim)."""
+    return ValueError(
+        f"the function gave the interim status {status[:40]!r} as its answer: an answer's status is 200 or more (RFC 9110 section 15.2)"
+    )
 
 
 def without_content_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -37,19 +87,27 @@ def answer_fields(status: str, headers: list[tuple[str, str]], head: bool) -> tu
     """The fields a response goes out with, and whether it goes without a body (``head``: the request was ``HEAD``).
 
     The one place the rules are applied: this layer, and the servers that keep them themselves (the edge, the ASGI side).
+    A status below ``200`` raises :func:`interim_answer`: the function's error, which the errors layer answers ``500``.
     """
-    if status[:3] in BODILESS_CODES:  # bodiless(status), inlined: every answer passes here
+    code = status[:3]
+    if code < "200":
+        raise interim_answer(status)
+    if code in BODILESS_CODES:  # bodiless(status), inlined: every answer passes here
         return without_content_headers(headers), True
     return headers, head
 
 
 class HttpRulesMiddleware:
-    """The outermost layer of :data:`funcwsgi.stack.LAYERS`: bodiless responses stay bodiless; ``write()`` always works."""
+    """The outermost layer of :data:`funcwsgi.stack.LAYERS`: bodiless responses stay bodiless; ``write()`` always works;
+    a Host that is not one is answered ``400``."""
 
     def __init__(self, app: WSGIApplication) -> None:
         self.app = app
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        host = environ.get("HTTP_HOST")
+        if host is not None and refused_host(host):
+            return INVALID_HOST(environ, start_response)
         call = _Call(start_response, head=environ.get("REQUEST_METHOD") == "HEAD")
         body = self.app(environ, call.start_response)
         if call.bodiless or (call.status is None and call.head):
@@ -73,8 +131,8 @@ class _Call:
         self.written: list[bytes] | None = None
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], object]:
+        headers, self.bodiless = answer_fields(status, headers, self.head)  # raises for a 1xx: before the status is kept
         self.status = status
-        headers, self.bodiless = answer_fields(status, headers, self.head)
         # Typed to return write(), but some servers' start_response returns None.
         write: Any = self.server_start(status, headers, exc_info) if exc_info is not None else self.server_start(status, headers)
         if self.bodiless:

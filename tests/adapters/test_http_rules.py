@@ -95,3 +95,47 @@ def test_the_environ_is_pep_3333_clean(server):
     # werkzeug's development server puts the peer's port in REMOTE_PORT as an int.
     [(status, _, body)] = exchange(server, ("POST", "/environ?a=1"))
     assert (status, json.loads(body)) == (200, {"problems": []})
+
+
+def raw_exchange(server: Server, request: bytes) -> bytes:
+    """``request`` as it is on a fresh connection; everything until the server closes (or 5 s of quiet)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as connection:
+        connection.sendall(request)
+        received = b""
+        try:
+            while chunk := connection.recv(65536):
+                received += chunk
+        except TimeoutError:
+            pass
+    return received
+
+
+@pytest.mark.parametrize("path", ["/interim?code=100", "/interim?code=101", "/interim?code=103", "/interim?code=199", "/interim-wsgi"])
+def test_an_interim_status_as_the_functions_answer_is_its_500(server, path):
+    """RFC 9110 section 15.2: 1xx is interim, a final answer must follow. A function that gives one as its answer has
+    failed: 500, on every server (the edge used to send it as final and wait, the client hanging on it)."""
+    [(status, _, body), (after, _, after_body)] = exchange(server, ("GET", path), ("GET", "/plain"))
+    assert (status, body) == (500, b"Internal Server Error")
+    assert (after, after_body) == (200, b"plain")
+    assert server.wait_for_output("gave the interim status")
+
+
+@pytest.mark.parametrize("host", ["a b", "x/y", "x@y", "x:abc"])
+def test_a_host_that_is_no_host_is_answered_400(server, host):
+    """RFC 9112 section 3.2: a server MUST answer 400 to a request whose Host has an invalid value."""
+    answer = raw_exchange(server, b"GET /host HTTP/1.1\r\nHost: " + host.encode() + b"\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+
+
+@pytest.mark.parametrize(
+    "host", ["example.com", "example.com:8080", "[::1]:8080", "127.0.0.1", "xn--bcher-kva.example", "localhost:", "internal_name.svc", ""]
+)
+def test_a_valid_host_is_served(server, host):
+    answer = raw_exchange(server, b"GET /host HTTP/1.1\r\nHost: " + host.encode() + b"\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 "), answer
+    assert answer.endswith(b"\r\n\r\n" + host.encode()), answer
+
+
+def test_an_empty_host_on_an_absolute_form_request_is_served(server):
+    answer = raw_exchange(server, b"GET http://example.com/host HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 "), answer

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from funcwsgi.middleware.http_rules import HttpRulesMiddleware
+from funcwsgi.middleware.http_rules import HttpRulesMiddleware, valid_host
+from funcwsgi.middleware.server_errors import ErrorMiddleware
 
 from ..support.wsgi import StartResponse, drain
 
@@ -55,7 +56,7 @@ def test_head_starts_a_lazy_app_then_stops():
     assert (seen.status, data, steps) == ("200 OK", b"", ["started"])
 
 
-@pytest.mark.parametrize("status", ["204 No Content", "304 Not Modified", "103 Early Hints", "150 Unregistered"])
+@pytest.mark.parametrize("status", ["204 No Content", "304 Not Modified", "204"])
 def test_bodiless_statuses_lose_content_headers_and_body(status):
     def app(environ, start_response):
         start_response(status, [("Content-Type", "text/plain"), ("Content-Length", "3"), ("ETag", "x")])
@@ -96,3 +97,62 @@ def test_a_plain_response_passes_untouched():
         return body
 
     assert HttpRulesMiddleware(app)({"REQUEST_METHOD": "GET"}, StartResponse()) is body
+
+
+@pytest.mark.parametrize("status", ["100 Continue", "101 Switching Protocols", "103 Early Hints", "150 Unregistered", "199", "099 Low"])
+def test_an_interim_status_as_the_answer_is_the_functions_error(status, caplog):
+    """RFC 9110 section 15.2: a 1xx is interim and a final answer must follow; the function gave none: its 500."""
+
+    def app(environ, start_response):
+        start_response(status, [("Upgrade", "websocket"), ("Content-Length", "2")])
+        return [b"hi"]
+
+    start = StartResponse()
+    data = drain(HttpRulesMiddleware(ErrorMiddleware(app))({"REQUEST_METHOD": "GET", "PATH_INFO": "/x"}, start))
+    assert (start.statuses, data) == (["500 Internal Server Error"], b"Internal Server Error")
+    assert "gave the interim status" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "example.com",
+        "example.com:8080",
+        "[::1]:8080",
+        "[::1]",
+        "[fe80::1%25eth0]",
+        "[v1.fe]",
+        "127.0.0.1",
+        "xn--bcher-kva.example",
+        "localhost:",
+        "internal_name.svc",
+        "a~b!$&'()*+;=",
+        "%41b",
+        "",
+    ],
+)
+def test_a_valid_host_is_served(host):
+    assert valid_host(host)
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", "2")])
+        return [b"ok"]
+
+    start = StartResponse()
+    assert drain(HttpRulesMiddleware(app)({"REQUEST_METHOD": "GET", "HTTP_HOST": host}, start)) == b"ok"
+    assert start.status == "200 OK"
+
+
+@pytest.mark.parametrize("host", ["a b", "x/y", "x@y", "x:abc", "x:1:2", "[::1", "::1", "x%zz", "x?y", "x#y", "x\\y", "caf\xe9"])
+def test_a_host_that_is_no_host_is_refused_before_the_function(host):
+    """RFC 9112 section 3.2: a Host with an invalid value is answered 400."""
+    called = []
+
+    def app(environ, start_response):
+        called.append(True)
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    start = StartResponse()
+    data = drain(HttpRulesMiddleware(app)({"REQUEST_METHOD": "GET", "HTTP_HOST": host}, start))
+    assert (start.status, called, data) == ("400 Bad Request", [], b"the request's Host field is not a host and port")

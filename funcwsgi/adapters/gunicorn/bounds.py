@@ -10,13 +10,21 @@ accepts, and these checks refuse:
   past ``limit_request_field_size``, more than ``limit_request_fields``
   fields, or a head past :data:`HEAD_LIMIT` bytes is ``431``;
 - an HTTP/1.1 request without exactly one ``Host``, or with a ``Host`` that
-  is a list (``Host: x, y``): ``400`` (RFC 9112 section 3.2);
+  is a list (``Host: x, y``) or no ``uri-host [":" port]`` (``Host: a b``,
+  ``Host: x@y``, ``Host: x:abc``): ``400`` (RFC 9112 section 3.2);
 - chunked framing on HTTP/1.0 (RFC 9112 section 6.1): ``400``;
 - a trailer field that may not be one (RFC 9110 section 6.5.1): ``400``;
 - a chunk whose size alone is past the body limit (llhttp would wait for
   every byte of ``ffffffffffffffff``): ``413`` at once. httptools does not
   say a chunk's size, so the edge reads the size line llhttp just took
   (:class:`ChunkSizes`); it bounds, it does not frame.
+
+Beside them, two things llhttp reads otherwise than RFC 9112 and RFC 9110
+want: ``Expect: 100-continue`` on an HTTP/1.0 request is ignored (RFC 9110
+section 10.1.1; no ``1xx`` goes to an HTTP/1.0 client, section 15.2), and an
+HTTP/1.0 request whose ``Connection`` says ``close`` closes its connection
+even when it says ``keep-alive`` too (:func:`asks_close`, RFC 9112 section
+9.6; llhttp lets keep-alive win).
 
 The HTTP/2 connection preface (RFC 9113 section 3.4) surfaces in llhttp as a
 generic error: the edge looks for it before llhttp sees a byte.
@@ -27,6 +35,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from funcwsgi.adapters.specs import HEAD_LIMIT
+from funcwsgi.middleware.http_rules import INVALID_HOST, valid_host_bytes
 from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_FRAMING, MALFORMED_REQUEST, MISSING_HOST, UNKNOWN_CODING, URI_TOO_LONG, Reply, body_too_large
 
 #: What an HTTP/2 connection opens with when the client knows the server speaks it.
@@ -104,6 +113,10 @@ def target_refused(limits: Limits, size: int) -> Refused:
 
 #: The byte a Host that is a list holds, looked for as its int (calls.PERCENT says why).
 COMMA = ord(",")
+#: Host values framing() found valid, as clients send them: a request with one of these and no other field framing()
+#: reads has nothing to check again (http1.py). Bounded: values past the limit are checked each time.
+GOOD_HOSTS: set[bytes] = set()
+GOOD_HOSTS_LIMIT = 1024
 #: What framing() finds in a request without a body and without Expect (most): made once.
 NO_BODY = (0, False, False)
 #: The fields framing() reads: a request whose only one is a Host that is not a list has nothing else to check.
@@ -119,8 +132,13 @@ def framing(version: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, bool
     for name, value in headers:
         if name == b"host":
             hosts += 1
-            if COMMA in value:  # as an int: `b"," in value` formats and clears a TypeError first, every request
-                raise Refused(BAD_HOST)
+            if value not in GOOD_HOSTS:
+                if COMMA in value:  # as an int: `b"," in value` formats and clears a TypeError first, every request
+                    raise Refused(BAD_HOST)
+                if valid_host_bytes(value) is None:
+                    raise Refused(INVALID_HOST)
+                if len(GOOD_HOSTS) < GOOD_HOSTS_LIMIT:
+                    GOOD_HOSTS.add(value)
         elif name == b"content-length":
             length = int(value)  # llhttp allows one, of digits only
         elif name == b"transfer-encoding":
@@ -130,11 +148,22 @@ def framing(version: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, bool
             if len(codings) > 1:
                 raise Refused(UNKNOWN_CODING)  # a coding before chunked: not supported (section 6.1)
             chunked = True
-        elif name == b"expect" and value.lower() == b"100-continue":
-            expect = True
+        elif name == b"expect" and version == "1.1" and value.lower() == b"100-continue":
+            expect = True  # ignored on HTTP/1.0 (RFC 9110 section 10.1.1): no 1xx goes to an HTTP/1.0 client
     if hosts > 1 or (hosts == 0 and version == "1.1"):
         raise Refused(BAD_HOST)
     return (length, chunked, expect) if length or chunked or expect else NO_BODY
+
+
+def asks_close(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's ``Connection`` fields hold the ``close`` option (RFC 9112 section 9.6: then it closes).
+
+    Asked of HTTP/1.0 requests that llhttp would keep alive only: llhttp lets ``keep-alive`` win over ``close``.
+    """
+    for name, value in headers:
+        if name == b"connection" and b"close" in [option.strip(b" \t") for option in value.lower().split(b",")]:
+            return True
+    return False
 
 
 def check_trailer(name: bytes) -> None:

@@ -22,17 +22,18 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from itertools import starmap
-from operator import add
+from operator import add, itemgetter
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
 from funcwsgi.environ import CONFIG_KEY, HEADER_KEYS, header_key
-from funcwsgi.middleware.http_rules import answer_fields
+from funcwsgi.middleware.http_rules import answer_fields, interim_answer
 from funcwsgi.replies import BODILESS_CODES, BUSY, STATUS_LINES
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
@@ -65,6 +66,9 @@ STATUS_LINES_MADE = frozenset(STATUS_LINES.values())
 CHECKED_FIELDS: set[tuple[str, str]] = set()
 CHECKED_FIELDS_LIMIT = 1024
 _all_checked = CHECKED_FIELDS.issuperset
+#: A head's field names joined by ":" (:func:`check_head`), each a token (RFC 9110 section 5.1), checked in one match.
+_token_names = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+(?::[-!#$%&'*+.^_`|~0-9A-Za-z]+)*").fullmatch
+_names = itemgetter(0)
 
 #: Every call's SERVER_PROTOCOL by its HTTP version, made once.
 PROTOCOLS = {"1.0": "HTTP/1.0", "1.1": "HTTP/1.1", "2": "HTTP/2"}
@@ -176,7 +180,7 @@ class ExchangeCall:
                     raise exc_info[1].with_traceback(exc_info[2])
             finally:
                 exc_info = None
-        check_head(status, headers, self.also)
+        status = check_head(status, headers, self.also)
         if self.also is not None:
             headers.append(self.also)  # to the list given, as a layer's start_response appends to it
         if status[:3] in BODILESS_CODES:  # the rules' own case (answer_fields): most answers need no call for them
@@ -472,15 +476,18 @@ def address_fields(server: tuple[str, int] | None, peer: tuple[str, int] | None)
     return fields
 
 
-def check_head(status: str, headers: Headers, also: tuple[str, str] | None = None) -> None:
+def check_head(status: str, headers: Headers, also: tuple[str, str] | None = None) -> str:
     """What PEP 3333 and RFC 9110 require of a response head, checked on the call's thread: raised to the stack (its 500).
 
-    The status too, as the loop reads it (three digits, then a space or nothing): a status the loop
-    could not write would cost the connection instead of answering 500. The head's text is checked
-    at once, in C (its fields joined), rather than field by field. Every answer passes here, and most
-    repeat a status the runtime makes and fields seen before (the text type, the same lengths): those
-    pass after a set's lookup each (:data:`CHECKED_FIELDS`; a full check cost about 6,000 instructions).
-    ``also``: one more field, new on every call (the request id's), checked alone.
+    The status too, as the loop writes it: three digits, 200 or more (a ``1xx`` is interim, RFC 9110
+    section 15.2), then a space and a reason or nothing; the status line is returned as it goes out
+    (``"204"`` as ``"204 "``: RFC 9112 section 4 keeps the space before an empty reason). A status the
+    loop could not write would cost the connection instead of answering 500. Each field's name is a
+    token (RFC 9110 section 5.1), a ``Content-Length`` is ``1*DIGIT`` and several agree (section 8.6).
+    The head's text is checked at once, in C (its fields joined), rather than field by field. Every answer
+    passes here, and most repeat a status the runtime makes and fields seen before (the text type, the
+    same lengths): those pass after a set's lookup each (:data:`CHECKED_FIELDS`; a full check cost
+    about 6,000 instructions). ``also``: one more field, new on every call (the request id's), checked alone.
     """
     if also is not None:
         text = also[0] + also[1]
@@ -488,22 +495,45 @@ def check_head(status: str, headers: Headers, also: tuple[str, str] | None = Non
             check_fields(text, [also])  # raises for what is wrong with it
     try:
         if status in STATUS_LINES_MADE and _all_checked(headers):
-            return
+            return status
     except TypeError:  # a field that is no tuple (a list, say): checked below
         pass
     try:  # each field a (name, value) pair of str, as the loop unpacks them, joined in C
         text = status + "".join(starmap(add, headers))
     except TypeError:
         raise ValueError("a response field is not a (name, value) pair of str (PEP 3333)") from None
-    if status not in STATUS_LINES_MADE and not (status[:3].isdecimal() and status[3:4] in ("", " ")):
-        raise ValueError(f"the response status {status[:40]!r} is not three digits and a reason phrase (PEP 3333)")
+    if status not in STATUS_LINES_MADE:
+        code = status[:3]
+        if not (code.isdecimal() and code.isascii() and status[3:4] in ("", " ")):
+            raise ValueError(f"the response status {status[:40]!r} is not three digits and a reason phrase (PEP 3333)")
+        if code < "200":
+            raise interim_answer(status)
+        if len(status) == 3:
+            status += " "  # "HTTP/1.1 204 \r\n": the space stays when the reason is empty (RFC 9112 section 4)
     check_fields(text, headers)
+    check_names(headers)
     if len(CHECKED_FIELDS) + len(headers) > CHECKED_FIELDS_LIMIT:
         CHECKED_FIELDS.clear()
     try:
         CHECKED_FIELDS.update(field for field in headers if type(field) is tuple)  # pairs of str, as checked
     except TypeError:  # not kept: an unhashable part
         pass
+    return status
+
+
+def check_names(headers: Headers) -> None:
+    """Each field's name a token (RFC 9110 section 5.1); each ``Content-Length`` ``1*DIGIT``, all of one value (section 8.6)."""
+    names = ":".join(map(_names, headers))
+    if headers and _token_names(names) is None:
+        broken = next(name for name, _ in headers if _token_names(name) is None)
+        raise ValueError(f"the response field name {broken[:40]!r} is not a token (RFC 9110 section 5.1)")
+    if "content-length" in names.lower():
+        lengths = [value for name, value in headers if name.lower() == "content-length"]
+        for value in lengths:
+            if not (value.isdigit() and value.isascii()):
+                raise ValueError(f"the response's Content-Length {value[:40]!r} is not a number of digits (RFC 9110 section 8.6)")
+        if len(lengths) > 1 and len({int(value) for value in lengths}) > 1:
+            raise ValueError(f"the response's Content-Length fields differ: {lengths[:4]!r} (RFC 9110 section 8.6)")
 
 
 def check_fields(text: str, headers: Headers) -> None:

@@ -16,7 +16,15 @@ connection, never a function thread. Around that:
   connection ends);
 - the answer is framed here: its ``Content-Length`` when the body came
   whole, chunked when it is streamed (close-delimited on HTTP/1.0), no
-  body for ``HEAD``, ``1xx``, ``204`` and ``304``;
+  body for ``HEAD``, ``204`` and ``304`` (a ``1xx``, a field name that is
+  no token or a ``Content-Length`` that is no ``1*DIGIT`` never gets here:
+  :func:`~.calls.check_head` made them the function's ``500``). A body
+  longer than the function's own ``Content-Length`` is cut at that length
+  (a warning logged once for the answer), as stock gunicorn does; one
+  shorter closes the connection after it. Two ``Content-Length`` fields
+  that differ make the function's ``500`` here; an ``Upgrade`` field of
+  the function's is dropped (the edge upgrades nothing of its own, and
+  sends no ``Connection: upgrade``: RFC 9110 section 7.8);
 - a client that closes its connection, or its sending side, is gone for
   its calls (``client_connected()`` says so; one still waiting for a thread
   is dropped), and the answer in progress still goes out on a half-closed
@@ -39,10 +47,11 @@ from typing import IO, TYPE_CHECKING
 
 import httptools
 
+from funcwsgi.middleware.server_errors import INTERNAL_ERROR
 from funcwsgi.replies import HEAD_TOO_LARGE, REQUEST_TIMEOUT, Reply
 
 from ..specs import HEAD_LIMIT
-from .bounds import COMMA, FRAMING_NAMES, MALFORMED, NO_BODY, PREFACE, ChunkSizes, Refused, check_trailer, framing, target_refused
+from .bounds import FRAMING_NAMES, GOOD_HOSTS, MALFORMED, NO_BODY, PREFACE, ChunkSizes, Refused, asks_close, check_trailer, framing, target_refused
 from .calls import NO_ADDRESS, address_fields
 from .connections import ACCEPTED, BODY, CALLED, HEAD, HELD, IDLE
 from .dates import DATE
@@ -55,16 +64,17 @@ log = logging.getLogger("funcwsgi")
 
 #: What the fields bounds.framing() reads have shown of a head so far (Http1Connection.framing_seen).
 NO_FRAMING = 0
-ONE_HOST = 1  # one Host, not a list, and nothing else: nothing to read again (most requests)
-FRAMED = 2  # more Hosts, a listed one, the body's framing or Expect: framing() reads the fields
+ONE_HOST = 1  # one Host found valid before (bounds.GOOD_HOSTS), and nothing else: nothing to read again (most requests)
+FRAMED = 2  # more Hosts, a new one, the body's framing or Expect: framing() reads the fields
 #: llhttp's method names as llhttp hands them over, for the common ones.
 METHOD_NAMES = {name.encode(): name for name in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")}
 SLASH = ord("/")
 #: Body bytes kept in memory per request; beyond this the body goes to a temporary file.
 BODY_IN_MEMORY = 256 * 1024
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-#: Response fields the edge writes itself, from what it knows of the connection and the answer.
-OWN_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive"})
+#: Response fields the edge writes itself, from what it knows of the connection and the answer; a function's
+#: Upgrade is dropped with them (meaningless without ``Connection: upgrade``, which only a 101 carries).
+OWN_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive", "upgrade"})
 BODILESS_CODES = frozenset({204, 304})
 BODILESS_STATUSES = frozenset({"204", "304"})
 #: Answer statuses found to have a body (not 1xx, 204 or 304), as functions spell them: one set lookup for most answers.
@@ -89,6 +99,19 @@ def field_kind(name: str) -> int:
     if len(PLAIN_NAMES) < PLAIN_NAMES_LIMIT:
         PLAIN_NAMES.add(name)
     return PLAIN
+
+
+class AnswerRefused(Exception):
+    """The function's answer has a head HTTP does not allow (:meth:`Http1Exchange.head`): its 500 goes out instead."""
+
+
+def overran(exchange: Http1Exchange) -> None:
+    log.warning(
+        "The function wrote more than its Content-Length (%d bytes) on %s %s: the rest was not sent",
+        exchange.length,
+        exchange.method,
+        exchange.target[:200].decode("latin-1"),
+    )
 
 
 def bodied(status: str) -> bool:
@@ -151,9 +174,16 @@ class Http1Exchange(SpooledBody):
         "bodiless",
         "length",
         "sent",
+        "overran",
         "ended",
         "aborted",
     )
+    # Set by head() for the answer: its Content-Length as found or made (None: chunked or close-delimited), ...
+    length: int | None
+    chunked_out: bool
+    bodiless: bool
+    sent: int  # body bytes written, within the length
+    overran: bool  # the function wrote past the length (logged once)
 
     def __init__(self, conn: Http1Connection, method: str, target: bytes, version: str, headers: list[tuple[bytes, bytes]], keep_alive: bool) -> None:
         self.conn = conn
@@ -171,7 +201,7 @@ class Http1Exchange(SpooledBody):
         self.received = 0
         self.continue_wanted = False
         self.head_sent = False
-        # chunked_out, bodiless, length and sent are set by head(), before piece() reads them:
+        # chunked_out, bodiless, length, sent and overran are set by head(), before piece() reads them:
         # whole(), the usual way, ends the answer without them.
         self.ended = False
         self.aborted = False
@@ -208,8 +238,13 @@ class Http1Exchange(SpooledBody):
                 if not self.keep_alive or conn.stopping or conn.client_gone:
                     self.keep_alive = False
                     lines.append("Connection: close\r\n")
-                elif length != len(body):
-                    self.keep_alive = False  # a body that does not say what its length said: the connection cannot go on
+                if length != len(body):
+                    if len(body) > length:  # never more than the length said (RFC 9112 section 6.3): the framing holds
+                        self.length = length
+                        overran(self)
+                        body = body[:length]
+                    else:
+                        self.keep_alive = False  # a body short of its length: the connection cannot go on
                 self.head_sent = self.ended = True
                 lines += ("Date: ", DATE.text, "\r\n\r\n")  # current to the second: DateField.keep()
                 transport.write("".join(lines).encode("latin-1") + body)
@@ -225,7 +260,10 @@ class Http1Exchange(SpooledBody):
         """What goes out for a piece of an answer (the head first, the first time), field by field."""
         parts: list[bytes] = []
         if not self.head_sent:
-            parts.append(self.head(status, headers, chunks, end))
+            try:
+                parts.append(self.head(status, headers, chunks, end))
+            except AnswerRefused as refused:
+                return self.refused_answer(str(refused))
         if not self.bodiless:
             if self.chunked_out:
                 for chunk in chunks:
@@ -234,7 +272,14 @@ class Http1Exchange(SpooledBody):
                 if end:
                     parts.append(b"0\r\n\r\n")
             else:
+                length = self.length
                 for chunk in chunks:
+                    if length is not None and self.sent + len(chunk) > length:
+                        # Never more than the length said (RFC 9112 section 6.3): the rest is dropped, the framing holds.
+                        if not self.overran:
+                            self.overran = True
+                            overran(self)
+                        chunk = chunk[: length - self.sent]
                     self.sent += len(chunk)
                     parts.append(chunk)
         if end:
@@ -243,9 +288,17 @@ class Http1Exchange(SpooledBody):
                 self.keep_alive = False  # the body did not say what its length said: the connection cannot go on
         return b"".join(parts)
 
+    def refused_answer(self, reason: str) -> bytes:
+        """The function's head cannot go out (``reason``): its 500 in its place, and nothing more of the answer."""
+        log.error("The function's answer to %s %s cannot go out: %s; answered 500", self.method, self.target[:200].decode("latin-1"), reason)
+        self.head_sent = False
+        head = self.head(INTERNAL_ERROR.status, list(INTERNAL_ERROR.headers), (INTERNAL_ERROR.body,), True)
+        self.ended = True  # what the call sends later is dropped
+        return head if self.bodiless else head + INTERNAL_ERROR.body
+
     def head(self, status: str, headers: Headers, chunks: Iterable[bytes], end: bool) -> bytes:
         self.head_sent = True
-        self.chunked_out = self.bodiless = False
+        self.chunked_out = self.bodiless = self.overran = False
         self.sent = 0
         conn = self.conn
         code = int(status[:3])
@@ -261,9 +314,14 @@ class Http1Exchange(SpooledBody):
                 continue
             if lower == "content-length":
                 try:
-                    length = int(value)
+                    declared = int(value)  # 1*DIGIT: calls.check_head refused any other
                 except ValueError:
                     continue
+                if length is not None:
+                    if declared != length:
+                        raise AnswerRefused(f"its Content-Length fields differ ({length} and {declared})")
+                    continue  # the same length twice: said once
+                length = declared
             elif lower == "date":
                 dated = True  # the function's own: Date is one field (RFC 9110 section 6.6.1)
             lines += (name, ": ", value, "\r\n")
@@ -385,6 +443,7 @@ class Http1Connection(asyncio.Protocol):
         self.target = b""  # as llhttp hands it over, in one part or more
         self.fields: list[tuple[bytes, bytes]] = []
         self.framing_seen = NO_FRAMING  # what of the fields bounds.framing() reads the head has shown so far
+        self.good_host = b""  # the Host its last request named, found valid (bounds.GOOD_HOSTS)
         # Where the head being read began, so its HTTP version is read from its bytes (on_headers_complete).
         self.feeding = b""  # what llhttp is being fed
         self.fresh_piece = False  # no request ended in it yet: a request that begins in it begins at its first byte
@@ -662,10 +721,11 @@ class Http1Connection(asyncio.Protocol):
         value = value.strip(b" \t")
         fields.append((name, value))
         if name in FRAMING_NAMES:
-            if name == b"host" and self.framing_seen == NO_FRAMING and COMMA not in value:
+            if name == b"host" and self.framing_seen == NO_FRAMING and (value == self.good_host or value in GOOD_HOSTS):
+                self.good_host = value  # its connection's next requests name it again (most): one comparison, no hash
                 self.framing_seen = ONE_HOST
             else:
-                self.framing_seen = FRAMED  # a second Host, a listed one, or the body's framing: framing() reads the fields
+                self.framing_seen = FRAMED  # a second Host, one not seen valid yet, or the body's framing: framing() reads the fields
         bounds = self.bounds
         if size > bounds.field or total > HEAD_LIMIT or len(fields) > bounds.fields:
             raise Refused(HEAD_TOO_LARGE)
@@ -700,7 +760,10 @@ class Http1Connection(asyncio.Protocol):
             method = raw_method.decode()  # llhttp's method names are ASCII: UTF-8, the default, without naming a codec
         if target[0] != SLASH:  # an int, no slice made
             target = self.origin_form(target, method)
-        exchange = (Http1BodyExchange if length or chunked else Http1Exchange)(self, method, target, version, fields, parser.should_keep_alive())
+        keep_alive = parser.should_keep_alive()
+        if keep_alive and version == "1.0" and asks_close(fields):
+            keep_alive = False  # llhttp lets "keep-alive" win over "close" on HTTP/1.0: close wins (RFC 9112 section 9.6)
+        exchange = (Http1BodyExchange if length or chunked else Http1Exchange)(self, method, target, version, fields, keep_alive)
         self.reading = exchange
         if not (length or chunked):
             return  # no body (most requests): nothing more to frame

@@ -17,6 +17,44 @@ def writing_app(environ, start_response):
     return [b"returned"]
 
 
+def raw(status, headers, body):
+    """A WSGI app answering as it is told, whatever HTTP allows: the server's checks are what is tested."""
+
+    def app(environ, start_response):
+        start_response(status, headers)
+        return body
+
+    return app
+
+
+def misframed(req):
+    """Answers HTTP does not allow, by path (tests/adapters/gunicorn/test_answers.py, tests/adapters/test_http_rules.py)."""
+    path = req.path
+    if path == "/interim":  # a 1xx as the function's answer
+        return "interim body", int(req.args.get("code", "100"))
+    if path == "/interim-wsgi":
+        return raw(req.args.get("status", "100 Continue"), [], [b""])
+    if path == "/longer-than-length":
+        return raw("200 OK", [("Content-Length", "3")], [b"helloEXTRA"])
+    if path == "/longer-than-length-streamed":
+        return raw("200 OK", [("Content-Length", "3")], iter([b"aaa", b"bbbSMUGGLED"]))
+    if path == "/longer-than-length-pieces":
+        return raw("200 OK", [("Content-Length", "5")], iter([b"aa", b"bb", b"cSMUGGLED", b"MORE"]))
+    if path == "/shorter-than-length":
+        return raw("200 OK", [("Content-Length", "10")], [b"abc"])
+    if path == "/length":
+        return raw("200 OK", [("Content-Length", value) for value in req.args.getlist("v")], [b"abc"])
+    if path == "/name":
+        return raw("200 OK", [(req.args["n"], "v"), ("Content-Length", "3")], [b"abc"])
+    if path == "/status":
+        return raw(req.args["s"], [("Content-Length", "3")], [b"abc"])
+    if path == "/upgrade":
+        return raw("200 OK", [("Upgrade", "websocket"), ("Content-Length", "3")], [b"abc"])
+    if path == "/host":
+        return req.environ.get("HTTP_HOST", "")
+    return None
+
+
 def main(req, res):
     return answer(req)
 
@@ -24,6 +62,9 @@ def main(req, res):
 def answer(req):
     """What each path answers; handler_async.py answers the same from an ``async def main``."""
     path = req.path
+    odd = misframed(req)
+    if odd is not None:
+        return odd
     if path == "/generator":
         return (chunk for chunk in ("streamed ", "body"))
     if path == "/iterator":
