@@ -229,6 +229,7 @@ export class Runtime {
     const connections = this.connections;
     const malformed = framingProblem(incoming);
     if (malformed !== null) return void refuse(outgoing, malformed);
+    if (incoming.httpVersion === '1.0' && outgoing.shouldKeepAlive && asksClose(incoming.headers.connection)) outgoing.shouldKeepAlive = false;
     const headers = incoming.headers;
     let requestId = headers['x-request-id'];
     if (requestId === undefined || !usableRequestId(requestId)) requestId = newRequestId();
@@ -481,6 +482,27 @@ const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
 const BAD_REQUEST_TEXT = 'the request is malformed';
 const BAD_FRAMING_TEXT = "the request's Content-Length or Transfer-Encoding is malformed";
 const BAD_HOST_TEXT = 'an HTTP/1.1 request needs exactly one Host field';
+const INVALID_HOST_TEXT = "the request's Host field is not a host and port";
+/**
+ * A Host field's value (RFC 9112 section 3.2: uri-host [":" port], RFC 3986 section 3.2.2), as funcwsgi's
+ * http layer has it (funcwsgi/middleware/http_rules.py HOST_PATTERN): an IP-literal or a reg-name, then digits.
+ */
+const HOST = /^(?:\[(?:[0-9A-Fa-f:.]+(?:%25(?:[-A-Za-z0-9._~]|%[0-9A-Fa-f]{2})+)?|[vV][0-9A-Fa-f]+\.[-A-Za-z0-9._~!$&'()*+,;=:]+)\]|(?:[-A-Za-z0-9._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
+/** Host values found valid (a few per service): the usual call looks in a set, not the pattern. Bounded: clients choose them. */
+const GOOD_HOSTS = new Set();
+const GOOD_HOSTS_LIMIT = 1024;
+
+function invalidHost(host) {
+  if (GOOD_HOSTS.has(host)) return false;
+  if (!HOST.test(host)) return true;
+  if (GOOD_HOSTS.size < GOOD_HOSTS_LIMIT) GOOD_HOSTS.add(host);
+  return false;
+}
+
+/** Whether an HTTP/1.0 request's Connection field holds `close` (RFC 9112 section 9.6: close wins; node:http lets keep-alive win). */
+function asksClose(connection) {
+  return connection !== undefined && connection.toLowerCase().split(',').some((option) => option.trim() === 'close');
+}
 
 /**
  * What is wrong with a request node:http's parser accepted but RFC 9112 refuses, or null; an absolute-form target
@@ -510,6 +532,8 @@ export function framingProblem(incoming) {
     }
     if (hosts !== 1) return BAD_HOST_TEXT;
   }
+  const host = incoming.headers.host;
+  if (host !== undefined && invalidHost(host)) return INVALID_HOST_TEXT;
   return null;
 }
 

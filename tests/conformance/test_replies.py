@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+
+import pytest
+
 from .kit import INTERNAL_ERROR, TIMEOUT_BODY
 
 TEXT = "text/plain;charset=utf-8"
@@ -51,3 +55,27 @@ def test_a_500_to_head_keeps_its_length_without_the_body(runtime):
     head = runtime.request("HEAD", "/raise")
     assert head.status_code == 500 and head.content == b""
     assert head.headers["Content-Length"] == str(len(INTERNAL_ERROR))
+
+
+def _exchange(runtime, request: bytes) -> bytes:
+    """What the runtime sends back for raw ``request`` bytes, up to its closing the connection."""
+    with socket.create_connection(("127.0.0.1", runtime.process.port), timeout=5) as client:
+        client.sendall(request)
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize("host", [b"a b", b"x/y", b"x@y", b"x:abc"])
+def test_400_for_a_host_that_is_no_host(runtime, host):
+    """RFC 9112 section 3.2: a server MUST answer 400 to a request whose Host has an invalid value."""
+    answer = _exchange(runtime, b"GET /hello HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert answer.endswith(b"the request's Host field is not a host and port"), answer[-200:]
+
+
+def test_close_wins_over_keep_alive_on_http_1_0(runtime):
+    """RFC 9112 section 9.6: a request whose Connection holds close is the connection's last, keep-alive beside it or not."""
+    answer = _exchange(runtime, b"GET /hello HTTP/1.0\r\nConnection: close, keep-alive\r\n\r\nGET /hello HTTP/1.0\r\n\r\n")
+    assert answer.count(b"HTTP/1.") == 1, answer[:400]
