@@ -83,18 +83,71 @@ def without_content_headers(headers: list[tuple[str, str]]) -> list[tuple[str, s
     return [(name, value) for name, value in headers if name.lower() not in CONTENT_HEADERS]
 
 
+#: Fields of the connection, not of the answer (RFC 9110 section 7.6.1): the server frames the answer and keeps the
+#: connection, so a function's own are dropped, as the edge drops them. Left in, granian closed the connection
+#: unanswered on a function's Transfer-Encoding, and waitress answered 500.
+CONNECTION_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive", "upgrade"})
+# What an answer's field is to the rules, by its name as functions spell it (_field_kind).
+_PLAIN, _LENGTH, _CONNECTION = 0, 1, 2
+_KINDS: dict[str, int] = {}
+_KINDS_LIMIT = 1024
+
+
+def _field_kind(name: str) -> int:
+    kind = _KINDS.get(name)
+    if kind is None:
+        lower = name.lower()
+        kind = _LENGTH if lower == "content-length" else _CONNECTION if lower in CONNECTION_FIELDS else _PLAIN
+        if len(_KINDS) < _KINDS_LIMIT:  # names are the function's choice: bounded
+            _KINDS[name] = kind
+    return kind
+
+
+def bad_length(value: str) -> ValueError:
+    """What an answer whose Content-Length is not one length of digits raises (RFC 9110 section 8.6: ``1*DIGIT``)."""
+    return ValueError(f"the function's Content-Length {value[:40]!r} is not a length: expected digits, the same in every Content-Length field")
+
+
 def answer_fields(status: str, headers: list[tuple[str, str]], head: bool) -> tuple[list[tuple[str, str]], bool]:
     """The fields a response goes out with, and whether it goes without a body (``head``: the request was ``HEAD``).
 
     The one place the rules are applied: this layer, and the servers that keep them themselves (the edge, the ASGI side).
-    A status below ``200`` raises :func:`interim_answer`: the function's error, which the errors layer answers ``500``.
+    A status below ``200`` raises :func:`interim_answer`, a Content-Length that is not digits (or differs from another)
+    :func:`bad_length`: the function's errors, which the errors layer answers ``500``. The function's connection fields
+    are dropped.
     """
     code = status[:3]
     if code < "200":
         raise interim_answer(status)
     if code in BODILESS_CODES:  # bodiless(status), inlined: every answer passes here
         return without_content_headers(headers), True
+    length = None
+    dropped = False  # a connection field, or a Content-Length said twice
+    for name, value in headers:
+        kind = _field_kind(name)
+        if kind == _LENGTH:
+            if not (value.isascii() and value.isdigit()) or (length is not None and value != length):
+                raise bad_length(value)
+            dropped = dropped or length is not None
+            length = value
+        elif kind == _CONNECTION:
+            dropped = True
+    if dropped:
+        return _own_fields_only(headers), head
     return headers, head
+
+
+def _own_fields_only(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``headers`` without connection fields, and with one Content-Length of the same ones."""
+    kept = []
+    length_kept = False
+    for name, value in headers:
+        kind = _field_kind(name)
+        if kind == _CONNECTION or (kind == _LENGTH and length_kept):
+            continue
+        length_kept = length_kept or kind == _LENGTH
+        kept.append((name, value))
+    return kept
 
 
 class HttpRulesMiddleware:

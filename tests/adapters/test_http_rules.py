@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import urllib.parse
 
 import pytest
 
@@ -139,3 +140,21 @@ def test_a_valid_host_is_served(server, host):
 def test_an_empty_host_on_an_absolute_form_request_is_served(server):
     answer = raw_exchange(server, b"GET http://example.com/host HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 "), answer
+
+
+def test_a_functions_connection_fields_give_way_to_the_servers_framing(server):
+    """RFC 9110 section 7.6.1: framing and the connection are the server's. A function's Transfer-Encoding used to
+    make granian close the connection unanswered, and waitress answer 500; every server now answers, framed its way."""
+    [(status, headers, body), (after, _, after_body)] = exchange(server, ("GET", "/connection-fields"), ("GET", "/plain"))
+    assert (status, body) == (200, b"abc")
+    assert "keep-alive" not in headers and headers.get("transfer-encoding") != "chunked" or headers.get("content-length") is None
+    assert (after, after_body) == (200, b"plain")
+
+
+@pytest.mark.parametrize("values", [["-1"], ["+3"], [" 3"], ["0_3"], ["\uff13"], ["3", "4"]], ids=["minus", "plus", "blank", "underscore", "fullwidth", "differing"])
+def test_a_content_length_that_is_no_length_is_the_functions_error(server, values):
+    """RFC 9110 section 8.6: Content-Length = 1*DIGIT, one value. Python's int() takes the first four."""
+    query = urllib.parse.urlencode([("v", value) for value in values])
+    [(status, _, body), (after, _, after_body)] = exchange(server, ("GET", f"/length?{query}"), ("GET", "/plain"))
+    assert (status, body) == (500, b"Internal Server Error")
+    assert (after, after_body) == (200, b"plain")

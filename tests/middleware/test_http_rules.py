@@ -156,3 +156,12 @@ def test_a_host_that_is_no_host_is_refused_before_the_function(host):
     start = StartResponse()
     data = drain(HttpRulesMiddleware(app)({"REQUEST_METHOD": "GET", "HTTP_HOST": host}, start))
     assert (start.status, called, data) == ("400 Bad Request", [], b"the request's Host field is not a host and port")
+
+
+def test_the_functions_connection_fields_are_dropped_and_a_length_said_twice_goes_once():
+    def app(environ, start_response):
+        start_response("200 OK", [("Transfer-Encoding", "chunked"), ("content-length", "2"), ("Connection", "close"), ("Content-Length", "2"), ("X-A", "1")])
+        return [b"hi"]
+
+    seen, data = run(app)
+    assert (seen.headers, data) == ([("content-length", "2"), ("X-A", "1")], b"hi")

@@ -48,6 +48,8 @@ def misframed(req):
         return raw("200 OK", [(req.args["n"], "v"), ("Content-Length", "3")], [b"abc"])
     if path == "/status":
         return raw(req.args["s"], [("Content-Length", "3")], [b"abc"])
+    if path == "/connection-fields":  # framing that is the server's to do
+        return raw("200 OK", [("Transfer-Encoding", "chunked"), ("Connection", "keep-alive"), ("Keep-Alive", "timeout=5"), ("Content-Length", "3")], [b"abc"])
     if path == "/upgrade":
         return raw("200 OK", [("Upgrade", "websocket"), ("Content-Length", "3")], [b"abc"])
     if path == "/host":
