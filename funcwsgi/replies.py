@@ -152,6 +152,9 @@ HEAD_TOO_LARGE = Reply(431, "the request head is too large")
 MALFORMED_REQUEST = Reply(400, "the request is malformed")
 MALFORMED_FRAMING = Reply(400, "the request's Content-Length or Transfer-Encoding is malformed")
 MISSING_HOST = Reply(400, "an HTTP/1.1 request needs exactly one Host field")
+#: RFC 9112 section 3.2: a Host whose value is no ``uri-host [":" port]``. The edge closes the connection after it;
+#: the http layer leaves that to the server (an app may not send a connection field): the answer is framed either way.
+INVALID_HOST = Reply(400, "the request's Host field is not a host and port")
 #: A chunked body a server refuses before a thread reads it.
 MALFORMED_CHUNKS = Reply(400, "the chunked request body is malformed")
 #: A chunked body the body-limit layer found malformed while the function read it.

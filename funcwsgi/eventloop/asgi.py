@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from ..environ import ASGI_RECEIVE_KEY, ASGI_SCOPE_KEY, CONFIG_KEY, HEADER_KEYS, header_key
-from ..middleware.http_rules import INVALID_HOST, HttpRulesMiddleware, answer_fields, refused_host
-from ..replies import BUSY, Reply
+from ..middleware.http_rules import HttpRulesMiddleware, answer_fields, refused_host
+from ..replies import BUSY, INVALID_HOST, Reply
 from ..serving import SERVER_CALL_KEY, TASK, Lent, run_after_response
 from .bridge import run_bridged, wait_for
 from .gate import LoopGate

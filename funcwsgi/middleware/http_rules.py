@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..replies import BODILESS_CODES, Reply
+from ..replies import BODILESS_CODES, INVALID_HOST
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -45,9 +45,6 @@ HOST_PATTERN = (
 _valid_host = re.compile(HOST_PATTERN).fullmatch
 #: The same, for a value as the edge reads it (bytes).
 valid_host_bytes = re.compile(HOST_PATTERN.encode("ascii")).fullmatch
-#: The answer to a request whose Host is not a host (RFC 9112 section 3.2). The edge closes the connection after it;
-#: here it is left to the server (waitress refuses a hop-by-hop field from an app): the answer is framed.
-INVALID_HOST = Reply(400, "the request's Host field is not a host and port")
 
 
 def valid_host(value: str) -> bool:
@@ -84,8 +81,8 @@ def without_content_headers(headers: list[tuple[str, str]]) -> list[tuple[str, s
 
 
 #: Fields of the connection, not of the answer (RFC 9110 section 7.6.1): the server frames the answer and keeps the
-#: connection, so a function's own are dropped, as the edge drops them. Left in, granian closed the connection
-#: unanswered on a function's Transfer-Encoding, and waitress answered 500.
+#: connection, so a function's own are dropped, as the edge drops them. Left in, one server closed the connection
+#: unanswered on a function's Transfer-Encoding and another answered 500 (tests/adapters/test_http_rules.py).
 CONNECTION_FIELDS = frozenset({"connection", "transfer-encoding", "keep-alive", "upgrade"})
 # What an answer's field is to the rules, by its name as functions spell it (_field_kind).
 _PLAIN, _LENGTH, _CONNECTION = 0, 1, 2

@@ -35,8 +35,18 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from funcwsgi.adapters.specs import HEAD_LIMIT
-from funcwsgi.middleware.http_rules import INVALID_HOST, valid_host_bytes
-from funcwsgi.replies import HEAD_TOO_LARGE, MALFORMED_FRAMING, MALFORMED_REQUEST, MISSING_HOST, UNKNOWN_CODING, URI_TOO_LONG, Reply, body_too_large
+from funcwsgi.middleware.http_rules import valid_host_bytes
+from funcwsgi.replies import (
+    HEAD_TOO_LARGE,
+    INVALID_HOST,
+    MALFORMED_FRAMING,
+    MALFORMED_REQUEST,
+    MISSING_HOST,
+    UNKNOWN_CODING,
+    URI_TOO_LONG,
+    Reply,
+    body_too_large,
+)
 
 #: What an HTTP/2 connection opens with when the client knows the server speaks it.
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
