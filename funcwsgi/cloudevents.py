@@ -179,9 +179,13 @@ def time_string(value: datetime) -> str:
 
 def _checked(attributes: dict[str, Any], error: type[ValueError]) -> dict[str, Any]:
     """The attributes, if the specification allows them; ``time`` as its RFC 3339 string."""
-    bad = [name for name in ("id", "source", "type", "specversion") if not isinstance(attributes.get(name), str) or not attributes[name]]
-    if bad:
-        raise error(f"missing or empty CloudEvent attribute(s): {', '.join(bad)}")
+    required = ("id", "source", "type", "specversion")
+    missing = [name for name in required if attributes.get(name) is None or attributes[name] == ""]
+    if missing:
+        raise error(f"missing or empty CloudEvent attribute(s): {', '.join(missing)}")
+    typed = [f"{name} ({attributes[name].__class__.__name__} {attributes[name]!r})" for name in required if not isinstance(attributes[name], str)]
+    if typed:
+        raise error(f"invalid CloudEvent attribute(s) {', '.join(typed)}: expected strings")
     if attributes["specversion"] not in SPEC_VERSIONS:
         raise error(f"invalid CloudEvent: specversion must be one of {', '.join(SPEC_VERSIONS)}")
     names = [name for name in attributes if name == "data" or not _NAME.match(name)]

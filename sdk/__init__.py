@@ -166,6 +166,8 @@ def emit_cloud_event(type: str, source: str, data: Any, optional_attributes: Map
 
     attributes: dict[str, Any] = {"type": type, "source": source}
     if optional_attributes:
+        if not isinstance(optional_attributes, Mapping):
+            raise TypeError(f"optional_attributes must be a mapping of attribute names to values, not {optional_attributes.__class__.__name__}")
         attributes.update(optional_attributes)
     publish_cloud_event(make_event(attributes, data))
 

@@ -50,8 +50,9 @@ def read_secret(name: str, folders: Sequence[str] | None = None) -> str:
         with _lock:
             _cache[path] = (key, text)
         return text
-    where = ", ".join(searched) if searched else "no folder (HANDLER_SECRETS_PATH is empty)"
-    raise SecretNotFound(f"secret {name!r} not found: no file {name!r} in {where} (HANDLER_SECRETS_PATH)")
+    if not searched:
+        raise SecretNotFound(f"secret {name!r} not found: HANDLER_SECRETS_PATH is empty, so no folder is searched")
+    raise SecretNotFound(f"secret {name!r} not found: no file {name!r} in {', '.join(searched)} (HANDLER_SECRETS_PATH)")
 
 
 def _read(path: str, name: str) -> str:

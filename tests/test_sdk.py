@@ -211,3 +211,24 @@ def test_a_publish_that_cannot_connect_gives_up_at_its_timeout(unresponsive_prox
     with pytest.raises(TimeoutError):
         post(unresponsive_proxy[0], b"{}", {}, 0.5, None)
     assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param((5, "/s", 1), "invalid CloudEvent attribute(s) type (int 5): expected strings", id="type-not-a-string"),
+        pytest.param(("", "/s", 1), "missing or empty CloudEvent attribute(s): type", id="type-empty"),
+        pytest.param(("t", "/s", 1, 5), "optional_attributes must be a mapping of attribute names to values, not int", id="attributes-not-a-mapping"),
+    ],
+)
+def test_a_bad_argument_to_emit_says_which_and_why(arguments, message):
+    with pytest.raises((ValueError, TypeError)) as caught:
+        sdk.emit_cloud_event(*arguments)
+    assert str(caught.value) == message
+
+
+def test_an_empty_secrets_path_says_so_once(monkeypatch):
+    monkeypatch.setenv("HANDLER_SECRETS_PATH", "")
+    with pytest.raises(sdk.SecretNotFound) as caught:
+        sdk.secret("token")
+    assert str(caught.value) == "secret 'token' not found: HANDLER_SECRETS_PATH is empty, so no folder is searched"
