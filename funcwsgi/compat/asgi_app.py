@@ -55,6 +55,7 @@ from ..middleware.cancellation import client_left
 from ..replies import status_line
 from ..request import read_body
 from ..timeouts.cancelling import wait_until_deadline
+from .wsgi_text import utf8
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -100,7 +101,7 @@ def scope_of(environ: dict[str, Any]) -> dict[str, Any]:
         "http_version": environ.get("SERVER_PROTOCOL", "HTTP/1.1").partition("/")[2] or "1.1",
         "method": environ.get("REQUEST_METHOD", "GET"),
         "scheme": environ.get("wsgi.url_scheme", "http"),
-        "path": path.encode("latin-1").decode("utf-8", "replace"),
+        "path": utf8(path),
         "raw_path": str(raw).partition("?")[0].encode("latin-1") if raw else quote(path, safe="/:@!$&'()*+,;=").encode("latin-1"),
         "query_string": environ.get("QUERY_STRING", "").encode("latin-1"),
         "root_path": environ.get("SCRIPT_NAME", ""),

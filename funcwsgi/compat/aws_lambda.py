@@ -32,6 +32,7 @@ from ..replies import BODILESS, Reply, status_line
 from ..request import read_body
 from .signals import SAM_TEMPLATE_NAMES as TEMPLATE_NAMES
 from .sources import project_root
+from .wsgi_text import utf8
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -283,7 +284,7 @@ def invoker(loaded: LoadedFunction, config: Config, function: Callable[..., Any]
 
     def call(environ: dict[str, Any]) -> tuple[Any, None]:
         method = environ.get("REQUEST_METHOD", "GET")
-        path = environ.get("PATH_INFO", "") or "/"
+        path = utf8(environ.get("PATH_INFO", "") or "/")
         route, parameters = match_route(settings.routes, method, path)
         if route is None and settings.routes:
             return not_found, None
@@ -328,14 +329,17 @@ def match_route(routes: Iterable[Route], method: str, path: str) -> tuple[Route 
 
 
 def _header_pairs(environ: dict[str, Any]) -> list[tuple[str, str]]:
-    """The request's headers as (Name-As-Sent-Case, value); the WSGI environ keeps no original case."""
+    """The request's headers as (Name-As-Sent-Case, value), values as the UTF-8 text the gateway gives.
+
+    The WSGI environ keeps no original case.
+    """
     pairs: list[tuple[str, str]] = []
     for key, value in environ.items():
         if key.startswith("HTTP_"):
-            pairs.append((key[5:].replace("_", "-").title(), value))
+            pairs.append((key[5:].replace("_", "-").title(), utf8(value)))
     for key, name in (("CONTENT_TYPE", "Content-Type"), ("CONTENT_LENGTH", "Content-Length")):
         if environ.get(key):
-            pairs.append((name, environ[key]))
+            pairs.append((name, utf8(environ[key])))
     return pairs
 
 
@@ -361,7 +365,7 @@ def event_v2(environ: dict[str, Any], route: Route | None, parameters: dict[str,
             cookies.extend(part.strip() for part in value.split(";") if part.strip())
             continue
         headers[lower] = f"{headers[lower]},{value}" if lower in headers else value
-    raw_query = environ.get("QUERY_STRING", "")
+    raw_query = utf8(environ.get("QUERY_STRING", ""))
     query: dict[str, str] = {}
     for key, value in parse_qsl(raw_query, keep_blank_values=True):
         query[key] = f"{query[key]},{value}" if key in query else value
@@ -369,7 +373,8 @@ def event_v2(environ: dict[str, Any], route: Route | None, parameters: dict[str,
     content_type = headers.get("content-type", "")
     body, encoded = _encoded_body(data, not _TEXTUAL.fullmatch(content_type) if content_type else _is_binary(data))
     method = environ.get("REQUEST_METHOD", "GET")
-    path = environ.get("PATH_INFO", "") or "/"
+    # HTTP APIs give rawPath percent-decoded (function URLs keep the encoding): see docs/migration-aws-lambda.md.
+    path = utf8(environ.get("PATH_INFO", "") or "/")
     route_key = f"{route.method} {route.path}" if route is not None else "$default"
     now = time.time()
     host = headers.get("host", "localhost")
@@ -424,14 +429,14 @@ def event_v1(environ: dict[str, Any], route: Route | None, parameters: dict[str,
     for name, value in _header_pairs(environ):
         multi_headers.setdefault(name, []).append(value)
     multi_query: dict[str, list[str]] = {}
-    for key, value in parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True):
+    for key, value in parse_qsl(utf8(environ.get("QUERY_STRING", "")), keep_blank_values=True):
         multi_query.setdefault(key, []).append(value)
     data = read_body(environ)
     content_type = (environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
     binary = any(_media_type_matches(kind, content_type) for kind in settings.binary_media_types)
     body, encoded = _encoded_body(data, binary)
     method = environ.get("REQUEST_METHOD", "GET")
-    path = environ.get("PATH_INFO", "") or "/"
+    path = utf8(environ.get("PATH_INFO", "") or "/")
     if route is None:
         resource, parameters = "/{proxy+}", {"proxy": path.lstrip("/")}
     else:
@@ -460,8 +465,8 @@ def event_v1(environ: dict[str, Any], route: Route | None, parameters: dict[str,
             "requestId": request_id,
             "requestTime": _request_time(now),
             "requestTimeEpoch": int(now * 1000),
-            "identity": {"sourceIp": environ.get("REMOTE_ADDR", ""), "userAgent": environ.get("HTTP_USER_AGENT", "")},
-            "domainName": environ.get("HTTP_HOST", "localhost"),
+            "identity": {"sourceIp": environ.get("REMOTE_ADDR", ""), "userAgent": utf8(environ.get("HTTP_USER_AGENT", ""))},
+            "domainName": utf8(environ.get("HTTP_HOST", "localhost")),
         },
         "body": body,
         "isBase64Encoded": encoded,
@@ -480,14 +485,69 @@ class MalformedResponse(ValueError):
     """A handler's result the gateway cannot turn into a response (it answers 502)."""
 
 
+#: A header name as HTTP allows it (RFC 9110's token).
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: What a header value may not hold: the characters that end or split a header line.
+_LINE_BREAKING = re.compile(r"[\r\n\x00]")
+
+
 def _status(value: Any) -> int:
+    if isinstance(value, bool):
+        raise MalformedResponse(f"statusCode {value!r} is not an integer")
     try:
         code = int(value)
     except (TypeError, ValueError):
         raise MalformedResponse(f"statusCode {value!r} is not an integer") from None
-    if not 100 <= code <= 599:
-        raise MalformedResponse(f"statusCode {code} is not an HTTP status")
+    # 1xx are interim answers, never a response's final status.
+    if not 200 <= code <= 599:
+        raise MalformedResponse(f"statusCode {code} is not a final HTTP status (200-599)")
     return code
+
+
+def _text(value: Any, what: str) -> str | None:
+    """A marshalled header or cookie value as the gateway reads it: text, a number or true/false as its JSON; null is none.
+
+    Objects and arrays, characters outside Latin-1 and CR, LF or NUL make the response malformed.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, (bool, int, float)):
+        text = json.dumps(value)
+    else:
+        raise MalformedResponse(f"{what} is a {type(value).__name__}, not a string")
+    if _LINE_BREAKING.search(text):
+        raise MalformedResponse(f"{what} holds CR, LF or NUL")
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        raise MalformedResponse(f"{what} {text!r} has characters outside Latin-1") from None
+    return text
+
+
+def _name(name: str, what: str) -> str:
+    if not _TOKEN.fullmatch(name):
+        raise MalformedResponse(f"{what} name {name!r} is not an HTTP header name")
+    return name
+
+
+def _mapping(result: dict[str, Any], key: str) -> dict[str, Any]:
+    value = result.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise MalformedResponse(f"{key} is a {type(value).__name__}, not an object")
+    return value
+
+
+def _headers(result: dict[str, Any]) -> list[tuple[str, str]]:
+    headers: list[tuple[str, str]] = []
+    for name, value in _mapping(result, "headers").items():
+        text = _text(value, f"header {name!r}")
+        if text is not None:
+            headers.append((_name(name, "header"), text))
+    return headers
 
 
 def _response_body(result: dict[str, Any]) -> bytes:
@@ -495,12 +555,17 @@ def _response_body(result: dict[str, Any]) -> bytes:
     if body is None:
         return b""
     text = body if isinstance(body, str) else json.dumps(body)
-    if result.get("isBase64Encoded"):
+    if result.get("isBase64Encoded") is True:  # a JSON true only: "false" is not false's opposite
         try:
             return base64.b64decode(text, validate=True)
         except ValueError:
             raise MalformedResponse("isBase64Encoded is true but the body is not base64") from None
     return text.encode()
+
+
+def marshalled(result: Any) -> Any:
+    """``result`` as the gateway receives it: what the runtime's JSON holds (raises :class:`UnencodableResult`)."""
+    return json.loads(result_json(result))
 
 
 class Answer:
@@ -559,8 +624,15 @@ def response_v2(result: Any, ensure_ascii: bool = True) -> Answer:
     """
     if not isinstance(result, dict) or "statusCode" not in result:
         return Answer(200, [("Content-Type", JSON)], result_json(result, ensure_ascii))
-    headers = [(str(name), str(value)) for name, value in (result.get("headers") or {}).items()]
-    headers.extend(("Set-Cookie", str(cookie)) for cookie in result.get("cookies") or ())
+    result = marshalled(result)
+    headers = _headers(result)
+    cookies = result.get("cookies")
+    if cookies is not None and not isinstance(cookies, list):
+        raise MalformedResponse(f"cookies is a {type(cookies).__name__}, not a list of strings")
+    for cookie in cookies or ():
+        text = _text(cookie, "a cookie")
+        if text is not None:
+            headers.append(("Set-Cookie", text))
     return Answer(_status(result["statusCode"]), headers, _response_body(result))
 
 
@@ -568,13 +640,17 @@ def response_v1(result: Any) -> Answer:
     """1.0's rules: only a dict with ``statusCode`` is a response; ``multiValueHeaders`` join ``headers``."""
     if not isinstance(result, dict) or "statusCode" not in result:
         raise MalformedResponse(f"a {type(result).__name__} without statusCode")
+    result = marshalled(result)
     headers: list[tuple[str, str]] = []
-    multi = result.get("multiValueHeaders") or {}
-    for name, values in multi.items():
+    multi: dict[str, list[str]] = {}
+    for name, values in _mapping(result, "multiValueHeaders").items():
         for value in values if isinstance(values, list) else [values]:
-            headers.append((str(name), str(value)))
-    for name, value in (result.get("headers") or {}).items():
+            text = _text(value, f"header {name!r}")
+            if text is not None:
+                multi.setdefault(_name(name, "header"), []).append(text)
+                headers.append((name, text))
+    for name, value in _headers(result):
         # Both given: the gateway merges them, a pair present in both once.
-        if str(value) not in [str(v) for v in (multi.get(name) or ())]:
-            headers.append((str(name), str(value)))
+        if value not in multi.get(name, ()):
+            headers.append((name, value))
     return Answer(_status(result["statusCode"]), headers, _response_body(result))

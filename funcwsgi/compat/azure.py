@@ -36,6 +36,7 @@ from ..replies import Reply
 from ..request import read_body
 from .signals import entries as _entries
 from .sources import project_root
+from .wsgi_text import utf8
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -271,7 +272,7 @@ class Router:
     def __call__(self, environ: dict[str, Any]) -> Any:
         import azure.functions as func
 
-        path = environ.get("PATH_INFO", "") or "/"
+        path = utf8(environ.get("PATH_INFO", "") or "/")  # the host routes the decoded path, as text
         method = environ.get("REQUEST_METHOD", "GET")
         for route in self.routes:
             parameters = route.match(path)
@@ -281,7 +282,7 @@ class Router:
                 method=method,
                 url=_url(environ),
                 headers=_headers(environ),
-                params=_params(environ.get("QUERY_STRING", "")),
+                params=_params(utf8(environ.get("QUERY_STRING", ""))),
                 route_params=parameters,
                 body=read_body(environ),
             )
@@ -423,17 +424,19 @@ def _params(query: str) -> dict[str, str]:
 
 
 def _url(environ: dict[str, Any]) -> str:
-    host = environ.get("HTTP_HOST") or f"{environ.get('SERVER_NAME', 'localhost')}:{environ.get('SERVER_PORT', '80')}"
-    query = environ.get("QUERY_STRING", "")
-    path = environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO", "") or "/")
+    host = utf8(environ.get("HTTP_HOST") or f"{environ.get('SERVER_NAME', 'localhost')}:{environ.get('SERVER_PORT', '80')}")
+    query = utf8(environ.get("QUERY_STRING", ""))
+    # ASP.NET Core's display URL: the path un-escaped, as text.
+    path = utf8(environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO", "") or "/"))
     return f"{environ.get('wsgi.url_scheme', 'http')}://{host}{path}" + (f"?{query}" if query else "")
 
 
 def _headers(environ: dict[str, Any]) -> dict[str, str]:
-    headers = {key[5:].replace("_", "-").lower(): str(value) for key, value in environ.items() if key.startswith("HTTP_")}
+    """The request's headers, values as the UTF-8 text the host passes to the worker."""
+    headers = {key[5:].replace("_", "-").lower(): utf8(str(value)) for key, value in environ.items() if key.startswith("HTTP_")}
     for key, name in (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length")):
         if environ.get(key):
-            headers[name] = environ[key]
+            headers[name] = utf8(environ[key])
     return headers
 
 

@@ -35,6 +35,7 @@ from werkzeug.exceptions import BadRequest
 
 from ..handler.signatures import Invoker
 from ..request import FunctionRequest, get_or_create_request, has_body, loads_json
+from .wsgi_text import utf8
 
 if TYPE_CHECKING:
     import bottle
@@ -166,6 +167,8 @@ class FormsDict(MutableMapping[str, Any]):
 class BottleHeaders(Mapping[str, str]):
     """bottle's header dict: iterating gives the names, lookups ignore case.
 
+    Over the request's (WSGI) headers, values are read as UTF-8, as bottle's
+    ``WSGIHeaderDict`` reads them; :meth:`raw` gives the environ's string.
     An ordinary object (no ``__slots__``): Kyma's own test functions print
     ``vars(request.headers)``.
     """
@@ -174,17 +177,21 @@ class BottleHeaders(Mapping[str, str]):
         self.environ = getattr(headers, "environ", None)
         self._headers = headers
 
+    def _text(self, value: Any) -> Any:
+        return utf8(value) if self.environ is not None and isinstance(value, str) else value
+
     def __getitem__(self, name: str) -> str:
         value = self._headers.get(name)
         if value is None:
             raise KeyError(name)
-        return str(value)
+        return str(self._text(value))
 
     def get(self, name: str, default: Any = None) -> Any:
-        return self._headers.get(name, default)
+        value = self._headers.get(name)
+        return default if value is None else self._text(value)
 
     def getall(self, name: str) -> list[str]:
-        return list(self._headers.getlist(name))
+        return [self._text(value) for value in self._headers.getlist(name)]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._headers
@@ -298,7 +305,7 @@ class BottleRequest:
         return BottleHeaders(self._request.headers)
 
     def get_header(self, name: str, default: Any = None) -> Any:
-        return self._request.headers.get(name, default)
+        return self.headers.get(name, default)
 
     @property
     def query(self) -> FormsDict:
@@ -354,8 +361,8 @@ class BottleRequest:
 
     @property
     def path(self) -> str:
-        """``PATH_INFO`` with exactly one leading slash."""
-        return "/" + str(self._request.environ.get("PATH_INFO", "")).lstrip("/")
+        """``PATH_INFO`` with exactly one leading slash, read as UTF-8 (as bottle re-decodes it)."""
+        return "/" + utf8(str(self._request.environ.get("PATH_INFO", ""))).lstrip("/")
 
     @property
     def script_name(self) -> str:
@@ -455,7 +462,13 @@ def bottle_invoker(call: Callable[[dict[str, Any]], Any]) -> Invoker[None]:
         # runtime's request already holds, so both see the same body.
         if has_body(environ):
             environ["bottle.request.body"] = io.BytesIO(get_or_create_request(environ).get_data())
-        bottle.request.bind(environ)
+        path = environ.get("PATH_INFO", "")
+        if path.isascii():
+            bottle.request.bind(environ)
+        else:
+            # bottle's app re-decodes PATH_INFO as UTF-8 before routing (keeping the WSGI string as
+            # bottle.raw_path); bottle.request sees that, the runtime's environ keeps PEP 3333's string.
+            bottle.request.bind({**environ, "bottle.raw_path": path, "PATH_INFO": utf8(path)})
         bottle.response.bind()
         try:
             result = call(environ)

@@ -96,6 +96,50 @@ def test_v2_cookies_become_set_cookie(servers):
     assert response.raw.headers.getlist("Set-Cookie") == ["a=1; Path=/", "b=2"]
 
 
+@pytest.mark.parametrize("payload", ["v2", "v1"])
+def test_utf8_path_and_headers_arrive_as_text(servers, payload):
+    # The environ holds the path's and the headers' bytes as latin-1; the gateway's event is UTF-8 JSON text.
+    event = echo(requests.get(servers[payload].url + "/caf%C3%A9", headers={"X-Utf": "Zoë".encode()}))["event"]
+    if payload == "v2":
+        assert event["rawPath"] == event["requestContext"]["http"]["path"] == "/café"
+        assert event["headers"]["x-utf"] == "Zoë"
+    else:
+        assert event["path"] == "/café" and event["pathParameters"] == {"proxy": "café"}
+        assert event["headers"]["X-Utf"] == "Zoë" and event["multiValueHeaders"]["X-Utf"] == ["Zoë"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "case"),
+    [
+        *[pytest.param("v2", case, id=f"v2-{case}") for case in (
+            "bytes-body", "headers-list", "header-outside-latin1", "header-crlf", "header-name-space", "status-100", "status-600",
+            "cookies-string",
+        )],
+        *[pytest.param("v1", case, id=f"v1-{case}") for case in (
+            "bytes-body", "headers-list", "multi-headers-list", "header-outside-latin1", "header-crlf", "header-name-space",
+            "status-100", "status-600",
+        )],
+    ],
+)
+def test_results_the_gateway_refuses_get_its_answer(servers, payload, case):
+    """A result the runtime cannot marshal, or the gateway cannot make a response of: the gateway's own JSON answer."""
+    response = requests.get(servers[payload].url + "/invalid/" + case)
+    expected = (500, b'{"message":"Internal Server Error"}') if payload == "v2" else (502, b'{"message": "Internal server error"}')
+    assert (response.status_code, response.content) == expected
+    assert response.headers["Content-Type"] == "application/json" and "X-Injected" not in response.headers
+
+
+@pytest.mark.parametrize("payload", ["v2", "v1"])
+def test_header_scalars_and_is_base64_encoded_string(servers, payload):
+    url = servers[payload].url
+    response = requests.get(url + "/scalars")
+    assert response.status_code == 200 and response.text == "s"
+    assert "X-None" not in response.headers  # null: no header
+    assert (response.headers["X-Five"], response.headers["X-True"]) == ("5", "true")  # as the JSON holds them
+    response = requests.get(url + "/base64-string-false")
+    assert (response.status_code, response.text) == (200, "aGk=")  # only a JSON true means base64
+
+
 def test_context(servers):
     got = json.loads(requests.get(servers["v2"].url + "/remaining").text)
     assert 28000 < got["first"] <= 30000

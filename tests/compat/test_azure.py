@@ -32,6 +32,12 @@ def test_v2_quickstart_function(servers):
     assert requests.get(url + "/api/hello?name=a&name=b").text.startswith("Hello, a,b.")
 
 
+def test_v2_utf8_path_and_headers_are_text(servers):
+    # The server's environ holds the bytes as latin-1; the host gives the worker UTF-8 text.
+    got = requests.get(servers["v2"].url + "/api/p/caf%C3%A9", headers={"X-Utf": "Zoë".encode()})
+    assert got.json() == {"name": "café", "url": servers["v2"].url + "/api/p/café", "utf": "Zoë"}
+
+
 def test_v2_route_constraints_and_precedence(servers):
     url = servers["v2"].url
     item = requests.get(url + "/api/items/42?x=1", headers={"X-Agent": "t"})

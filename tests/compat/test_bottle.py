@@ -234,3 +234,16 @@ def test_request_names_as_bottle_gives_them(builder):
     for name in ("path", "fullpath", "script_name", "url", "urlparts", "remote_addr", "remote_route", "auth", "is_xhr", "is_ajax", "chunked", "content_length", "content_type"):
         assert getattr(ours, name) == getattr(theirs, name), name
     assert dict(ours.cookies) == dict(theirs.cookies) and ours.get_cookie("a") == theirs.get_cookie("a")
+
+
+def test_path_and_header_values_are_read_as_utf8():
+    # PEP 3333: PATH_INFO and HTTP_* hold the request's bytes as latin-1 strings; bottle re-read them as UTF-8.
+    environ = EnvironBuilder(path="/").get_environ()
+    environ["PATH_INFO"] = "/café".encode().decode("latin-1")
+    environ["HTTP_X_UTF"] = "Zoë".encode().decode("latin-1")
+    request = BottleRequest(FunctionRequest(environ))
+    assert request.path == "/café" and request.fullpath == "/café" and request.url.endswith("/caf%C3%A9")
+    assert request.headers["X-Utf"] == request.headers.get("x-utf") == request.get_header("X-Utf") == "Zoë"
+    assert request.headers.getall("X-Utf") == ["Zoë"] and request.headers.raw("X-Utf") == environ["HTTP_X_UTF"]
+    environ["PATH_INFO"] = "/\xff"  # not UTF-8: the replacement character
+    assert BottleRequest(FunctionRequest(environ)).path == "/\ufffd"

@@ -23,6 +23,7 @@ def servers():
                 "FUNC_TIMEOUT": "30", "FUNC_RUNTIME": "python3.7", "FUNC_MEMORY_LIMIT": "128Mi", "FUNC_NAME": "get-python",
             },
             "raw-body": {"MOD_NAME": "hello", "FUNC_HANDLER": "raw_body", "FUNCTION_PATH": function_folder("kubeless_echo")},
+            "utf": {"MOD_NAME": "hello", "FUNC_HANDLER": "utf", "FUNCTION_PATH": function_folder("kubeless_echo")},
             "bottle": {"FUNCTION_PATH": function_folder("kubeless_bottle"), "MOD_NAME": "handler", "FUNC_HANDLER": "main"},
             "request": {"MOD_NAME": "request", "FUNC_HANDLER": "handler", "FUNCTION_PATH": function_folder("kubeless_examples")},
             "helloget": {"MOD_NAME": "helloget", "FUNC_HANDLER": "foo", "FUNCTION_PATH": function_folder("kubeless_examples")},
@@ -116,6 +117,15 @@ def test_bottle_globals_and_responses(servers, path, status, body, headers):
     assert response.text == body
     for name, value in headers.items():
         assert response.headers[name] == value
+
+
+def test_utf8_path_and_headers_as_bottle_decoded_them(servers):
+    # A WSGI server hands PATH_INFO and header values over as latin-1; bottle re-read them as UTF-8.
+    got = requests.get(servers["utf"].url + "/caf%C3%A9", headers={"X-Utf": "Zoë".encode()}).json()
+    assert got == {"path": "/café", "url": servers["utf"].url + "/caf%C3%A9", "header": "Zoë", "headers": "Zoë"}
+    # Functions that import bottle see bottle.request as bottle's app left it.
+    got = requests.get(servers["bottle"].url + "/utf/caf%C3%A9", headers={"X-Utf": "Zoë".encode()}).json()
+    assert got == {"path": "/utf/café", "header": "Zoë"}
 
 
 def test_bottle_state_does_not_leak_between_calls(servers):

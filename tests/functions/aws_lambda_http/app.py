@@ -4,9 +4,28 @@ import base64
 import decimal
 import json
 
+#: Results a handler may return that the runtime cannot marshal or API Gateway refuses (tests/compat/test_aws_lambda.py).
+INVALID = {
+    "bytes-body": {"statusCode": 200, "body": b"x"},
+    "headers-list": {"statusCode": 200, "headers": ["a", "b"]},
+    "multi-headers-list": {"statusCode": 200, "multiValueHeaders": ["x"]},
+    "header-outside-latin1": {"statusCode": 200, "headers": {"X-Emoji": "\U0001F600"}},
+    "header-crlf": {"statusCode": 200, "headers": {"X-Split": "a\r\nX-Injected: 1"}},
+    "header-name-space": {"statusCode": 200, "headers": {"X Bad": "1"}},
+    "status-100": {"statusCode": 100},
+    "status-600": {"statusCode": 600},
+    "cookies-string": {"statusCode": 200, "cookies": "a=1"},
+}
+
 
 def lambda_handler(event, context):
     path = event.get("rawPath") or event.get("path")
+    if path.startswith("/invalid/"):
+        return INVALID[path.rpartition("/")[2]]
+    if path == "/scalars":
+        return {"statusCode": 200, "headers": {"X-None": None, "X-Five": 5, "X-True": True}, "body": "s"}
+    if path == "/base64-string-false":
+        return {"statusCode": 200, "body": "aGk=", "isBase64Encoded": "false"}
     if path == "/fail":
         raise RuntimeError("secret: the database password is hunter2")
     if path == "/plain":

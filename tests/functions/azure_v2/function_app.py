@@ -37,6 +37,13 @@ def latest_item(req: func.HttpRequest) -> func.HttpResponse:
     return func.HttpResponse("latest", headers={"X-Route": "literal"})
 
 
+@app.route(route="p/{name}", methods=["GET"])
+def named(req: func.HttpRequest) -> func.HttpResponse:
+    return func.HttpResponse(
+        json.dumps({"name": req.route_params["name"], "url": req.url, "utf": req.headers.get("x-utf")}), mimetype="application/json"
+    )
+
+
 @app.route(route="fail")
 def fail(req: func.HttpRequest) -> func.HttpResponse:
     raise KeyError("connection string Endpoint=sb://secret")

@@ -25,6 +25,8 @@ def main(event, context):
         raise HTTPResponse(body="moved", status=302, headers={"Location": "/elsewhere"})
     if path == "/fail":
         raise bottle.HTTPError(503, "try again later")
+    if path.startswith("/utf/"):
+        return {"path": path, "header": request.get_header("X-Utf")}
     if path == "/body":
         return {"bottle": request.body.read().decode(), "event": event["data"].decode()}
     return "plain"

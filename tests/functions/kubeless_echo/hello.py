@@ -39,3 +39,9 @@ def raw_body(event, context):
         "first": first.decode(), "rest": rest.decode(), "again": again.decode(),
         "json": request.json, "data_type": type(event["data"]).__name__,
     }
+
+
+def utf(event, context):
+    # What bottle gave: PATH_INFO and header values re-read as UTF-8.
+    request = event["extensions"]["request"]
+    return {"path": request.path, "url": request.url, "header": request.get_header("X-Utf"), "headers": request.headers["X-Utf"]}
