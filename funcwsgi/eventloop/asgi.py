@@ -374,11 +374,15 @@ class AsgiService:
                 body = []
             return exchange.status, exchange.headers, body
         try:
-            for chunk in body:
-                if exchange.bodiless:
-                    break  # HEAD, 204, 304: the response is started, nothing of the body goes out
-                if chunk:
-                    exchange.write(chunk)
+            # The errors layer took the first chunk already: a failure before it was its 500, one after it ends here.
+            # Not started yet (a body that starts its response as it runs), or started with a body: not HEAD, 204, 304
+            # (whose body is not run, as the http layer runs none).
+            if not exchange.status or not exchange.bodiless:
+                for chunk in body:
+                    if exchange.bodiless:
+                        break  # a body that started its response as it ran
+                    if chunk:
+                        exchange.write(chunk)
             if not exchange.head_sent:
                 exchange.write(b"")
             wait_for(send({"type": "http.response.body", "body": b""}))

@@ -113,3 +113,83 @@ def test_a_failure_while_streaming_is_logged_with_its_traceback(client_for, capl
         client_for("streaming").get("/fail").data  # noqa: B018
     record = next(r for r in caplog.records if r.getMessage() == "Function failed while streaming GET /fail; closing the connection")
     assert record.exc_info is not None and record.exc_info[0] is ValueError
+
+
+# A streamed body that fails before its first chunk that is not empty: nothing of the answer went out, so it is the
+# function's 500 (docs/handler-api.md § Errors); on every server: tests/adapters/test_stream_failures.py.
+
+
+def _streams(*chunks, closed=None):
+    def app(environ, start_response):
+        start_response("200 OK", [("X-Partial", "1")])
+
+        def body():
+            try:
+                for chunk in chunks:
+                    if isinstance(chunk, Exception):
+                        raise chunk
+                    yield chunk
+            finally:
+                if closed is not None:
+                    closed.append(True)
+
+        return body()
+
+    return app
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [(RuntimeError("boom"),), (b"", b"", RuntimeError("boom")), (5,), (None,), ({"a": 1},), ("text",)],
+    ids=["raises", "after-empty-chunks", "int", "none", "dict", "str"],
+)
+def test_a_stream_failing_before_its_first_chunk_is_a_500_logged_once(chunks, caplog):
+    closed = []
+    calls, body = _strict_call(ErrorMiddleware(_streams(*chunks, closed=closed)), "GET")
+    assert body == b"Internal Server Error"
+    assert calls[-1][0] == "500 Internal Server Error" and calls[-1][2]  # replacing the started head (exc_info)
+    assert closed == [True]
+    records = [record for record in caplog.records if record.name == "funcwsgi.errors"]
+    assert [record.getMessage() for record in records] == ["Function failed on GET /"]
+
+
+def test_the_first_chunk_is_sent_first_then_the_rest():
+    calls, body = _strict_call(ErrorMiddleware(_streams(b"", b"one", b"", b"two")), "GET")
+    assert body == b"onetwo"
+    assert [status for status, _, _ in calls] == ["200 OK"]
+
+
+def test_a_stream_failing_after_its_first_chunk_is_raised_to_the_server(caplog):
+    body = ErrorMiddleware(_streams(b"one", ValueError("late")))({"REQUEST_METHOD": "GET", "PATH_INFO": "/"}, StartResponse())
+    chunks = iter(body)
+    assert next(chunks) == b"one"
+    with pytest.raises(ValueError, match="late"):
+        next(chunks)
+    assert [record.getMessage() for record in caplog.records] == ["Function failed while streaming GET /; closing the connection"]
+
+
+def test_a_head_request_s_body_is_not_run():
+    ran = []
+
+    def app(environ, start_response):
+        start_response("200 OK", [])
+
+        def body():
+            ran.append(True)
+            raise RuntimeError("boom")
+            yield b""
+
+        return body()
+
+    ErrorMiddleware(app)({"REQUEST_METHOD": "HEAD", "PATH_INFO": "/"}, StartResponse())
+    assert ran == []
+
+
+def test_a_list_body_is_returned_as_it_is():
+    answer = [b"whole"]
+
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        return answer
+
+    assert ErrorMiddleware(app)({"REQUEST_METHOD": "GET", "PATH_INFO": "/"}, StartResponse()) is answer

@@ -34,6 +34,7 @@ from urllib.parse import unquote_to_bytes
 
 from funcwsgi.environ import CONFIG_KEY, HEADER_KEYS, header_key
 from funcwsgi.middleware.http_rules import answer_fields, interim_answer
+from funcwsgi.middleware.server_errors import failure_logged
 from funcwsgi.replies import BODILESS_CODES, BUSY, STATUS_LINES
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
 from funcwsgi.serving.admission import admission_for
@@ -357,8 +358,9 @@ class CallRunner:
         except SystemExit as ended:
             self.call_on_loop(exchange.abort, None)
             self.call_on_loop(self.function_exited, ended.code)
-        except BaseException:
-            log.exception("The call failed outside the function's stack")
+        except BaseException as error:
+            if not failure_logged(environ, error):  # else its body failed mid-answer: the errors layer logged it
+                log.exception("The call failed outside the function's stack")
             self.call_on_loop(exchange.abort, None)
         finally:
             if admitted:
@@ -379,13 +381,19 @@ class CallRunner:
         return None
 
     def stream(self, answer: ExchangeCall, body: Iterable[bytes]) -> None:
-        """A streamed answer's body, sent piece by piece with ``answer.send`` (its head with the first), then closed."""
+        """A streamed answer's body, sent piece by piece with ``answer.send`` (its head with the first), then closed.
+
+        The errors layer took its first chunk already (a failure before it is its ``500``); a failure after it is
+        raised here, and the connection closes. A bodiless answer's body is not run, as the http layer runs none.
+        """
         try:
-            for chunk in body:
-                if answer.bodiless:
-                    break  # HEAD, 1xx, 204, 304: the answer has started, nothing of its body goes out
-                if chunk:
-                    answer.write(chunk)
+            # Not started yet (a body that starts its answer as it runs), or started with a body: not HEAD, 1xx, 204, 304.
+            if answer.status is None or not answer.bodiless:
+                for chunk in body:
+                    if answer.bodiless:
+                        break  # a body that started its answer as it ran
+                    if chunk:
+                        answer.write(chunk)
             if answer.status is None:
                 raise RuntimeError("the application did not call start_response")
             answer.send(answer.exchange, answer.status, answer.headers, b"", True)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from funcwsgi.environ import ASGI_RECEIVE_KEY
 from funcwsgi.eventloop.bridge import run_bridged, wait_for
+from funcwsgi.middleware.server_errors import failure_logged
 from funcwsgi.serving import SERVER_CALL_KEY, TASK, Lent, run_after_response
 
 from .calls import OUTBOX_LIMIT, Exchange, ExchangeCall, Headers, make_environ, roomy
@@ -127,8 +128,9 @@ class LoopCalls:
         except SystemExit as ended:
             exchange.abort(None)
             self.runner.function_exited(ended.code)
-        except BaseException:
-            log.exception("The call failed outside the function's stack")
+        except BaseException as error:
+            if not failure_logged(environ, error):  # else its body failed mid-answer: the errors layer logged it
+                log.exception("The call failed outside the function's stack")
             exchange.abort(None)
         finally:
             self.gate.inflight -= 1  # gate.left(), inlined: every call passes here
