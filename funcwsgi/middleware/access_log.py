@@ -76,7 +76,7 @@ class AccessLogMiddleware:
 class LoggedBody(StreamedBody):
     """A streamed body that counts its bytes and logs the call when closed."""
 
-    __slots__ = ("_layer", "_environ", "_status", "_started", "_size")
+    __slots__ = ("_layer", "_environ", "_status", "_started", "_size", "_failed_unsent")
 
     def __init__(self, body: Iterable[bytes], layer: AccessLogMiddleware, environ: WSGIEnvironment, status: StatusNote, started: float) -> None:
         super().__init__(body)
@@ -85,9 +85,15 @@ class LoggedBody(StreamedBody):
         self._status = status
         self._started = started
         self._size = 0
+        self._failed_unsent = False
 
     def sent(self, chunk: bytes) -> None:
         self._size += len(chunk)
 
+    def failed(self, error: Exception) -> None:
+        # Failed before any byte of it: the errors layer answers 500 in place of the function's status.
+        self._failed_unsent = self._size == 0
+
     def ended(self) -> None:
-        self._layer.write(self._environ, self._status.status, self._started, self._size)
+        status = "500" if self._failed_unsent else self._status.status
+        self._layer.write(self._environ, status, self._started, self._size)

@@ -85,3 +85,37 @@ def test_level_above_info_silences_the_direct_path(only_our_handler, monkeypatch
     call(AccessLogMiddleware(hello))
     logging.getLogger("funcwsgi.access").manager._clear_cache()
     assert stream.getvalue() == ""
+
+
+def test_a_stream_that_fails_before_its_first_byte_is_logged_500_as_it_is_answered(caplog):
+    """The errors layer answers such a stream 500 (funcwsgi/middleware/server_errors.py); the log says what the client got."""
+    from funcwsgi.middleware.server_errors import ErrorMiddleware
+
+    def failing(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+        def body():
+            raise RuntimeError("boom")
+            yield b"never"
+
+        return body()
+
+    def cut(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+        def body():
+            yield b"first"
+            raise RuntimeError("boom")
+
+        return body()
+
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/x", REQUEST_ID_KEY: "rid-1"}
+    caplog.set_level(logging.INFO, logger="funcwsgi.access")
+    answer = ErrorMiddleware(AccessLogMiddleware(failing))(dict(environ), lambda status, headers, exc_info=None: None)
+    assert b"".join(answer) == b"Internal Server Error"
+    cut_body = ErrorMiddleware(AccessLogMiddleware(cut))(dict(environ), lambda status, headers, exc_info=None: None)
+    with pytest.raises(RuntimeError):
+        list(cut_body)
+    cut_body.close()  # type: ignore[attr-defined]
+    statuses = [record.status for record in caplog.records if hasattr(record, "status")]
+    assert statuses == [500, 200]
