@@ -904,10 +904,11 @@ class Http1Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
-    def stop(self) -> None:
-        """The worker stops: an idle connection closes now; one with a call, or a request arriving, after its answer."""
+    def stop(self, *, close_idle: bool = True) -> None:
+        """The worker stops: an idle connection closes now (or, not ``close_idle``, when asked again);
+        one with a call, or a request arriving, after its answer."""
         self.stopping = True
-        if self.active is None and self.reading is None and not self.in_head and not self.unread():
+        if close_idle and self.active is None and self.reading is None and not self.in_head and not self.unread():
             self.close()
 
     def close(self) -> None:

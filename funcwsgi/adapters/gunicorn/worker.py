@@ -117,6 +117,7 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
         for listener in self.sockets if self.alive else ():
             # partial(), not a lambda: a new connection's protocol made without a Python frame of ours.
             servers.append(await loop.create_server(partial(Http1Connection, edge), sock=listener.sock, backlog=self.cfg.backlog))
+        recycled = False
         while self.alive and runner.exit_status is None:
             self.notify()
             edge.connections.sweep()
@@ -125,6 +126,7 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
                 break
             if runner.calls >= self.max_requests:
                 self.log.info("Autorestarting worker after current request.")
+                recycled = True
                 break
             woken.clear()
             try:
@@ -133,17 +135,28 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
                 pass
         self.alive = False
         stop_accepting()
-        await self.drain(edge)
+        await self.drain(edge, RECYCLING_LINGER if recycled else 0.0)
         loop.remove_reader(self.PIPE[0])
         runner.shutdown()
         return runner.exit_status
 
-    async def drain(self, edge: Edge) -> None:
-        """Close what waits on its client; let the calls (and requests already arriving) answer within graceful_timeout."""
+    async def drain(self, edge: Edge, linger: float = 0.0) -> None:
+        """Close what waits on its client; let the calls (and requests already arriving) answer within graceful_timeout.
+
+        With ``linger`` (a worker replaced after ``max_requests``, the server itself staying up), an idle
+        keep-alive connection stays open that long first: a client that sends on it meanwhile is answered,
+        with ``Connection: close``, rather than finding it closed under its request.
+        """
         for conn in list(edge.open):
-            conn.stop()
-        deadline = time.monotonic() + self.cfg.graceful_timeout
+            conn.stop(close_idle=not linger)
+        now = time.monotonic()
+        deadline = now + self.cfg.graceful_timeout
+        lingered = now + min(linger, self.cfg.graceful_timeout)
         while edge.open and time.monotonic() < deadline:
+            if linger and time.monotonic() >= lingered:
+                linger = 0.0
+                for conn in list(edge.open):
+                    conn.stop()
             self.notify()
             edge.connections.sweep()
             await asyncio.sleep(0.05)
@@ -151,6 +164,12 @@ class HttpEdgeWorker(Worker):  # type: ignore[misc]  # gunicorn is untyped: its 
             if conn.transport is not None:
                 conn.transport.abort()
         await asyncio.sleep(0)
+
+
+#: Seconds a worker replaced after ``max_requests`` keeps its idle keep-alive connections open (drain()).
+#: Clients that reuse a connection often (a proxy under load) send on it within this and get their answer;
+#: one that stays idle longer is closed, as on SIGTERM.
+RECYCLING_LINGER = 1.0
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:

@@ -303,6 +303,30 @@ def test_after_max_requests_calls_the_next_connection_goes_to_a_new_worker():
     assert len(pids) >= 2 and max(pids.values()) <= 3, pids
 
 
+def test_a_worker_replaced_after_max_requests_answers_an_idle_keep_alive_connection_that_sends_soon():
+    """An idle keep-alive connection of a recycled worker was closed at once: a client sending on it then (a proxy
+    reusing its connections under load) lost its request. It is kept open RECYCLING_LINGER seconds and answered, closing."""
+    with start(EDGE, "exits", SERVER_MAX_REQUESTS="30", SERVER_WORKERS="1") as server:
+        kept, busy = connect(server.port), connect(server.port)
+        try:
+            first = one_answer(kept, get("/"))
+            for _ in range(60):  # calls on another connection until the worker is replaced: its answer says close
+                try:
+                    if b"\r\nConnection: close\r\n" in one_answer(busy, get("/")):
+                        break
+                except (AssertionError, OSError):  # closed under the request: the worker's drain did not wait
+                    break
+            time.sleep(0.2)  # the drain has begun
+            kept.sendall(get("/"))
+            answer, _ = until_closed(kept)
+        finally:
+            kept.close()
+            busy.close()
+    assert status_of(answer) == 200, answer
+    assert b"\r\nConnection: close\r\n" in answer
+    assert answer.rsplit(b"worker ", 1)[1] == first.rsplit(b"worker ", 1)[1]  # the old worker answered
+
+
 def test_sys_exit_in_a_call_closes_its_connection_and_a_new_worker_serves_the_next():
     with start(EDGE, "exits", SERVER_WORKERS="1") as server:
         before = exchange(server.port, get("/", b"Connection: close\r\n"))
