@@ -13,7 +13,9 @@ headers and timeout, resource attributes, service name) keep working.
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +90,44 @@ def _set_up(config: Config, loaded: LoadedFunction) -> TracerProvider:
 
     on_worker_start(export_from_this_worker)
     logs.span_ids = span_ids
+    quiet = CallersMalformedHeaders()
+    for name in CALLER_TEXT_LOGGERS:
+        logging.getLogger(name).addFilter(quiet)
     return provider
+
+
+#: OpenTelemetry's loggers that warn of a malformed ``tracestate`` or ``baggage`` member, quoting it.
+CALLER_TEXT_LOGGERS = ("opentelemetry.trace.span", "opentelemetry.baggage", "opentelemetry.baggage.propagation")
+
+
+class CallersMalformedHeaders(logging.Filter):
+    """OpenTelemetry's warnings of malformed propagation headers: at most one a minute, without the caller's text.
+
+    OpenTelemetry warns once per malformed ``tracestate`` or ``baggage`` member and quotes it: any caller could write
+    some 8 kB of log per request (a probe's tracestate of 7,500 bytes). The header is ignored either way (the call
+    starts a trace of its own); the log says so once a minute, counting the rest, and never repeats what was sent.
+    """
+
+    def __init__(self, seconds: float = 60.0) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._quiet_until = float("-inf")
+        self._unreported = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            if now < self._quiet_until:
+                self._unreported += 1
+                return False
+            unreported, self._unreported = self._unreported, 0
+            self._quiet_until = now + self.seconds
+        record.msg = "A trace context or baggage header was malformed and was ignored (%d more since the last report; the text is not logged)"
+        record.args = (unreported,)
+        return True
 
 
 def hashed_once(resource: Resource) -> Resource:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 import requests
@@ -195,3 +196,27 @@ def test_the_resource_is_hashed_once(monkeypatch):
 
     monkeypatch.setattr(resources, "dumps", dumps)
     assert {hashed: 1}[hashed] == 1
+
+
+def test_malformed_propagation_headers_are_logged_once_a_minute_without_the_callers_text(caplog):
+    from funcwsgi.middleware.tracing import CallersMalformedHeaders
+
+    logger = logging.getLogger("funcwsgi-test.opentelemetry.trace.span")
+    quiet = CallersMalformedHeaders()
+    logger.addFilter(quiet)
+    try:
+        with caplog.at_level(logging.WARNING, logger=logger.name):
+            for _ in range(3):
+                logger.warning("Member doesn't match the w3c identifiers format %s", "A" * 7500)
+            logger.error("an error passes as it is")
+        quiet._quiet_until = float("-inf")  # a minute later
+        with caplog.at_level(logging.WARNING, logger=logger.name):
+            logger.warning("Invalid key/value pair (%s, %s) found.", "k", "v")
+    finally:
+        logger.removeFilter(quiet)
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages == [
+        "A trace context or baggage header was malformed and was ignored (0 more since the last report; the text is not logged)",
+        "an error passes as it is",
+        "A trace context or baggage header was malformed and was ignored (2 more since the last report; the text is not logged)",
+    ]
