@@ -676,10 +676,11 @@ class Http2Connection(asyncio.Protocol):
             self.h2.close_connection()
             self.end()
 
-    def stop(self) -> None:
+    def stop(self, *, close_idle: bool = True) -> None:
         """The worker stops: new streams are refused; once those in flight have answered, GOAWAY and closed.
 
         The GOAWAY waits for them: a client on the h2 library (as the kit's) takes no frame after one.
+        ``close_idle`` is HTTP/1.1's (worker.drain): GOAWAY tells an HTTP/2 client to go elsewhere, with no race.
         """
         if self.dead or self.stopping:
             return
