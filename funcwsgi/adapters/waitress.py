@@ -4,7 +4,13 @@ waitress has no graceful stop of its own, so this adapter runs waitress's
 event loop one step at a time: after SIGTERM it closes the listening
 sockets, keeps the loop going until every connection has no request in
 progress and no unsent output (or ``SERVER_GRACEFUL_TIMEOUT`` passed), then
-stops the task threads.
+stops the task threads. The function's ``stop()`` then gets the rest of that
+timeout (at least :data:`STOP_FLOOR` seconds) and is left behind if it has not
+returned; the process ends at that point even if threads the function started
+would keep the interpreter's exit waiting. A SIGTERM while ``start()`` runs is
+kept: once ``start()`` returns, ``stop()`` runs and nothing is served; a
+``start()`` still running ``SERVER_GRACEFUL_TIMEOUT`` after the signal is left
+behind, and the process exits 0.
 
 A HEAD answer of unknown length carries waitress's ``Transfer-Encoding:
 chunked`` (the header a GET would get) but not the chunked terminator that
@@ -14,6 +20,12 @@ waitress writes after it: a HEAD response ends at its header section
 
 from __future__ import annotations
 
+import atexit
+import logging
+import os
+import sys
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from waitress import wasyncore
@@ -32,12 +44,30 @@ if TYPE_CHECKING:
 WAITRESS_BODY_SLACK = 1024 * 1024
 # How often the drain looks at the connections when nothing wakes the loop.
 DRAIN_TICK = 0.05
+# stop() gets what is left of SERVER_GRACEFUL_TIMEOUT, but never less than this: after a drain
+# that used the whole timeout, a stop() that closes a pool still runs.
+STOP_FLOOR = 1.0
+
+log = logging.getLogger("funcwsgi")
 
 
 def serve(config: Config) -> int:
     service = default_app(config)
     warn_about_hostile_gaps("waitress")
-    start_process(service)
+    listeners: list[BaseWSGIServer] = []
+    # Taken before start() runs: a SIGTERM during start() is kept (and bounded), not the default death.
+    stop = StopRequest(on_stop=lambda: _woken(listeners))
+    stop.install(config.server_graceful_timeout)
+    started = threading.Event()
+    threading.Thread(target=_watch_start, args=(stop, started, config.server_graceful_timeout), name="funcwsgi-start-watch", daemon=True).start()
+    try:
+        start_process(service)
+    finally:
+        started.set()
+    if stop.is_set():
+        log.info("SIGTERM came while start() ran: not serving")
+        _stop_within(service, stop)
+        return 0
     options: dict[str, Any] = {
         "listen": host_port(config.server_host, config.server_port),
         "threads": config.server_numthreads,
@@ -57,12 +87,10 @@ def serve(config: Config) -> int:
     # The socket map is ours, handed to waitress (its documented ``map`` argument), so the loop below can run it.
     socket_map: dict[int, Any] = {}
     create_server(service, map=socket_map, **options)
-    listeners = [d for d in socket_map.values() if isinstance(d, BaseWSGIServer)]
+    listeners.extend(d for d in socket_map.values() if isinstance(d, BaseWSGIServer))
     channel = type("Channel", (Channel,), {"keepalive_grace": max(0.0, config.server_keepalive_timeout - channel_timeout(config))})
     for listener in listeners:
         listener.channel_class = channel
-    stop = StopRequest(on_stop=lambda: listeners[0].pull_trigger())
-    stop.install(config.server_graceful_timeout)
     try:
         while not stop.is_set():
             wasyncore.loop(timeout=1.0, map=socket_map, use_poll=True, count=1)
@@ -73,8 +101,58 @@ def serve(config: Config) -> int:
     finally:
         listeners[0].task_dispatcher.shutdown(cancel_pending=True, timeout=1)
         wasyncore.close_all(socket_map)
-        stop_process(service)
+        _stop_within(service, stop)
     return 0
+
+
+def _woken(listeners: list[BaseWSGIServer]) -> None:
+    if listeners:  # none yet while start() runs
+        listeners[0].pull_trigger()
+
+
+def _watch_start(stop: StopRequest, started: threading.Event, graceful_timeout: float) -> None:
+    """Leave (exit 0) if ``start()`` is still running ``SERVER_GRACEFUL_TIMEOUT`` after a stop signal."""
+    while not started.is_set():
+        if stop.event.wait(0.5):
+            if not started.wait(stop.left()):
+                log.warning("start() did not return within SERVER_GRACEFUL_TIMEOUT=%gs of the stop signal; exiting without stop()", graceful_timeout)
+                _leave()
+            return
+
+
+def _stop_within(service: Any, stop: StopRequest) -> None:
+    """The function's ``stop()`` within what is left of the graceful timeout; then the process ends.
+
+    ``stop()`` runs on a thread of its own, left behind if it has not returned in
+    time. Threads the function started and never ended would keep the
+    interpreter's exit waiting, and before them its exit handlers (the last span
+    export, the metrics folder's removal): those threads get the time left too,
+    then the exit handlers run and the process leaves without joining them.
+    """
+    budget = max(stop.left(), STOP_FLOOR)
+    ends = time.monotonic() + budget
+    stopping = threading.Thread(target=stop_process, args=(service,), name="funcwsgi-stop", daemon=True)
+    stopping.start()
+    stopping.join(budget)
+    if stopping.is_alive():
+        log.warning("stop() in %s did not return within SERVER_GRACEFUL_TIMEOUT; exiting without waiting for it", service.loaded.path)
+        _leave()
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, ends - time.monotonic()))
+            if thread.is_alive():
+                _leave()
+
+
+def _leave() -> None:
+    """Exit 0 now: the exit handlers run and the outputs are flushed, threads still running are not joined."""
+    try:
+        atexit._run_exitfuncs()
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
 
 
 def channel_timeout(config: Config) -> int:

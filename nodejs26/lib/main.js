@@ -2,7 +2,10 @@
 // start-up line, load the function, run its start() hook, print the other three
 // lines, listen. Any failure before listening is one line on stderr and exit 2.
 // SIGTERM/SIGINT: stop taking connections, finish the calls in flight, run stop(),
-// flush the spans and metrics, exit 0.
+// flush the spans and metrics, exit 0. The calls and stop() share SERVER_GRACEFUL_TIMEOUT
+// (stop() gets at least STOP_FLOOR_MS): a stop() still running then is left behind. A
+// signal while start() runs is kept: once start() returns, stop() runs and nothing is
+// served; a start() still running SERVER_GRACEFUL_TIMEOUT after the signal is left, exit 0.
 import '../sdk/register.js';
 import { spawn } from 'node:child_process';
 import inspector from 'node:inspector';
@@ -24,6 +27,8 @@ import { setActiveConfig } from '../sdk/index.js';
 
 const log = getLogger('funcwsgi');
 const WATCHED = 'FUNCWSGI_NODEJS26_WATCHED';
+/** stop() gets what is left of SERVER_GRACEFUL_TIMEOUT, never less: after a drain that used it all, a quick stop() still runs. */
+const STOP_FLOOR_MS = 1000;
 
 async function main() {
   const settings = fromEnv(process.env);
@@ -33,18 +38,58 @@ async function main() {
   const { config, platform, why } = await resolvePlatform(settings);
   if (config.serverReload && !process.env[WATCHED]) return watch(config);
   setActiveConfig(config);
+  const grace = config.serverGracefulTimeout;
+  // Taken before start() runs, so a signal during start() is kept rather than the default death.
+  let signalled = null; // the first SIGTERM/SIGINT: { name, deadline }
+  let loaded, runtime, monitor, tracing, faas, startWatch;
+  let serving = false;
+  const handler = (name) => {
+    if (signalled) return;
+    signalled = { name, deadline: Date.now() + grace * 1000 };
+    log.info(`Received ${name}: finishing the calls in flight, then stopping`);
+    if (serving) return void shutdown();
+    // Not serving yet: start() may still be running (or not begun).
+    startWatch = setTimeout(() => {
+      log.warning(`start() did not return within SERVER_GRACEFUL_TIMEOUT=${grace}s of ${name}; exiting without stop()`);
+      process.exit(0);
+    }, grace * 1000);
+  };
+  process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGINT', () => handler('SIGINT'));
+  const shutdown = async () => {
+    await runtime?.stop();
+    monitor?.stop();
+    if (loaded !== undefined) {
+      let timer;
+      const left = Math.max(signalled.deadline - Date.now(), STOP_FLOOR_MS);
+      const inTime = await Promise.race([
+        runHook(loaded, 'stop', false).then(() => true),
+        new Promise((resolve) => { timer = setTimeout(() => resolve(false), left); }),
+      ]);
+      clearTimeout(timer);
+      if (!inTime) log.warning(`stop() in ${loaded.path} did not return within SERVER_GRACEFUL_TIMEOUT=${grace}s; exiting without waiting for it`);
+    }
+    await tracing?.shutdown();
+    await faas?.shutdown();
+    process.exit(0);
+  };
   const lines = startupLines(config);
   const first = lines.length - 3; // the import line (and the contract's): before the function loads
   writeLines(lines.slice(0, first));
   if (why) log.info(`Recognised ${PLATFORMS[platform].title} from ${why}`);
   if (config.serverDebugPort) listenForDebugger(config);
-  const tracing = config.traceCollectorEndpoint ? new (await import('./tracing.js')).Tracing(config, config.handlerFunctionName) : null;
+  tracing = config.traceCollectorEndpoint ? new (await import('./tracing.js')).Tracing(config, config.handlerFunctionName) : null;
   const metricsEndpoint = config.serverMetrics ? otlpMetricsEndpoint(config) : null;
-  const faas = metricsEndpoint ? new (await import('./faas-metrics.js')).FaasMetrics(config, metricsEndpoint, config.handlerFunctionName) : null;
-  const loaded = await loadForPlatform(config, platform);
+  faas = metricsEndpoint ? new (await import('./faas-metrics.js')).FaasMetrics(config, metricsEndpoint, config.handlerFunctionName) : null;
+  loaded = await loadForPlatform(config, platform);
   await runHook(loaded, 'start', true);
-  const monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
-  const runtime = new Runtime(config, loaded, { tracing, monitor, faas });
+  clearTimeout(startWatch);
+  if (signalled) {
+    log.info(`${signalled.name} came while start() ran: not serving`);
+    return shutdown();
+  }
+  monitor = config.serverCallTimeout > 0 ? new LoopMonitor(config) : null;
+  runtime = new Runtime(config, loaded, { tracing, monitor, faas });
   writeLines(lines.slice(first));
   log.info(`Middleware stack: ${describeSteps(config).join(' > ')}`);
   log.info(heapLine());
@@ -65,20 +110,9 @@ async function main() {
     if (error.startup) throw new StartupError(error.message);
     throw error;
   }
-  let stopping = false;
-  const stop = async (signal) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`Received ${signal}: finishing the calls in flight, then stopping`);
-    await runtime.stop();
-    monitor?.stop();
-    await runHook(loaded, 'stop', false);
-    await tracing?.shutdown();
-    await faas?.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  clearTimeout(startWatch);
+  serving = true;
+  if (signalled) await shutdown(); // the signal came while the server began to listen
 }
 
 /**
