@@ -59,12 +59,12 @@ class CorsMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         origin = environ.get("HTTP_ORIGIN")
         if origin is None:
-            return self.app(environ, start_response)
+            return self.app(environ, start_response) if self.wildcard else self.app(environ, _varied(start_response))
         allowed = self.any_origin or origin in self.origins
         if environ.get("REQUEST_METHOD") == "OPTIONS" and "HTTP_ACCESS_CONTROL_REQUEST_METHOD" in environ:
             return self.preflight(origin, allowed, environ, start_response)
         if not allowed:
-            return self.app(environ, start_response)
+            return self.app(environ, _varied(start_response))
         added = [("Access-Control-Allow-Origin", "*" if self.wildcard else origin), *self.simple_headers]
 
         def start_with_cors(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
@@ -76,7 +76,7 @@ class CorsMiddleware:
     def preflight(self, origin: str, allowed: bool, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         method = environ["HTTP_ACCESS_CONTROL_REQUEST_METHOD"].upper()
         if not allowed or method not in self.methods:
-            return FORBIDDEN(environ, start_response)
+            return FORBIDDEN(environ, start_response if self.wildcard else _varied(start_response))
         requested = environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS")
         # With "*" the caller's own list is echoed: only when it is a list of header names,
         # so nothing else a caller sends can reach a response header.
@@ -88,6 +88,18 @@ class CorsMiddleware:
 
     def __repr__(self) -> str:
         return f"CorsMiddleware({', '.join(sorted(self.origins))})"
+
+
+def _varied(start_response: StartResponse) -> StartResponse:
+    """``start_response`` adding ``Vary: Origin``: where the answer depends on the origin, every answer says so, the ones
+    without CORS headers too, so that a cache never gives a browser's CORS call the answer it kept for a call without
+    ``Origin`` (Fetch, "CORS protocol and HTTP caches")."""
+
+    def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        headers.append(("Vary", "Origin"))
+        return start_response(status, headers, exc_info)
+
+    return start
 
 
 def _header_names(value: str) -> bool:

@@ -19,6 +19,9 @@ export class Cors {
     if (!this.wildcard) shared.push('Vary', 'Origin');
     this.simpleHeaders = [...shared, 'Access-Control-Expose-Headers', 'X-Request-Id'];
     this.preflightHeaders = [...shared, 'Access-Control-Allow-Methods', config.serverCorsMethods.join(', '), 'Access-Control-Max-Age', String(config.serverCorsMaxAge)];
+    // Where the answer depends on the origin, every answer says so, the ones without CORS headers too: a cache
+    // must not give a browser's CORS call the answer it kept for a call without Origin (Fetch, "CORS protocol and HTTP caches").
+    this.others = this.wildcard ? null : { headers: ['Vary', 'Origin'] };
   }
 
   /**
@@ -27,12 +30,14 @@ export class Cors {
    */
   consider(method, headers) {
     const origin = headers.origin;
-    if (origin === undefined) return null;
+    if (origin === undefined) return this.others;
     const allowed = this.anyOrigin || this.origins.has(origin);
     const requested = headers['access-control-request-method'];
     if (method === 'OPTIONS' && requested !== undefined) {
       if (!allowed || !this.methods.has(requested.toUpperCase())) {
-        return { preflight: [403, ['Content-Type', 'text/plain; charset=utf-8', 'Content-Length', String(FORBIDDEN.length)], FORBIDDEN] };
+        const refused = ['Content-Type', 'text/plain; charset=utf-8', 'Content-Length', String(FORBIDDEN.length)];
+        if (!this.wildcard) refused.push('Vary', 'Origin');
+        return { preflight: [403, refused, FORBIDDEN] };
       }
       const asked = headers['access-control-request-headers'];
       // With "*" the caller's own list is echoed, only when it is a list of header names.
@@ -41,7 +46,7 @@ export class Cors {
       if (allowHeaders) out.push('Access-Control-Allow-Headers', allowHeaders);
       return { preflight: [204, out, undefined] };
     }
-    if (!allowed) return null;
+    if (!allowed) return this.others;
     return { headers: ['Access-Control-Allow-Origin', this.wildcard ? '*' : origin, ...this.simpleHeaders] };
   }
 }

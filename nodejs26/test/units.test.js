@@ -290,6 +290,14 @@ describe('CloudEvents', () => {
 describe('CORS decisions', () => {
   const cors = (env) => new Cors(config(env));
   test('no Origin: nothing to do', () => assert.equal(cors({ SERVER_CORS_ORIGINS: '*' }).consider('GET', {}), null));
+  test('with listed origins every answer varies by origin, those without CORS headers too (Fetch: CORS and HTTP caches)', () => {
+    const listed = cors({ SERVER_CORS_ORIGINS: 'https://shop.example' });
+    assert.deepEqual(listed.consider('GET', {}), { headers: ['Vary', 'Origin'] });
+    assert.deepEqual(listed.consider('GET', { origin: 'https://evil.example' }), { headers: ['Vary', 'Origin'] });
+    const [status, headers] = listed.consider('OPTIONS', { origin: 'https://evil.example', 'access-control-request-method': 'GET' }).preflight;
+    assert.equal(status, 403);
+    assert.ok(headers.includes('Vary'));
+  });
   test('a wildcard without credentials answers * and no Vary', () => {
     const { headers } = cors({ SERVER_CORS_ORIGINS: '*' }).consider('GET', { origin: 'https://a.example' });
     assert.deepEqual(headers.slice(0, 2), ['Access-Control-Allow-Origin', '*']);

@@ -77,3 +77,12 @@ def test_credentials_need_listed_origins():
 def test_bad_methods_are_refused():
     with pytest.raises(ConfigError, match="SERVER_CORS_METHODS='GET,P0ST' is invalid"):
         Config.from_env({"SERVER_CORS_METHODS": "GET,P0ST"})
+
+
+def test_with_listed_origins_every_answer_varies_by_origin(listed):
+    """Fetch, "CORS protocol and HTTP caches": a cache must not give a CORS call the answer kept for another origin's."""
+    assert listed.get("/").headers["Vary"] == "Origin"  # no Origin at all
+    assert listed.get("/", headers={"Origin": "https://evil.example"}).headers["Vary"] == "Origin"
+    refused = listed.options("/", headers=dict(PREFLIGHT, Origin="https://evil.example"))
+    assert refused.status_code == 403 and refused.headers["Vary"] == "Origin"
+    assert listed.get("/", headers={"Origin": ORIGIN}).headers["Vary"] == "Origin"
