@@ -274,15 +274,22 @@ class OncePerBurst:
         self._quiet_until = float("-inf")
         self._unreported = 0
 
-    def warning(self, message: str, *args: Any) -> bool:
-        """Log ``message % args`` unless a report was made less than ``seconds`` ago; True if logged."""
+    def due(self) -> int | None:
+        """How many reports were left out since the last one, if one is due now; None (and one more left out) if not."""
         now = time.monotonic()
         with self._lock:
             if now < self._quiet_until:
                 self._unreported += 1
-                return False
+                return None
             unreported, self._unreported = self._unreported, 0
             self._quiet_until = now + self.seconds
+        return unreported
+
+    def warning(self, message: str, *args: Any) -> bool:
+        """Log ``message % args`` unless a report was made less than ``seconds`` ago; True if logged."""
+        unreported = self.due()
+        if unreported is None:
+            return False
         if unreported:
             message += " (%d more since the last report)"
             args = (*args, unreported)

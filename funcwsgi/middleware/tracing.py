@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -110,21 +109,14 @@ class CallersMalformedHeaders(logging.Filter):
 
     def __init__(self, seconds: float = 60.0) -> None:
         super().__init__()
-        self.seconds = seconds
-        self._lock = threading.Lock()
-        self._quiet_until = float("-inf")
-        self._unreported = 0
+        self.burst = logs.OncePerBurst(logging.getLogger(CALLER_TEXT_LOGGERS[0]), seconds)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno != logging.WARNING:
             return True
-        now = time.monotonic()
-        with self._lock:
-            if now < self._quiet_until:
-                self._unreported += 1
-                return False
-            unreported, self._unreported = self._unreported, 0
-            self._quiet_until = now + self.seconds
+        unreported = self.burst.due()
+        if unreported is None:
+            return False
         record.msg = "A trace context or baggage header was malformed and was ignored (%d more since the last report; the text is not logged)"
         record.args = (unreported,)
         return True

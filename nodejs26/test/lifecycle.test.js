@@ -49,38 +49,33 @@ test('a stop() that never returns is left at SERVER_GRACEFUL_TIMEOUT, with one l
   }
 });
 
-test('SIGTERM while start() runs: stop() runs once start() returns, nothing is served, exit 0', async () => {
-  const run = await launch(settings({ START_MS: '1000', STOP_HANGS: '0' }));
+/** SIGTERM while the function's start() runs (it takes `startMs`): how the runtime exited, how long it took, its output. */
+async function stoppedWhileStarting(startMs) {
+  const run = await launch(settings({ START_MS: startMs, STOP_HANGS: '0' }));
   const kill = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
   try {
     await until(() => run.output.includes('start hook began'), 'start()');
     const began = Date.now();
     run.child.kill('SIGTERM');
     const exited = await run.exited;
-    const took = Date.now() - began;
-    assert.deepEqual(exited, { code: 0, signal: null }, run.output);
-    assert.ok(took < 1000 + SLACK_MS, `${took} ms\n${run.output}`);
-    assert.match(run.output, /start hook returned[\s\S]*stop hook began[\s\S]*stop hook returned/);
-    assert.doesNotMatch(run.output, /Starting nodejs26 server|did not return/);
+    return { exited, took: Date.now() - began, run };
   } finally {
     clearTimeout(kill);
   }
+}
+
+test('SIGTERM while start() runs: stop() runs once start() returns, nothing is served, exit 0', async () => {
+  const { exited, took, run } = await stoppedWhileStarting('1000');
+  assert.deepEqual(exited, { code: 0, signal: null }, run.output);
+  assert.ok(took < 1000 + SLACK_MS, `${took} ms\n${run.output}`);
+  assert.match(run.output, /start hook returned[\s\S]*stop hook began[\s\S]*stop hook returned/);
+  assert.doesNotMatch(run.output, /Starting nodejs26 server|did not return/);
 });
 
 test('a start() still running SERVER_GRACEFUL_TIMEOUT after SIGTERM is left, with one line, exit 0', async () => {
-  const run = await launch(settings({ START_MS: '1000000', STOP_HANGS: '0' }));
-  const kill = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
-  try {
-    await until(() => run.output.includes('start hook began'), 'start()');
-    const began = Date.now();
-    run.child.kill('SIGTERM');
-    const exited = await run.exited;
-    const took = Date.now() - began;
-    assert.deepEqual(exited, { code: 0, signal: null }, run.output);
-    assert.ok(took > GRACE_MS - 500 && took < GRACE_MS + SLACK_MS, `${took} ms\n${run.output}`);
-    assert.equal(count(run.output, 'start() did not return within SERVER_GRACEFUL_TIMEOUT'), 1, run.output);
-    assert.doesNotMatch(run.output, /stop hook began/);
-  } finally {
-    clearTimeout(kill);
-  }
+  const { exited, took, run } = await stoppedWhileStarting('1000000');
+  assert.deepEqual(exited, { code: 0, signal: null }, run.output);
+  assert.ok(took > GRACE_MS - 500 && took < GRACE_MS + SLACK_MS, `${took} ms\n${run.output}`);
+  assert.equal(count(run.output, 'start() did not return within SERVER_GRACEFUL_TIMEOUT'), 1, run.output);
+  assert.doesNotMatch(run.output, /stop hook began/);
 });

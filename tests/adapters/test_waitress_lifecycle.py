@@ -68,14 +68,19 @@ def test_a_thread_start_left_running_does_not_keep_the_process(tmp_path):
     assert "did not return" not in output, output
 
 
-def test_sigterm_while_start_runs_runs_stop_once_start_returns_and_exits_0(tmp_path):
-    server, log = started(tmp_path, wait=False, START_SECONDS="1", STOP_HANGS="0")
+def stopped_while_starting(tmp_path: Path, start_seconds: str) -> tuple[int | None, float, str, Path]:
+    """SIGTERM while the function's start() runs: (exit status, seconds to exit, output, the hooks' log)."""
+    server, log = started(tmp_path, wait=False, START_SECONDS=start_seconds, STOP_HANGS="0")
     try:
         wait_for(lambda: events(log) == ["start"], 20, "the function in its start()")
         status, took = stopped(server)
-        output = server.stdout + server.stderr
+        return status, took, server.stdout + server.stderr, log
     finally:
         server.stop()
+
+
+def test_sigterm_while_start_runs_runs_stop_once_start_returns_and_exits_0(tmp_path):
+    status, took, output, log = stopped_while_starting(tmp_path, "1")
     assert status == 0, output
     assert took < 1 + SLACK, f"{took:.2f} s\n{output}"
     assert events(log) == ["start", "started", "stop", "stopped"]
@@ -83,13 +88,7 @@ def test_sigterm_while_start_runs_runs_stop_once_start_returns_and_exits_0(tmp_p
 
 
 def test_a_start_hook_outlasting_the_graceful_timeout_after_sigterm_is_left(tmp_path):
-    server, log = started(tmp_path, wait=False, START_SECONDS="1000", STOP_HANGS="0")
-    try:
-        wait_for(lambda: events(log) == ["start"], 20, "the function in its start()")
-        status, took = stopped(server)
-        output = server.stdout + server.stderr
-    finally:
-        server.stop()
+    status, took, output, log = stopped_while_starting(tmp_path, "1000")
     assert status == 0, output
     assert GRACE - 0.5 < took < GRACE + SLACK, f"{took:.2f} s\n{output}"
     assert events(log) == ["start"]

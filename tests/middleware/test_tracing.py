@@ -209,7 +209,7 @@ def test_malformed_propagation_headers_are_logged_once_a_minute_without_the_call
             for _ in range(3):
                 logger.warning("Member doesn't match the w3c identifiers format %s", "A" * 7500)
             logger.error("an error passes as it is")
-        quiet._quiet_until = float("-inf")  # a minute later
+        quiet.burst._quiet_until = float("-inf")  # a minute later
         with caplog.at_level(logging.WARNING, logger=logger.name):
             logger.warning("Invalid key/value pair (%s, %s) found.", "k", "v")
     finally:
