@@ -100,9 +100,16 @@ def _field_kind(name: str) -> int:
     return kind
 
 
-def bad_length(value: str) -> ValueError:
-    """What an answer whose Content-Length is not one length of digits raises (RFC 9110 section 8.6: ``1*DIGIT``)."""
-    return ValueError(f"the function's Content-Length {value[:40]!r} is not a length: expected digits, the same in every Content-Length field")
+def agreed_length(value: str, previous: str | None) -> str:
+    """A response's ``Content-Length`` ``value``, checked: ``1*DIGIT`` and, after ``previous``, the same number (RFC 9110 section 8.6).
+
+    The one statement of the rule: this layer's and the edge's (``calls.check_head``); what it raises is the function's ``500``.
+    """
+    if not (value.isascii() and value.isdigit()):
+        raise ValueError(f"the response's Content-Length {value[:40]!r} is not a number of digits (RFC 9110 section 8.6)")
+    if previous is not None and int(value) != int(previous):
+        raise ValueError(f"the response's Content-Length fields differ ({previous[:40]} and {value[:40]}; RFC 9110 section 8.6)")
+    return value
 
 
 def answer_fields(status: str, headers: list[tuple[str, str]], head: bool) -> tuple[list[tuple[str, str]], bool]:
@@ -110,7 +117,7 @@ def answer_fields(status: str, headers: list[tuple[str, str]], head: bool) -> tu
 
     The one place the rules are applied: this layer, and the servers that keep them themselves (the edge, the ASGI side).
     A status below ``200`` raises :func:`interim_answer`, a Content-Length that is not digits (or differs from another)
-    :func:`bad_length`: the function's errors, which the errors layer answers ``500``. The function's connection fields
+    :func:`agreed_length`'s error: the function's errors, which the errors layer answers ``500``. The function's connection fields
     are dropped.
     """
     code = status[:3]
@@ -123,10 +130,8 @@ def answer_fields(status: str, headers: list[tuple[str, str]], head: bool) -> tu
     for name, value in headers:
         kind = _field_kind(name)
         if kind == _LENGTH:
-            if not (value.isascii() and value.isdigit()) or (length is not None and value != length):
-                raise bad_length(value)
             dropped = dropped or length is not None
-            length = value
+            length = agreed_length(value, length)
         elif kind == _CONNECTION:
             dropped = True
     if dropped:

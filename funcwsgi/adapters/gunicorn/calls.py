@@ -32,8 +32,9 @@ from operator import add, itemgetter
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_to_bytes
 
+from funcwsgi.config import TOKEN
 from funcwsgi.environ import CONFIG_KEY, HEADER_KEYS, header_key
-from funcwsgi.middleware.http_rules import answer_fields, interim_answer
+from funcwsgi.middleware.http_rules import agreed_length, answer_fields, interim_answer
 from funcwsgi.middleware.server_errors import failure_logged
 from funcwsgi.replies import BODILESS_CODES, BUSY, STATUS_LINES
 from funcwsgi.serving import SERVER_CALL_KEY, THREAD, Lent, exempt_paths, rejected_counter, run_after_response
@@ -68,7 +69,7 @@ CHECKED_FIELDS: set[tuple[str, str]] = set()
 CHECKED_FIELDS_LIMIT = 1024
 _all_checked = CHECKED_FIELDS.issuperset
 #: A head's field names joined by ":" (:func:`check_head`), each a token (RFC 9110 section 5.1), checked in one match.
-_token_names = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+(?::[-!#$%&'*+.^_`|~0-9A-Za-z]+)*").fullmatch
+_token_names = re.compile(f"{TOKEN.pattern}(?::{TOKEN.pattern})*").fullmatch
 _names = itemgetter(0)
 
 #: Every call's SERVER_PROTOCOL by its HTTP version, made once.
@@ -536,12 +537,10 @@ def check_names(headers: Headers) -> None:
         broken = next(name for name, _ in headers if _token_names(name) is None)
         raise ValueError(f"the response field name {broken[:40]!r} is not a token (RFC 9110 section 5.1)")
     if "content-length" in names.lower():
-        lengths = [value for name, value in headers if name.lower() == "content-length"]
-        for value in lengths:
-            if not (value.isdigit() and value.isascii()):
-                raise ValueError(f"the response's Content-Length {value[:40]!r} is not a number of digits (RFC 9110 section 8.6)")
-        if len(lengths) > 1 and len({int(value) for value in lengths}) > 1:
-            raise ValueError(f"the response's Content-Length fields differ: {lengths[:4]!r} (RFC 9110 section 8.6)")
+        length = None
+        for name, value in headers:
+            if name.lower() == "content-length":
+                length = agreed_length(value, length)
 
 
 def check_fields(text: str, headers: Headers) -> None:
