@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
+from ..config import TOKEN
 from ..environ import REQUEST_ID_KEY
 from ..errors import LoadError
 from ..handler.signatures import Invoker
@@ -485,8 +486,6 @@ class MalformedResponse(ValueError):
     """A handler's result the gateway cannot turn into a response (it answers 502)."""
 
 
-#: A header name as HTTP allows it (RFC 9110's token).
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: What a header value may not hold: the characters that end or split a header line.
 _LINE_BREAKING = re.compile(r"[\r\n\x00]")
 
@@ -527,7 +526,7 @@ def _text(value: Any, what: str) -> str | None:
 
 
 def _name(name: str, what: str) -> str:
-    if not _TOKEN.fullmatch(name):
+    if not TOKEN.fullmatch(name):  # a header name as HTTP allows it (RFC 9110's token)
         raise MalformedResponse(f"{what} name {name!r} is not an HTTP header name")
     return name
 
