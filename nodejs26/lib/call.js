@@ -130,12 +130,10 @@ export class Call {
    */
   answer(status, headers, body, reason, ownHeaders = false) {
     if (this.answered) return false;
-    if (status < 200 || status === 204 || status === 304) {
-      if (status >= 100 && status < 200) return this.interim(status);
-      if (status === 204 || status === 304) {
-        headers = withoutContentFields(headers);
-        body = undefined;
-      }
+    if (status >= 100 && status < 200) return this.interim(status);
+    if (NO_CONTENT.has(status)) {
+      headers = withoutContentFields(headers);
+      body = undefined;
     }
     this.cancelCause(); // latched before the answer ends: a client gone by now is a cancelled call
     const outgoing = this.outgoing;
@@ -309,11 +307,9 @@ export class Call {
    */
   startStream(status, headers) {
     if (this.answered) return false;
-    if (status < 200 || status === 204 || status === 304) {
-      if (status >= 100 && status < 200) this.interim(status);
-      else if (status === 204 || status === 304) this.answer(status, headers, undefined);
-      if (this.answered) return false;
-    }
+    if (status >= 100 && status < 200) this.interim(status);
+    else if (NO_CONTENT.has(status)) this.answer(status, headers, undefined);
+    if (this.answered) return false;
     if (this.runtime.stopping) this.outgoing.shouldKeepAlive = false;
     const all = this.withOwnHeaders(headers);
     try {
